@@ -1,0 +1,16 @@
+/** @module `hooks token`: prints a new random hook token (32 bytes, base64url). */
+import { randomBytes } from "node:crypto";
+import type { Command } from "commander";
+
+export function generateToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+export function registerTokenCommand(program: Command): void {
+  program
+    .command("token")
+    .description("print a new random token for hooks.token (32 random bytes, base64url)")
+    .action(() => {
+      process.stdout.write(`${generateToken()}\n`);
+    });
+}

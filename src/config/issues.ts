@@ -1,0 +1,70 @@
+/** @module Config problems: collected with their paths and reported all at once. */
+import type * as v from "valibot";
+import { suggestClosest } from "./did-you-mean.js";
+
+export interface ConfigIssue {
+  /** Dotted path into the gateway config, e.g. `hooks.mappings[2].transform.module`. */
+  path: string;
+  message: string;
+}
+
+const CONFIG_ERROR = Symbol.for("hooks-intake.config-error");
+
+/** Thrown at startup when the config cannot be used; lists every problem found. */
+export class ConfigError extends Error {
+  readonly [CONFIG_ERROR] = true;
+  readonly issues: readonly ConfigIssue[];
+
+  constructor(issues: readonly ConfigIssue[]) {
+    super(`invalid config:\n${issues.map((i) => `  - ${formatIssue(i)}`).join("\n")}`);
+    this.name = "ConfigError";
+    this.issues = issues;
+  }
+}
+
+/** Marker check rather than instanceof: jiti can load a second copy of this module. */
+export function isConfigError(error: unknown): error is ConfigError {
+  return typeof error === "object" && error !== null && CONFIG_ERROR in error;
+}
+
+export function formatIssue(issue: ConfigIssue): string {
+  return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
+}
+
+/** Appends path segments the way a person writes them: `a.b[2].c`. */
+export function joinPath(base: string, ...segments: readonly (string | number)[]): string {
+  let out = base;
+  for (const segment of segments) {
+    if (typeof segment === "number") out += `[${segment}]`;
+    else out += out ? `.${segment}` : segment;
+  }
+  return out;
+}
+
+/** Turns valibot issues into config issues under `base`, with "did you mean" hints for unknown keys. */
+export function fromValibotIssues(
+  base: string,
+  issues: readonly v.BaseIssue<unknown>[],
+  knownKeysAt: (path: string) => readonly string[] | undefined,
+): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  for (const issue of issues) {
+    const segments = (issue.path ?? []).map((item) => item.key as string | number);
+    const path = joinPath(base, ...segments);
+    if (issue.type === "strict_object" && segments.length > 0) {
+      const key = String(segments[segments.length - 1]);
+      const parent = joinPath(base, ...segments.slice(0, -1));
+      const hint = suggestClosest(key, knownKeysAt(parent) ?? []);
+      out.push({ path, message: `unknown key${hint ? ` (did you mean "${hint}"?)` : ""}` });
+      continue;
+    }
+    out.push({ path, message: describeIssue(issue) });
+  }
+  return out;
+}
+
+function describeIssue(issue: v.BaseIssue<unknown>): string {
+  // valibot's default messages start with "Invalid type: Expected ..."; keep them but lower-case the start.
+  const message = issue.message;
+  return message.charAt(0).toLowerCase() + message.slice(1);
+}

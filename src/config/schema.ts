@@ -1,0 +1,78 @@
+/** @module valibot schemas of the gateway config the plugin reads: `hooks`, `agents.defaults.models`, `gateway.auth`. */
+import * as v from "valibot";
+import { ThinkingSchema } from "../events.js";
+import { MAX_MAPPING_BODY_BYTES, MappingSchema } from "../mapping/schema.js";
+
+const PositiveInt = v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be at least 1"));
+
+export const AuthFailuresSchema = v.strictObject({
+  limit: v.optional(PositiveInt, 20),
+  windowSeconds: v.optional(PositiveInt, 60),
+});
+
+/** What `hooks mailbox setup` writes; `hooks mailbox run` and the mailbox preset read it (SPEC §7.3, §11). */
+export const MailboxConfigSchema = v.strictObject({
+  host: v.optional(v.string()),
+  port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535))),
+  user: v.optional(v.string()),
+  /** Name of the environment variable holding the password; the password itself is never in the file. */
+  passwordEnv: v.optional(v.string()),
+  /** Path of a file holding the password. */
+  passwordFile: v.optional(v.string()),
+  security: v.optional(v.picklist(["tls", "starttls", "none"]), "tls"),
+  mailbox: v.optional(v.string(), "INBOX"),
+  hookUrl: v.optional(v.string()),
+  includeBody: v.optional(v.boolean(), false),
+  /** Per-message body cap in bytes; the preset's body limit is derived from it. */
+  maxBytes: v.optional(PositiveInt, 20_000),
+  pollSeconds: v.optional(PositiveInt, 60),
+  model: v.optional(v.string()),
+  thinking: v.optional(ThinkingSchema),
+  allowUnsafeExternalContent: v.optional(v.boolean(), false),
+});
+
+export const HooksConfigSchema = v.strictObject({
+  enabled: v.optional(v.boolean()),
+  token: v.optional(v.string()),
+  path: v.optional(v.string(), "/hooks"),
+  maxBodyBytes: v.optional(
+    v.pipe(PositiveInt, v.maxValue(MAX_MAPPING_BODY_BYTES, "must be at most 33554432 (32 MiB)")),
+    262_144,
+  ),
+  bodyTimeoutMs: v.optional(PositiveInt, 30_000),
+  presets: v.optional(v.array(v.picklist(["mailbox"], 'unknown preset (the one preset is "mailbox")')), []),
+  mappings: v.optional(v.array(MappingSchema), []),
+  transformsDir: v.optional(v.pipe(v.string(), v.minLength(1))),
+  allowRequestSessionKey: v.optional(v.boolean(), true),
+  allowedSessionKeyPrefixes: v.optional(v.array(v.pipe(v.string(), v.minLength(1))), ["hook:"]),
+  defaultSessionKey: v.optional(v.pipe(v.string(), v.minLength(1))),
+  authFailures: v.optional(AuthFailuresSchema, { limit: 20, windowSeconds: 60 }),
+  trustedProxies: v.optional(v.array(v.string()), []),
+  mailbox: v.optional(MailboxConfigSchema),
+});
+
+export const ModelsSchema = v.union([
+  v.array(v.string()),
+  v.record(v.string(), v.looseObject({ alias: v.optional(v.string()) })),
+]);
+
+/** The slice of the gateway config the plugin reads; everything else belongs to the gateway. */
+export const PluginGatewayConfigSchema = v.looseObject({
+  hooks: v.optional(HooksConfigSchema),
+  agents: v.optional(
+    v.looseObject({
+      defaults: v.optional(v.looseObject({ models: v.optional(ModelsSchema) })),
+    }),
+  ),
+  gateway: v.optional(
+    v.looseObject({
+      auth: v.optional(v.looseObject({ token: v.optional(v.string()) })),
+    }),
+  ),
+});
+
+export type HooksConfig = v.InferOutput<typeof HooksConfigSchema>;
+export type HooksConfigInput = v.InferInput<typeof HooksConfigSchema>;
+export type MailboxConfig = v.InferOutput<typeof MailboxConfigSchema>;
+export type ModelsConfig = v.InferOutput<typeof ModelsSchema>;
+export type PluginGatewayConfig = v.InferOutput<typeof PluginGatewayConfigSchema>;

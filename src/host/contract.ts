@@ -1,0 +1,51 @@
+/** @module The host contract: the small interface the plugin needs from a gateway (SPEC §2). */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { HookBus } from "../events.js";
+
+export type LogFields = Record<string, string | number | boolean | undefined>;
+
+export interface HostLogger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}
+
+export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+export interface HttpRoute {
+  /** Path prefix the route owns; requests at or below it reach the handler. */
+  path: string;
+  match: "prefix";
+  /** `plugin`: the gateway does no auth of its own; the plugin authenticates every request. */
+  auth: "plugin";
+  handler: RouteHandler;
+}
+
+export interface HostService {
+  id: string;
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+}
+
+export interface PluginHost {
+  /** The whole gateway config, as the gateway loaded it (env substitution already applied). */
+  config: unknown;
+  /** Directory of the config file; relative config paths (transformsDir) resolve against it. Default: cwd. */
+  configDir?: string;
+  logger: HostLogger;
+  bus: HookBus;
+  /** Channel ids the gateway can deliver to. Default: the seven built-in channels (no mattermost). */
+  channels?: readonly string[];
+  /** The main session's key, which no caller may target. Default: `main`. */
+  mainSessionKey?: string;
+  registerHttpRoute(route: HttpRoute): void;
+  registerService(service: HostService): void;
+}
+
+export interface HookPlugin {
+  id: string;
+  name: string;
+  configSchema: unknown;
+  register(host: PluginHost): void;
+}

@@ -1,0 +1,75 @@
+/** @module The one table from error code to HTTP status, and the error the pipeline throws for bad requests. */
+
+export const ERROR_STATUS = {
+  INVALID_JSON: 400,
+  INVALID_PAYLOAD: 400,
+  MODEL_NOT_ALLOWED: 400,
+  SESSION_KEY_NOT_ALLOWED: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  BODY_TIMEOUT: 408,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  AUTH_THROTTLED: 429,
+  MAPPING_FAILED: 500,
+  INTERNAL: 500,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  ok: false;
+  error: string;
+  code: ErrorCode;
+  details?: ErrorDetail[];
+}
+
+const HOOK_ERROR = Symbol.for("hooks-intake.hook-error");
+
+/** A request the pipeline refuses. `cause` is for logs only; it never reaches a response. */
+export class HookError extends Error {
+  readonly [HOOK_ERROR] = true;
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetail[] | undefined;
+  /** Extra response headers (Allow, Retry-After, WWW-Authenticate). */
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "HookError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+
+  toJSON(): ErrorBody {
+    return this.details && this.details.length > 0
+      ? { ok: false, error: this.message, code: this.code, details: this.details }
+      : { ok: false, error: this.message, code: this.code };
+  }
+}
+
+/** Marker check rather than instanceof: a transform loaded by jiti may carry a second copy of this module. */
+export function isHookError(error: unknown): error is HookError {
+  return typeof error === "object" && error !== null && HOOK_ERROR in error;
+}
+
+/** Any thrown value as a HookError; unknown failures become a bare INTERNAL with no detail. */
+export function toHookError(error: unknown): HookError {
+  if (isHookError(error)) return error;
+  return new HookError("INTERNAL", "The hook could not be processed because of an internal error.", {
+    cause: error,
+  });
+}
