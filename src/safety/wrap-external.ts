@@ -75,6 +75,7 @@ const HOMOGLYPHS: Record<string, string> = {
   ο: "o",
   ν: "v",
   ı: "i",
+  ſ: "s",
   "‹": "<",
   "›": ">",
   "〈": "<",
@@ -91,8 +92,22 @@ const HOMOGLYPHS: Record<string, string> = {
   "˃": ">",
 };
 // Characters that are invisible or nearly so; dropped before matching so they cannot split the keyword.
-const INVISIBLE =
-  /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/;
+function isInvisible(code: number): boolean {
+  return (
+    code === 0xad ||
+    code === 0x34f ||
+    code === 0x61c ||
+    code === 0x115f ||
+    code === 0x1160 ||
+    code === 0x17b4 ||
+    code === 0x17b5 ||
+    code === 0x180e ||
+    (code >= 0x200b && code <= 0x200f) ||
+    (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2060 && code <= 0x206f) ||
+    code === 0xfeff
+  );
+}
 const KEYWORD = /EXTERNAL[\s_\-.]*UNTRUSTED[\s_\-.]*CONTENT/gi;
 const CHEAP_CHECK = /untrusted|[^\x00-\x7f]/i;
 
@@ -107,8 +122,8 @@ export function neutraliseMarkers(content: string): string {
   const origin: number[] = [];
   for (let i = 0; i < content.length; i++) {
     const ch = content[i]!;
-    if (INVISIBLE.test(ch)) continue;
     const code = ch.charCodeAt(0);
+    if (isInvisible(code)) continue;
     let mapped = ch;
     if (code >= 0xff01 && code <= 0xff5e) mapped = String.fromCharCode(code - 0xfee0);
     else if (HOMOGLYPHS[ch] !== undefined) mapped = HOMOGLYPHS[ch];
