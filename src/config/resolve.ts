@@ -36,9 +36,12 @@ export interface ResolveContext {
   channels?: readonly string[] | undefined;
 }
 
-export type ResolveResult =
-  | { ok: true; config: ResolvedHooksConfig; warnings: string[] }
-  | { ok: false; issues: ConfigIssue[] };
+/** `config` is present whenever the shape was valid, so later checks (mappings) can still add their issues. */
+export interface ResolveResult {
+  config: ResolvedHooksConfig | undefined;
+  issues: ConfigIssue[];
+  warnings: string[];
+}
 
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   hooks: Object.keys(HooksConfigSchema.entries),
@@ -52,7 +55,9 @@ const knownKeysAt = (at: string) => KNOWN_KEYS[at.replace(/\[\d+\]/g, "")];
 
 export function resolveHooksConfig(raw: unknown, context: ResolveContext): ResolveResult {
   const parsed = v.safeParse(PluginGatewayConfigSchema, raw ?? {});
-  if (!parsed.success) return { ok: false, issues: fromValibotIssues("", parsed.issues, knownKeysAt) };
+  if (!parsed.success) {
+    return { config: undefined, issues: fromValibotIssues("", parsed.issues, knownKeysAt), warnings: [] };
+  }
 
   const hooks = parsed.output.hooks ?? v.parse(HooksConfigSchema, {});
   const issues: ConfigIssue[] = [];
@@ -109,11 +114,9 @@ export function resolveHooksConfig(raw: unknown, context: ResolveContext): Resol
     seenIds.set(id, index);
   });
 
-  if (issues.length > 0) return { ok: false, issues };
-
   const channels = new Set(context.channels ?? DEFAULT_CHANNELS);
   return {
-    ok: true,
+    issues,
     warnings,
     config: {
       ...hooks,

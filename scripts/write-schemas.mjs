@@ -1,0 +1,18 @@
+// Writes schemas/*.json and plugin.json from the valibot schemas (run: npm run schemas). jiti runs the TS source.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createJiti } from "jiti";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const jiti = createJiti(import.meta.url);
+const { generateSchemas, generateManifest } = await jiti.import(path.join(root, "src/schemas/generate-schemas.ts"));
+
+for (const [file, schema] of Object.entries(generateSchemas())) {
+  const target = path.join(root, "schemas", file);
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileSync(target, `${JSON.stringify(schema, null, 2)}\n`);
+}
+const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+writeFileSync(path.join(root, "plugin.json"), `${JSON.stringify(generateManifest(pkg), null, 2)}\n`);
+console.log("schemas/ and plugin.json written");

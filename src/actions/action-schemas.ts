@@ -1,0 +1,63 @@
+/** @module Body schemas of POST /wake and /agent (SPEC §5, §6); mapped and transformed actions reuse them. */
+import * as v from "valibot";
+import { ThinkingSchema, WakeModeSchema } from "../events.js";
+
+export const MAX_TIMEOUT_SECONDS = 86_400;
+export const DEFAULT_TIMEOUT_SECONDS = 600;
+
+const RequiredText = (field: string) =>
+  v.pipe(v.string(`${field} must be a string`), v.trim(), v.nonEmpty(`${field} must not be empty`));
+const OptionalText = (field: string) => v.optional(RequiredText(field));
+
+export const TimeoutSecondsSchema = v.pipe(
+  v.number("timeoutSeconds must be a number"),
+  v.finite("timeoutSeconds must be a finite number"),
+  v.transform(Math.floor),
+  v.minValue(1, "timeoutSeconds must be a positive number of seconds"),
+  v.maxValue(MAX_TIMEOUT_SECONDS, `timeoutSeconds must be at most ${MAX_TIMEOUT_SECONDS}`),
+);
+
+export const WakeBodySchema = v.object(
+  {
+    text: RequiredText("text"),
+    mode: v.optional(WakeModeSchema, "now"),
+  },
+  "the body must be a JSON object",
+);
+
+export const AgentBodySchema = v.object(
+  {
+    message: RequiredText("message"),
+    name: v.optional(RequiredText("name"), "Hook"),
+    sessionKey: OptionalText("sessionKey"),
+    wakeMode: v.optional(WakeModeSchema, "now"),
+    deliver: v.optional(v.boolean("deliver must be true or false"), true),
+    channel: v.optional(RequiredText("channel"), "last"),
+    to: OptionalText("to"),
+    model: OptionalText("model"),
+    thinking: v.optional(ThinkingSchema),
+    timeoutSeconds: v.optional(TimeoutSecondsSchema, DEFAULT_TIMEOUT_SECONDS),
+  },
+  "the body must be a JSON object",
+);
+
+/** What a transform may return to override the mapping's action; fields are not template-rendered. */
+export const HookActionOverrideSchema = v.object({
+  kind: v.optional(v.picklist(["wake", "agent"], 'kind must be "wake" or "agent"')),
+  text: v.optional(v.string()),
+  mode: v.optional(WakeModeSchema),
+  message: v.optional(v.string()),
+  name: v.optional(v.string()),
+  sessionKey: v.optional(v.string()),
+  wakeMode: v.optional(WakeModeSchema),
+  deliver: v.optional(v.boolean()),
+  channel: v.optional(v.string()),
+  to: v.optional(v.string()),
+  model: v.optional(v.string()),
+  thinking: v.optional(ThinkingSchema),
+  timeoutSeconds: v.optional(v.number()),
+});
+
+export type WakeBody = v.InferOutput<typeof WakeBodySchema>;
+export type AgentBody = v.InferOutput<typeof AgentBodySchema>;
+export type HookActionOverride = v.InferInput<typeof HookActionOverrideSchema>;

@@ -1,0 +1,92 @@
+/** @module Turns a validated action into the events it causes, as data: the handler emits them, replay shows them. */
+import { randomUUID } from "node:crypto";
+import type { EventSource, PlannedEvent, WakeMode } from "../events.js";
+import { type ExternalSource, wrapExternalContent } from "../safety/wrap-external.js";
+import type { HookAction } from "./validate-action.js";
+
+export interface PlanContext {
+  source: EventSource;
+  mainSessionKey: string;
+  /** The mapping turned the safety wrapper off (`allowUnsafeExternalContent`). */
+  allowUnsafe: boolean;
+  contentSource: ExternalSource;
+}
+
+/** An agent run the plugin waits on, to publish its summary, heartbeat and delivery. */
+export interface PendingRun {
+  runId: string;
+  name: string;
+  wakeMode: WakeMode;
+  deliver: boolean;
+  channel: string;
+  to?: string;
+  timeoutSeconds: number;
+  source: EventSource;
+}
+
+export type ActionResponse =
+  | { kind: "wake"; mode: WakeMode; eventId: string }
+  | { kind: "agent"; runId: string; sessionKey: string };
+
+export interface ActionPlan {
+  events: PlannedEvent[];
+  run?: PendingRun;
+  response: ActionResponse;
+}
+
+function guard(raw: string, context: PlanContext): { text: string; untrusted: boolean } {
+  if (context.allowUnsafe) return { text: raw, untrusted: false };
+  return { text: wrapExternalContent(raw, context.contentSource).text, untrusted: true };
+}
+
+export function planAction(action: HookAction, context: PlanContext): ActionPlan {
+  const { source } = context;
+  if (action.kind === "wake") {
+    const eventId = randomUUID();
+    const { text, untrusted } = guard(action.text, context);
+    const events: PlannedEvent[] = [
+      {
+        event: "session:system-event",
+        payload: { source, sessionKey: context.mainSessionKey, text, raw: action.text, untrusted, eventId },
+      },
+    ];
+    if (action.mode === "now") {
+      events.push({ event: "heartbeat:request", payload: { source, reason: "hook:wake" } });
+    }
+    return { events, response: { kind: "wake", mode: action.mode, eventId } };
+  }
+
+  const runId = randomUUID();
+  const { text, untrusted } = guard(action.message, context);
+  const turn: PlannedEvent = {
+    event: "session:agent-turn",
+    payload: {
+      source,
+      runId,
+      sessionKey: action.sessionKey,
+      message: text,
+      raw: action.message,
+      untrusted,
+      name: action.name,
+      timeoutSeconds: action.timeoutSeconds,
+      wakeMode: action.wakeMode,
+      deliver: action.deliver,
+      channel: action.channel,
+    },
+  };
+  if (action.model !== undefined) turn.payload.model = action.model;
+  if (action.thinking !== undefined) turn.payload.thinking = action.thinking;
+  if (action.to !== undefined) turn.payload.to = action.to;
+
+  const run: PendingRun = {
+    runId,
+    name: action.name,
+    wakeMode: action.wakeMode,
+    deliver: action.deliver,
+    channel: action.channel,
+    timeoutSeconds: action.timeoutSeconds,
+    source,
+  };
+  if (action.to !== undefined) run.to = action.to;
+  return { events: [turn], run, response: { kind: "agent", runId, sessionKey: action.sessionKey } };
+}

@@ -1,0 +1,93 @@
+/** @module Waits for each agent run to finish (or for its deadline), then publishes summary, heartbeat and delivery. */
+import type { AgentTurnFinished, HookBus } from "../events.js";
+import type { HostLogger } from "../host/contract.js";
+import type { PendingRun } from "./plan-action.js";
+import { deliverableReply, summaryLine } from "./summarize-run.js";
+
+/** Extra time past `timeoutSeconds` before the plugin gives up on the session subsystem's answer. */
+export const DEFAULT_DEADLINE_GRACE_MS = 5_000;
+
+interface Tracked {
+  run: PendingRun;
+  timer: NodeJS.Timeout;
+}
+
+export class RunCompletionTracker {
+  private readonly pending = new Map<string, Tracked>();
+  private readonly onFinished = (finished: AgentTurnFinished) => this.finish(finished.runId, finished);
+  private listening = false;
+
+  constructor(
+    private readonly bus: HookBus,
+    private readonly logger: HostLogger,
+    private readonly mainSessionKey: string,
+    private readonly graceMs: number = DEFAULT_DEADLINE_GRACE_MS,
+  ) {}
+
+  /** Starts listening for finished turns; called by the plugin's service start (and lazily by track). */
+  start(): void {
+    if (this.listening) return;
+    this.bus.on("session:agent-turn-finished", this.onFinished);
+    this.listening = true;
+  }
+
+  /** Stops listening and forgets pending runs; their summaries are not published after stop. */
+  stop(): void {
+    this.bus.off("session:agent-turn-finished", this.onFinished);
+    this.listening = false;
+    for (const { timer } of this.pending.values()) clearTimeout(timer);
+    this.pending.clear();
+  }
+
+  /** Number of runs still waiting for an answer. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Must be called before the turn is emitted: a subsystem may answer synchronously. */
+  track(run: PendingRun): void {
+    this.start();
+    const timer = setTimeout(() => {
+      this.finish(run.runId, {
+        source: run.source,
+        runId: run.runId,
+        status: "timeout",
+        error: `no answer within ${run.timeoutSeconds}s`,
+      });
+    }, run.timeoutSeconds * 1000 + this.graceMs);
+    // A pending run must not keep a stopping gateway alive.
+    timer.unref();
+    this.pending.set(run.runId, { run, timer });
+  }
+
+  private finish(runId: string, finished: AgentTurnFinished): void {
+    const tracked = this.pending.get(runId);
+    if (!tracked) return;
+    this.pending.delete(runId);
+    clearTimeout(tracked.timer);
+    const { run } = tracked;
+    const source = run.source;
+    this.bus.emit("session:system-event", {
+      source,
+      sessionKey: this.mainSessionKey,
+      text: summaryLine(run.name, finished),
+      // The reply was produced from external content; the session decides how to treat it.
+      untrusted: true,
+      eventId: `${run.runId}:summary`,
+    });
+    if (run.wakeMode === "now") {
+      this.bus.emit("heartbeat:request", { source, reason: `hook:${run.runId}` });
+    }
+    const reply = run.deliver ? deliverableReply(finished) : undefined;
+    if (reply !== undefined) {
+      const delivery = { source, runId: run.runId, channel: run.channel, text: reply };
+      this.bus.emit("delivery:send", run.to === undefined ? delivery : { ...delivery, to: run.to });
+    }
+    this.logger.debug("agent run finished", {
+      runId,
+      status: finished.status,
+      requestId: source.requestId,
+      delivered: reply !== undefined,
+    });
+  }
+}

@@ -1,0 +1,43 @@
+/** @module Content types the intake accepts and how each body becomes a value (SPEC §4 step 6–7). */
+import { HookError } from "./errors.js";
+
+export type BodyKind = "json" | "form";
+
+/** JSON for `application/json`, `+json` or no header; form for url-encoded; anything else is refused (415). */
+export function classifyContentType(header: string | undefined): BodyKind {
+  if (header === undefined || header.trim() === "") return "json";
+  const semicolon = header.indexOf(";");
+  const type = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+  if (type === "application/json" || type.endsWith("+json")) return "json";
+  if (type === "application/x-www-form-urlencoded") return "form";
+  throw new HookError(
+    "UNSUPPORTED_MEDIA_TYPE",
+    `Content-Type ${type} is not accepted; send application/json or application/x-www-form-urlencoded.`,
+  );
+}
+
+/** Parses a body; an empty body is `{}`. */
+export function parseBody(kind: BodyKind, raw: Buffer): unknown {
+  if (raw.length === 0) return {};
+  const text = raw.toString("utf8");
+  if (kind === "form") return parseForm(text);
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new HookError("INVALID_JSON", `The body is not valid JSON: ${(error as Error).message}.`);
+  }
+}
+
+/** Form fields as strings; a repeated key becomes an array of its values in order. */
+export function parseForm(text: string): Record<string, string | string[]> {
+  const fields = new Map<string, string | string[]>();
+  for (const [key, value] of new URLSearchParams(text)) {
+    const existing = fields.get(key);
+    if (existing === undefined) fields.set(key, value);
+    else if (Array.isArray(existing)) existing.push(value);
+    else fields.set(key, [existing, value]);
+  }
+  // fromEntries defines own properties, so a "__proto__" field cannot reach the prototype.
+  return Object.fromEntries(fields);
+}

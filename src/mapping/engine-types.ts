@@ -1,0 +1,52 @@
+/** @module The mapping engine as the request pipeline sees it: claim a hook name, then run the claimed mappings. */
+import type { IncomingHttpHeaders } from "node:http";
+import type { HookAction } from "../actions/validate-action.js";
+import type { HookError } from "../http/errors.js";
+import type { ExternalSource } from "../safety/wrap-external.js";
+
+/** Everything a mapping may look at; no socket, no response. */
+export interface MappedRequest {
+  /** The hook name: the path below `hooks.path`, outer slashes trimmed (`github/push`). */
+  hook: string;
+  /** Path and query as received. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** Query parameters, last value wins. */
+  query: Record<string, string>;
+  body: unknown;
+  requestId: string;
+}
+
+/** Proof that some mapping may own a hook name; obtained before the body is read. */
+export interface MappingClaim {
+  hook: string;
+  /** The largest body any candidate mapping accepts. */
+  maxBodyBytes: number;
+}
+
+export interface MappedAction {
+  action: HookAction;
+  allowUnsafe: boolean;
+  contentSource: ExternalSource;
+}
+
+/** Why a mapping before the winner did not match, and what the winner produced: replay prints this. */
+export interface MappingTrace {
+  candidates: Array<{ id: string; matched: boolean; reason: string }>;
+  mappingId?: string;
+  /** Rendered template fields, one record per action (per forEach item). */
+  rendered: Array<Record<string, string | undefined>>;
+  /** What the transform returned, per item (`undefined` when no transform ran). */
+  transformOutput: unknown[];
+  /** Items dropped beyond the fan-out limit. */
+  dropped?: number;
+}
+
+export type MappingResult =
+  | { ok: true; mappingId: string | undefined; actions: MappedAction[]; trace: MappingTrace }
+  | { ok: false; mappingId: string | undefined; error: HookError; trace: MappingTrace };
+
+export interface MappingEngine {
+  claim(hook: string): MappingClaim | undefined;
+  run(claim: MappingClaim, request: MappedRequest): Promise<MappingResult>;
+}

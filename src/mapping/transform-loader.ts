@@ -1,0 +1,100 @@
+/** @module Loads transform modules with jiti from inside transformsDir, reloads them when their file changes. */
+import { realpathSync, statSync } from "node:fs";
+import path from "node:path";
+import { createJiti } from "jiti";
+import type { HookTransform } from "./transform-types.js";
+
+export const TRANSFORM_EXTENSIONS = [".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"] as const;
+
+export type TransformPathCheck = { ok: true; file: string } | { ok: false; message: string };
+
+function isInside(dir: string, file: string): boolean {
+  const relative = path.relative(dir, file);
+  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
+}
+
+/**
+ * Where a configured module lives, or why it may not be used. Checked lexically first (absolute paths,
+ * URLs, drive letters, `..`), then by real path so a symlink cannot lead outside the directory.
+ */
+export function checkTransformPath(transformsDir: string, module: string): TransformPathCheck {
+  if (path.isAbsolute(module) || /^[\\/]/.test(module)) return { ok: false, message: "must be relative to transformsDir, not absolute" };
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(module)) return { ok: false, message: "must be a file path, not a URL or drive letter" };
+  if (module.split(/[\\/]/).includes("..")) return { ok: false, message: 'must not contain ".." segments' };
+  if (!TRANSFORM_EXTENSIONS.some((extension) => module.endsWith(extension))) {
+    return { ok: false, message: `must end with one of ${TRANSFORM_EXTENSIONS.join(", ")}` };
+  }
+  const file = path.resolve(transformsDir, module);
+  if (!isInside(transformsDir, file)) return { ok: false, message: "must resolve inside transformsDir" };
+  return checkRealPath(transformsDir, file);
+}
+
+/** A module that exists must really be inside the directory once symlinks are followed. */
+export function checkRealPath(transformsDir: string, file: string): TransformPathCheck {
+  let realFile: string;
+  try {
+    realFile = realpathSync(file);
+  } catch {
+    // Not there yet: a load failure at request time, not a containment problem.
+    return { ok: true, file };
+  }
+  let realDir: string;
+  try {
+    realDir = realpathSync(transformsDir);
+  } catch {
+    realDir = transformsDir;
+  }
+  if (!isInside(realDir, realFile)) return { ok: false, message: "resolves outside transformsDir (through a symlink)" };
+  return { ok: true, file };
+}
+
+interface CachedModule {
+  stamp: string;
+  module: Promise<Record<string, unknown>>;
+}
+
+/** The function a mapping calls: the named export, else `default`, else `transform`. */
+export function pickExport(module: Record<string, unknown>, exportName: string | undefined, label: string): HookTransform {
+  const candidates = exportName ? [exportName] : ["default", "transform"];
+  for (const name of candidates) {
+    let value = module[name];
+    // A CommonJS module's exports object can arrive as `default`; look one level into it.
+    if (name === "default" && value && typeof value === "object" && !exportName) {
+      const inner = value as Record<string, unknown>;
+      value = typeof inner.default === "function" ? inner.default : inner.transform;
+    }
+    if (typeof value === "function") return value as HookTransform;
+  }
+  throw new Error(`${label} has no function export ${candidates.map((name) => `"${name}"`).join(" or ")}`);
+}
+
+export class TransformLoader {
+  private readonly jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: false });
+  private readonly cache = new Map<string, CachedModule>();
+
+  constructor(private readonly transformsDir: string) {}
+
+  /** The module's exports, imported again only when the file's mtime, size or inode changed. */
+  load(file: string): Promise<Record<string, unknown>> {
+    let stamp: string;
+    try {
+      const stat = statSync(file);
+      stamp = `${stat.mtimeMs}:${stat.ctimeMs}:${stat.size}:${stat.ino}`;
+    } catch {
+      return Promise.reject(new Error(`cannot read transform module ${path.relative(this.transformsDir, file)}`));
+    }
+    const cached = this.cache.get(file);
+    if (cached && cached.stamp === stamp) return cached.module;
+    const module = this.importFresh(file);
+    // Failures are cached under the same stamp too: a broken file is not re-imported until it changes.
+    module.catch(() => undefined);
+    this.cache.set(file, { stamp, module });
+    return module;
+  }
+
+  private async importFresh(file: string): Promise<Record<string, unknown>> {
+    const contained = checkRealPath(this.transformsDir, file);
+    if (!contained.ok) throw new Error(`transform module ${contained.message}`);
+    return (await this.jiti.import(file)) as Record<string, unknown>;
+  }
+}

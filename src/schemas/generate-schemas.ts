@@ -1,0 +1,52 @@
+/** @module Generates the JSON Schemas of `schemas/` and the manifest's configSchema from the valibot schemas. */
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type * as v from "valibot";
+import { AgentBodySchema, HookActionOverrideSchema, WakeBodySchema } from "../actions/action-schemas.js";
+import { HooksConfigSchema, PluginGatewayConfigSchema } from "../config/schema.js";
+import { HOOK_EVENT_SCHEMAS } from "../events.js";
+import { MappingSchema } from "../mapping/schema.js";
+
+const SCHEMA_BASE = "https://hooks-intake.local/schemas/";
+
+function generate(schema: v.GenericSchema, file: string, title: string): Record<string, unknown> {
+  // Transformations (trim, floor) have no JSON Schema form; the validation rules around them still carry over.
+  const json = toJsonSchema(schema, { errorMode: "ignore" }) as Record<string, unknown>;
+  return { $id: `${SCHEMA_BASE}${file}`, title, ...json };
+}
+
+/** File name under `schemas/` → schema. Extra generators (fixtures, gateway) are appended by their owners. */
+export function generateSchemas(): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {
+    "hooks-config.schema.json": generate(HooksConfigSchema, "hooks-config.schema.json", "hooks config block"),
+    "plugin-config.schema.json": generate(
+      PluginGatewayConfigSchema,
+      "plugin-config.schema.json",
+      "gateway config as read by the hooks plugin",
+    ),
+    "wake-body.schema.json": generate(WakeBodySchema, "wake-body.schema.json", "POST <hooks.path>/wake body"),
+    "agent-body.schema.json": generate(AgentBodySchema, "agent-body.schema.json", "POST <hooks.path>/agent body"),
+    "mapping.schema.json": generate(MappingSchema, "mapping.schema.json", "hooks.mappings[] entry"),
+    "transform-result.schema.json": generate(
+      HookActionOverrideSchema,
+      "transform-result.schema.json",
+      "what a transform may return",
+    ),
+  };
+  for (const [event, schema] of Object.entries(HOOK_EVENT_SCHEMAS)) {
+    const file = `events/${event.replace(":", ".")}.schema.json`;
+    out[file] = generate(schema, file, `payload of bus event ${event}`);
+  }
+  return out;
+}
+
+/** The manifest, with the generated config schema in it. */
+export function generateManifest(pkg: { name: string; version: string; description: string }): Record<string, unknown> {
+  return {
+    id: "hooks",
+    name: "Webhook intake",
+    version: pkg.version,
+    description: pkg.description,
+    entry: "./dist/index.js",
+    configSchema: generate(HooksConfigSchema, "hooks-config.schema.json", "hooks config block"),
+  };
+}
