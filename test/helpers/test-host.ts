@@ -1,0 +1,123 @@
+/** @module A minimal host for plugin tests: a real node:http server on loopback, a real bus, a recording logger. */
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { EventEmitter } from "eventemitter3";
+import type { HookBus, HookEventName, HookEventPayload } from "../../src/events.js";
+import type { HookPlugin, HostLogger, HostService, HttpRoute, LogFields, PluginHost } from "../../src/host/contract.js";
+
+export interface LogLine {
+  level: "debug" | "info" | "warn" | "error";
+  message: string;
+  fields?: LogFields;
+}
+
+export interface RecordedEvent<E extends HookEventName = HookEventName> {
+  event: E;
+  payload: HookEventPayload<E>;
+}
+
+export interface TestHost {
+  url: string;
+  bus: HookBus;
+  logs: LogLine[];
+  events: RecordedEvent[];
+  services: HostService[];
+  eventsOf<E extends HookEventName>(event: E): HookEventPayload<E>[];
+  /** Resolves with the next event of that name whose payload passes `where`. */
+  nextEvent<E extends HookEventName>(event: E, where?: (payload: HookEventPayload<E>) => boolean): Promise<HookEventPayload<E>>;
+  close(): Promise<void>;
+}
+
+const EVENT_NAMES: HookEventName[] = [
+  "session:system-event",
+  "session:agent-turn",
+  "session:agent-turn-finished",
+  "heartbeat:request",
+  "delivery:send",
+  "hooks:request",
+];
+
+export async function startTestHost(
+  plugin: HookPlugin,
+  config: unknown,
+  options: { configDir?: string; channels?: readonly string[] } = {},
+): Promise<TestHost> {
+  const bus: HookBus = new EventEmitter();
+  const logs: LogLine[] = [];
+  const events: RecordedEvent[] = [];
+  const routes: HttpRoute[] = [];
+  const services: HostService[] = [];
+  for (const event of EVENT_NAMES) {
+    bus.on(event, (payload: unknown) => events.push({ event, payload } as RecordedEvent));
+  }
+  const log =
+    (level: LogLine["level"]) =>
+    (message: string, fields?: LogFields): void => {
+      logs.push(fields ? { level, message, fields } : { level, message });
+    };
+  const logger: HostLogger = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
+  const host: PluginHost = {
+    config,
+    configDir: options.configDir ?? process.cwd(),
+    logger,
+    bus,
+    registerHttpRoute: (route) => routes.push(route),
+    registerService: (service) => services.push(service),
+  };
+  if (options.channels) host.channels = options.channels;
+  plugin.register(host);
+  for (const service of services) await service.start();
+
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0]!;
+    const route = routes.find((r) => path === r.path || path.startsWith(`${r.path}/`));
+    if (!route) {
+      res.statusCode = 404;
+      res.end("no route");
+      return;
+    }
+    void route.handler(req, res);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    bus,
+    logs,
+    events,
+    services,
+    eventsOf: (event) => events.filter((e) => e.event === event).map((e) => e.payload) as never,
+    nextEvent: (event, where) =>
+      new Promise((resolve) => {
+        const listener = (payload: never) => {
+          if (where && !where(payload)) return;
+          bus.off(event, listener as never);
+          resolve(payload);
+        };
+        bus.on(event, listener as never);
+      }),
+    async close() {
+      for (const service of services) await service.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** POSTs JSON (or a raw string) and returns status, headers and the parsed body. */
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
