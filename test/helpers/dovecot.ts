@@ -1,13 +1,18 @@
 /** @module Test harness: a throwaway dovecot IMAP server in a temp dir (start, stop, restart, users, APPEND, UIDVALIDITY change). */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { appendFile, chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ImapFlow } from "imapflow";
 
-const SEARCH_DIRS = ["/usr/sbin", "/usr/local/sbin", "/sbin", ...(process.env.PATH ?? "").split(path.delimiter)];
+const SEARCH_DIRS = [
+  "/usr/sbin",
+  "/usr/local/sbin",
+  "/sbin",
+  ...(process.env.PATH ?? "").split(path.delimiter),
+];
 
 export interface DovecotInstallation {
   binary: string;
@@ -84,12 +89,15 @@ export async function startDovecot(): Promise<DovecotServer> {
   await mkdir(path.join(dir, "run"));
   await mkdir(path.join(dir, "state"));
   if (users.root) await chown(mailDir, users.mailUid, users.mailGid);
-  const usersFile = path.join(dir, "users");
-  await writeFile(usersFile, "", { mode: 0o644 });
+  // One passwd-file per user: dovecot looks at a passwd-file at most once a second, so a user added to a
+  // shared file right after another lookup would be unknown for up to a second.
+  const usersDir = path.join(dir, "users");
+  await mkdir(usersDir, { mode: 0o755 });
   const port = await findFreePort();
   const configFile = path.join(dir, "dovecot.conf");
-  const render = installation.version.localeCompare("2.4", undefined, { numeric: true }) >= 0 ? config24 : config23;
-  await writeFile(configFile, render({ dir, port, usersFile, mailDir, users }));
+  const render =
+    installation.version.localeCompare("2.4", undefined, { numeric: true }) >= 0 ? config24 : config23;
+  await writeFile(configFile, render({ dir, port, usersDir, mailDir, users }));
 
   const passwords = new Map<string, string>();
   let child: ChildProcess | undefined;
@@ -101,8 +109,8 @@ export async function startDovecot(): Promise<DovecotServer> {
     dir,
     async addUser(user, password) {
       passwords.set(user, password);
-      // dovecot re-reads a passwd-file when it changes, so users can be added while it runs.
-      await appendFile(usersFile, `${user}:{PLAIN}${password}::::::\n`);
+      if (!/^[a-z0-9._-]+$/i.test(user)) throw new Error(`test user names are plain words, got ${user}`);
+      await writeFile(path.join(usersDir, user), `${user}:{PLAIN}${password}::::::\n`, { mode: 0o644 });
     },
     async append(user, mailbox, mails) {
       return withClient(port, user, passwordOf(user), async (client) => {
@@ -110,14 +118,16 @@ export async function startDovecot(): Promise<DovecotServer> {
         const uids: number[] = [];
         for (const mail of mails) {
           const result = await client.append(mailbox, buildMail(mail));
-          if (!result || result.uid === undefined) throw new Error("APPEND returned no UID (UIDPLUS missing?)");
+          if (!result || result.uid === undefined)
+            throw new Error("APPEND returned no UID (UIDPLUS missing?)");
           uids.push(result.uid);
         }
         return uids;
       });
     },
     async recreateMailbox(user, mailbox) {
-      if (mailbox.toUpperCase() === "INBOX") throw new Error("INBOX cannot be deleted over IMAP; use another mailbox");
+      if (mailbox.toUpperCase() === "INBOX")
+        throw new Error("INBOX cannot be deleted over IMAP; use another mailbox");
       return withClient(port, user, passwordOf(user), async (client) => {
         await client.mailboxDelete(mailbox).catch(() => undefined);
         await client.mailboxCreate(mailbox);
@@ -235,8 +245,9 @@ export function buildMail(mail: TestMail): string {
 }
 
 function encodeHeader(value: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII range check
-  return /^[\x00-\x7f]*$/.test(value) ? value : `=?UTF-8?B?${Buffer.from(value, "utf8").toString("base64")}?=`;
+  return /^[\x00-\x7f]*$/.test(value)
+    ? value
+    : `=?UTF-8?B?${Buffer.from(value, "utf8").toString("base64")}?=`;
 }
 
 function wrap(base64: string): string {
@@ -284,7 +295,13 @@ interface Identities {
 function identities(): Identities {
   if (process.getuid?.() === 0) {
     const nobody = lookupUser("nobody");
-    return { root: true, loginUser: "dovenull", internalUser: "dovecot", mailUid: nobody.uid, mailGid: nobody.gid };
+    return {
+      root: true,
+      loginUser: "dovenull",
+      internalUser: "dovecot",
+      mailUid: nobody.uid,
+      mailGid: nobody.gid,
+    };
   }
   const me = os.userInfo();
   return { root: false, loginUser: me.username, internalUser: me.username, mailUid: me.uid, mailGid: me.gid };
@@ -297,14 +314,15 @@ function lookupUser(name: string): { uid: number; gid: number } {
   const fields = line?.split(":") ?? [];
   const uid = Number(fields[2]);
   const gid = Number(fields[3]);
-  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error(`user ${name} not found in /etc/passwd`);
+  if (!Number.isInteger(uid) || !Number.isInteger(gid))
+    throw new Error(`user ${name} not found in /etc/passwd`);
   return { uid, gid };
 }
 
 interface ConfigInput {
   dir: string;
   port: number;
-  usersFile: string;
+  usersDir: string;
   mailDir: string;
   users: Identities;
 }
@@ -324,8 +342,10 @@ protocols = imap
 listen = 127.0.0.1
 ssl = no
 auth_mechanisms = plain login
-# Tests try wrong passwords on purpose; the default 2 s penalty would only slow them down.
+# Tests try wrong passwords on purpose; the failure delay and the per-address penalty (trusted networks are
+# exempt) would only slow the following logins down.
 auth_failure_delay = 0
+login_trusted_networks = 127.0.0.0/8
 default_login_user = ${users.loginUser}
 default_internal_user = ${users.internalUser}
 first_valid_uid = ${Math.min(users.mailUid, 1)}
@@ -344,13 +364,13 @@ ${chrootOverrides(users)}
 }
 
 function config23(input: ConfigInput): string {
-  const { port, usersFile, mailDir, users } = input;
+  const { port, usersDir, mailDir, users } = input;
   return `${commonSettings(input)}
 disable_plaintext_auth = no
 mail_location = maildir:${mailDir}/%u
 passdb {
   driver = passwd-file
-  args = scheme=PLAIN username_format=%u ${usersFile}
+  args = scheme=PLAIN username_format=%u ${usersDir}/%u
 }
 userdb {
   driver = static
@@ -370,7 +390,7 @@ service imap-login {
 
 /** dovecot 2.4 renamed most settings and requires the version header first. */
 function config24(input: ConfigInput): string {
-  const { port, usersFile, mailDir, users } = input;
+  const { port, usersDir, mailDir, users } = input;
   return `dovecot_config_version = 2.4.0
 dovecot_storage_version = 2.4.0
 ${commonSettings(input)}
@@ -385,7 +405,7 @@ namespace inbox {
   separator = /
 }
 passdb passwd-file {
-  passwd_file_path = ${usersFile}
+  passwd_file_path = ${usersDir}/%{user}
 }
 userdb static {
   fields {

@@ -24,8 +24,8 @@ export interface TestHost {
   events: RecordedEvent[];
   services: HostService[];
   eventsOf<E extends HookEventName>(event: E): HookEventPayload<E>[];
-  /** Resolves with the next event of that name whose payload passes `where`. */
-  nextEvent<E extends HookEventName>(event: E, where?: (payload: HookEventPayload<E>) => boolean): Promise<HookEventPayload<E>>;
+  /** Resolves with the first event of that name whose payload passes `where`, already recorded or still to come. */
+  waitForEvent<E extends HookEventName>(event: E, where?: (payload: HookEventPayload<E>) => boolean): Promise<HookEventPayload<E>>;
   close(): Promise<void>;
 }
 
@@ -90,8 +90,10 @@ export async function startTestHost(
     events,
     services,
     eventsOf: (event) => events.filter((e) => e.event === event).map((e) => e.payload) as never,
-    nextEvent: (event, where) =>
+    waitForEvent: (event, where) =>
       new Promise((resolve) => {
+        const seen = events.find((e) => e.event === event && (!where || where(e.payload as never)));
+        if (seen) return resolve(seen.payload as never);
         const listener = (payload: never) => {
           if (where && !where(payload)) return;
           bus.off(event, listener as never);

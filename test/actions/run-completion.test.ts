@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { AgentTurn, AgentTurnFinished } from "../../src/events.js";
+import { createHooksPlugin } from "../../src/index.js";
+import { post, startTestHost, type TestHost } from "../helpers/test-host.js";
+
+const TOKEN = "completion-test-token-0123456789ab";
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+let host: TestHost;
+afterEach(async () => host?.close());
+
+type Answer = Omit<AgentTurnFinished, "source" | "runId"> | undefined;
+
+/** A session subsystem for tests: answers each agent turn as told, on the real bus. */
+async function startWithSession(answer: (turn: AgentTurn) => Answer, graceMs = 5_000) {
+  host = await startTestHost(createHooksPlugin({ runDeadlineGraceMs: graceMs }), { hooks: { enabled: true, token: TOKEN } });
+  host.bus.on("session:agent-turn", (turn) => {
+    const finished = answer(turn);
+    if (finished) setImmediate(() => host.bus.emit("session:agent-turn-finished", { source: turn.source, runId: turn.runId, ...finished }));
+  });
+}
+
+async function runAgent(body: Record<string, unknown>) {
+  const response = await post(`${host.url}/hooks/agent`, { message: "do the thing", ...body }, AUTH);
+  expect(response.status).toBe(202);
+  const runId: string = response.body.runId;
+  const summary = await host.waitForEvent("session:system-event", (event) => event.eventId === `${runId}:summary`);
+  return { runId, summary };
+}
+
+describe("agent completion flow (SPEC §6)", () => {
+  it("publishes the summary, asks for a heartbeat and delivers the reply", async () => {
+    await startWithSession(() => ({ status: "ok", reply: "Deployed v2.\n\nDetails follow here." }));
+    const { runId, summary } = await runAgent({ name: "CI", channel: "telegram", to: "@ops_team" });
+    expect(summary).toMatchObject({ sessionKey: "main", text: "CI: Deployed v2." });
+    expect(host.eventsOf("heartbeat:request").map((r) => r.reason)).toContain(`hook:${runId}`);
+    expect(host.eventsOf("delivery:send")).toEqual([
+      expect.objectContaining({ runId, channel: "telegram", to: "@ops_team", text: "Deployed v2.\n\nDetails follow here." }),
+    ]);
+  });
+
+  it("prefers the subsystem's summary over the reply's first paragraph", async () => {
+    await startWithSession(() => ({ status: "ok", reply: "long reply", summary: "short summary" }));
+    const { summary } = await runAgent({});
+    expect(summary.text).toBe("Hook: short summary");
+  });
+
+  it("cuts the first paragraph to 500 characters", async () => {
+    await startWithSession(() => ({ status: "ok", reply: "y".repeat(900) }));
+    const { summary } = await runAgent({});
+    expect(summary.text.length).toBe("Hook: ".length + 500);
+  });
+
+  it("says (no reply) when the run produced nothing", async () => {
+    await startWithSession(() => ({ status: "ok" }));
+    const { summary } = await runAgent({});
+    expect(summary.text).toBe("Hook: (no reply)");
+    expect(host.eventsOf("delivery:send")).toHaveLength(0);
+  });
+
+  it.each(["HEARTBEAT_OK", "heartbeat_ok.", "  **HEARTBEAT_OK**  ", "_Heartbeat_OK!_"])(
+    "does not deliver a heartbeat acknowledgement (%j)",
+    async (reply) => {
+      await startWithSession(() => ({ status: "ok", reply }));
+      await runAgent({});
+      expect(host.eventsOf("delivery:send")).toHaveLength(0);
+    },
+  );
+
+  it("delivers a reply that merely mentions HEARTBEAT_OK", async () => {
+    await startWithSession(() => ({ status: "ok", reply: "HEARTBEAT_OK and also the build broke" }));
+    await runAgent({});
+    expect(host.eventsOf("delivery:send")).toHaveLength(1);
+  });
+
+  it("does not deliver with deliver: false, and skips the heartbeat with next-heartbeat", async () => {
+    await startWithSession(() => ({ status: "ok", reply: "done" }));
+    const { runId } = await runAgent({ deliver: false, wakeMode: "next-heartbeat" });
+    expect(host.eventsOf("delivery:send")).toHaveLength(0);
+    expect(host.eventsOf("heartbeat:request").map((r) => r.reason)).not.toContain(`hook:${runId}`);
+  });
+
+  it("publishes an error summary and delivers nothing for a failed run", async () => {
+    await startWithSession(() => ({ status: "error", error: "model unavailable", reply: "partial" }));
+    const { summary } = await runAgent({ name: "Stripe" });
+    expect(summary.text).toBe("Stripe (error): model unavailable");
+    expect(host.eventsOf("delivery:send")).toHaveLength(0);
+  });
+
+  it("publishes a timeout summary when the subsystem reports a timeout", async () => {
+    await startWithSession(() => ({ status: "timeout", error: "ran past 5s" }));
+    const { summary } = await runAgent({ name: "Job" });
+    expect(summary.text).toBe("Job (timeout): ran past 5s");
+    expect(host.eventsOf("delivery:send")).toHaveLength(0);
+  });
+
+  it("publishes a timeout summary at its own deadline when nobody answers, and ignores a late answer", async () => {
+    await startWithSession(() => undefined, 50);
+    const started = Date.now();
+    const { runId, summary } = await runAgent({ name: "Slow", timeoutSeconds: 1 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(summary.text).toMatch(/^Slow \(timeout\): /);
+    host.bus.emit("session:agent-turn-finished", { source: summary.source, runId, status: "ok", reply: "too late" });
+    expect(host.eventsOf("session:system-event").filter((e) => e.eventId === `${runId}:summary`)).toHaveLength(1);
+    expect(host.eventsOf("delivery:send")).toHaveLength(0);
+  });
+
+  it("carries the request's source on every completion event", async () => {
+    await startWithSession(() => ({ status: "ok", reply: "r" }));
+    const response = await post(`${host.url}/hooks/agent`, { message: "m" }, { ...AUTH, "x-request-id": "trace-1" });
+    await host.waitForEvent("delivery:send");
+    for (const event of host.events) {
+      expect((event.payload as { source: { requestId: string; hook: string } }).source).toMatchObject({ requestId: "trace-1", hook: "agent" });
+    }
+    expect(response.status).toBe(202);
+  });
+});

@@ -1,0 +1,183 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createHooksPlugin } from "../../src/index.js";
+import { headFor, rawRequest } from "../helpers/raw-http.js";
+import { post, startTestHost, type TestHost } from "../helpers/test-host.js";
+
+const TOKEN = "http-test-token-0123456789abcdef";
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+let host: TestHost;
+afterEach(async () => host?.close());
+
+const start = (hooks: Record<string, unknown> = {}) =>
+  startTestHost(createHooksPlugin(), { hooks: { enabled: true, token: TOKEN, ...hooks } }).then((h) => {
+    host = h;
+    return h;
+  });
+
+/** fetch labels a string body text/plain; a JSON sender says application/json unless the case says otherwise. */
+async function send(path: string, init: RequestInit & { headers?: Record<string, string> } = {}) {
+  const headers = { "content-type": "application/json", ...init.headers };
+  const response = await fetch(`${host.url}${path}`, { method: "POST", ...init, headers });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, body: text ? JSON.parse(text) : undefined };
+}
+
+describe("HTTP contract (SPEC §4)", () => {
+  it.each([
+    { name: "GET on a hook", path: "/hooks/wake", init: { method: "GET", headers: AUTH }, status: 405, code: "METHOD_NOT_ALLOWED" },
+    { name: "no token", path: "/hooks/wake", init: { body: '{"text":"x"}' }, status: 401, code: "UNAUTHORIZED" },
+    { name: "wrong token", path: "/hooks/wake", init: { body: '{"text":"x"}', headers: { authorization: "Bearer nope" } }, status: 401, code: "UNAUTHORIZED" },
+    { name: "bare hooks path", path: "/hooks", init: { body: "{}", headers: AUTH }, status: 404, code: "NOT_FOUND" },
+    { name: "bare hooks path with slash", path: "/hooks/", init: { body: "{}", headers: AUTH }, status: 404, code: "NOT_FOUND" },
+    { name: "unknown hook name", path: "/hooks/nothing-here", init: { body: "{}", headers: AUTH }, status: 404, code: "NOT_FOUND" },
+    { name: "text/plain body", path: "/hooks/wake", init: { body: "hi", headers: { ...AUTH, "content-type": "text/plain" } }, status: 415, code: "UNSUPPORTED_MEDIA_TYPE" },
+    { name: "invalid JSON", path: "/hooks/wake", init: { body: "{nope", headers: { ...AUTH, "content-type": "application/json" } }, status: 400, code: "INVALID_JSON" },
+    { name: "empty body is {} (text missing)", path: "/hooks/wake", init: { headers: AUTH }, status: 400, code: "INVALID_PAYLOAD" },
+    { name: "JSON array body", path: "/hooks/wake", init: { body: "[1]", headers: AUTH }, status: 400, code: "INVALID_PAYLOAD" },
+    { name: "over the body limit", path: "/hooks/wake", init: { body: JSON.stringify({ text: "x".repeat(2000) }), headers: AUTH }, status: 413, code: "PAYLOAD_TOO_LARGE" },
+  ])("$name → $status $code", async ({ path, init, status, code }) => {
+    await start({ maxBodyBytes: 1024 });
+    const response = await send(path, init as RequestInit);
+    expect(response.status).toBe(status);
+    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(response.body).toMatchObject({ ok: false, code });
+    expect(typeof response.body.error).toBe("string");
+    expect(response.headers.get("x-request-id")).toBeTruthy();
+    if (status === 405) expect(response.headers.get("allow")).toBe("POST");
+    if (status === 401) expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect(host.eventsOf("session:system-event")).toHaveLength(0);
+  });
+
+  it.each([
+    { name: "Bearer, scheme in any case", headers: { authorization: `bEaReR ${TOKEN}` } },
+    { name: "X-Service-Token", headers: { "x-service-token": TOKEN } },
+    { name: "+json content type", headers: { ...AUTH, "content-type": "application/vnd.api+json" } },
+    { name: "no content type", headers: { ...AUTH, "content-type": "" } },
+  ])("accepts $name", async ({ headers }) => {
+    await start();
+    const response = await send("/hooks/wake", { body: JSON.stringify({ text: "hi" }), headers });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ ok: true, mode: "now" });
+  });
+
+  it("parses form bodies, repeated keys as arrays", async () => {
+    await start();
+    const response = await send("/hooks/wake", {
+      body: "text=from+a+form&tag=a&tag=b",
+      headers: { ...AUTH, "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(response.status).toBe(200);
+    expect(host.eventsOf("session:system-event")[0]!.raw).toBe("from a form");
+  });
+
+  it("accepts the deprecated query token with Deprecation: true, warns at most once, never logs it", async () => {
+    await start();
+    for (let i = 0; i < 3; i++) {
+      const response = await send(`/hooks/wake?token=${TOKEN}`, { body: JSON.stringify({ text: "q" }) });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("deprecation")).toBe("true");
+    }
+    expect(host.logs.filter((line) => line.level === "warn" && /query string/.test(line.message))).toHaveLength(1);
+    expect(JSON.stringify(host.logs)).not.toContain(TOKEN);
+    expect(JSON.stringify(host.events)).not.toContain(TOKEN);
+  });
+
+  it("the first token found wins: a wrong Bearer is not rescued by a right X-Service-Token", async () => {
+    await start();
+    const response = await send("/hooks/wake", {
+      body: JSON.stringify({ text: "x" }),
+      headers: { authorization: "Bearer wrong", "x-service-token": TOKEN },
+    });
+    expect(response.status).toBe(401);
+  });
+
+  it("throttles after 20 failures with 429 + Retry-After; a correct token resets; 405s do not count", async () => {
+    await start();
+    const wrong = { body: JSON.stringify({ text: "x" }), headers: { authorization: "Bearer wrong" } };
+    for (let i = 0; i < 30; i++) expect((await send("/hooks/wake", { method: "GET" })).status).toBe(405);
+    for (let i = 0; i < 20; i++) expect((await send("/hooks/wake", wrong)).status).toBe(401);
+    const throttled = await send("/hooks/wake", wrong);
+    expect(throttled.status).toBe(429);
+    expect(throttled.body.code).toBe("AUTH_THROTTLED");
+    expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(Number(throttled.headers.get("retry-after"))).toBeLessThanOrEqual(60);
+    // A correct token is always accepted, even while throttled, and clears the count.
+    expect((await send("/hooks/wake", { body: JSON.stringify({ text: "ok" }), headers: AUTH })).status).toBe(200);
+    for (let i = 0; i < 20; i++) expect((await send("/hooks/wake", wrong)).status).toBe(401);
+    expect((await send("/hooks/wake", wrong)).status).toBe(429);
+  });
+
+  it("honours a configured failure limit", async () => {
+    await start({ authFailures: { limit: 2, windowSeconds: 30 } });
+    const wrong = { body: "{}", headers: { authorization: "Bearer wrong" } };
+    expect((await send("/hooks/wake", wrong)).status).toBe(401);
+    expect((await send("/hooks/wake", wrong)).status).toBe(401);
+    const third = await send("/hooks/wake", wrong);
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get("retry-after"))).toBeLessThanOrEqual(30);
+  });
+
+  it("answers a 5 GiB declared Content-Length with 413 at once and closes the connection", async () => {
+    await start();
+    const response = await rawRequest(
+      `${host.url}/`,
+      headFor("/hooks/wake", { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", "Content-Length": String(5 * 1024 ** 3) }),
+    );
+    expect(response.status).toBe(413);
+    expect(JSON.parse(response.body).code).toBe("PAYLOAD_TOO_LARGE");
+    expect(response.head.toLowerCase()).toContain("connection: close");
+  });
+
+  it("answers 413 as soon as a chunked body crosses the limit", async () => {
+    await start({ maxBodyBytes: 1024 });
+    const response = await rawRequest(
+      `${host.url}/`,
+      headFor("/hooks/wake", { Authorization: `Bearer ${TOKEN}`, "Transfer-Encoding": "chunked" }),
+      // 2 KiB in one chunk, and no terminating chunk: the server must not wait for the end.
+      `800\r\n${"a".repeat(2048)}\r\n`,
+    );
+    expect(response.status).toBe(413);
+  });
+
+  it("answers 408 when the body trickles slower than bodyTimeoutMs", async () => {
+    await start({ bodyTimeoutMs: 200 });
+    const started = Date.now();
+    const response = await rawRequest(
+      `${host.url}/`,
+      headFor("/hooks/wake", { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", "Content-Length": "100" }),
+      '{"text":',
+    );
+    expect(response.status).toBe(408);
+    expect(JSON.parse(response.body).code).toBe("BODY_TIMEOUT");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+  });
+
+  it("echoes a sane X-Request-Id into the response and every event; replaces an insane one", async () => {
+    await start();
+    const sane = await send("/hooks/wake", { body: JSON.stringify({ text: "x" }), headers: { ...AUTH, "x-request-id": "req-123.abc" } });
+    expect(sane.headers.get("x-request-id")).toBe("req-123.abc");
+    for (const event of host.events) expect((event.payload as { source: { requestId: string } }).source.requestId).toBe("req-123.abc");
+    const insane = await send("/hooks/wake", { body: JSON.stringify({ text: "x" }), headers: { ...AUTH, "x-request-id": "bad id with spaces" } });
+    expect(insane.headers.get("x-request-id")).not.toBe("bad id with spaces");
+    expect(insane.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("emits hooks:request with method, hook, status and duration, and no payload", async () => {
+    await start();
+    await send("/hooks/wake", { body: JSON.stringify({ text: "secret payload" }), headers: AUTH });
+    await send("/hooks/wake", { body: JSON.stringify({ text: "x" }) });
+    const requests = host.eventsOf("hooks:request");
+    expect(requests.map((r) => [r.method, r.hook, r.status])).toEqual([
+      ["POST", "wake", 200],
+      ["POST", "wake", 401],
+    ]);
+    expect(requests[0]!.durationMs).toBeGreaterThanOrEqual(0);
+    expect(JSON.stringify(requests)).not.toContain("secret payload");
+  });
+
+  it("registers no route unless hooks.enabled is true", async () => {
+    host = await startTestHost(createHooksPlugin(), { hooks: { token: TOKEN } });
+    const response = await post(`${host.url}/hooks/wake`, "{}", AUTH).catch(() => undefined);
+    expect(response).toBeUndefined();
+  });
+});
