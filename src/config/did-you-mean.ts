@@ -6,7 +6,12 @@ export function suggestClosest(input: string, candidates: readonly string[]): st
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
-    const distance = editDistance(needle, candidate.toLowerCase());
+    const lowered = candidate.toLowerCase();
+    // A truncated or misspelt start of a long key ("windw" for "windowSeconds") counts as close too.
+    const distance = Math.min(
+      editDistance(needle, lowered),
+      needle.length >= 4 ? editDistance(needle, lowered.slice(0, needle.length)) : Number.POSITIVE_INFINITY,
+    );
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

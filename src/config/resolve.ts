@@ -53,24 +53,46 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
 };
 const knownKeysAt = (at: string) => KNOWN_KEYS[at.replace(/\[\d+\]/g, "")];
 
-export function resolveHooksConfig(raw: unknown, context: ResolveContext): ResolveResult {
-  const parsed = v.safeParse(PluginGatewayConfigSchema, raw ?? {});
-  if (!parsed.success) {
-    return { config: undefined, issues: fromValibotIssues("", parsed.issues, knownKeysAt), warnings: [] };
-  }
+/** The fields the semantic checks read, taken leniently so they run even when the shape check failed. */
+interface SemanticView {
+  enabled: boolean;
+  token: string | undefined;
+  gatewayToken: string | undefined;
+  path: string;
+  prefixes: readonly string[];
+  defaultSessionKey: string | undefined;
+  mappingIds: ReadonlyArray<string | undefined>;
+}
 
-  const hooks = parsed.output.hooks ?? v.parse(HooksConfigSchema, {});
+function field(object: unknown, key: string): unknown {
+  return object !== null && typeof object === "object" ? (object as Record<string, unknown>)[key] : undefined;
+}
+const asString = (value: unknown) => (typeof value === "string" ? value : undefined);
+
+function lenientView(raw: unknown): SemanticView {
+  const hooks = field(raw, "hooks");
+  const prefixes = field(hooks, "allowedSessionKeyPrefixes");
+  const mappings = field(hooks, "mappings");
+  return {
+    enabled: field(hooks, "enabled") === true,
+    token: asString(field(hooks, "token")),
+    gatewayToken: asString(field(field(field(raw, "gateway"), "auth"), "token")),
+    path: asString(field(hooks, "path")) ?? "/hooks",
+    prefixes: Array.isArray(prefixes) ? prefixes.filter((p): p is string => typeof p === "string") : ["hook:"],
+    defaultSessionKey: asString(field(hooks, "defaultSessionKey")),
+    mappingIds: Array.isArray(mappings) ? mappings.map((m) => asString(field(m, "id"))) : [],
+  };
+}
+
+function checkSemantics(view: SemanticView, mainSessionKey: string): { issues: ConfigIssue[]; warnings: string[] } {
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
-  const enabled = hooks.enabled === true;
-  const mainSessionKey = context.mainSessionKey ?? "main";
-
-  const token = hooks.token ?? "";
-  if (enabled) {
+  const token = view.token ?? "";
+  if (view.enabled) {
     if (token.trim() === "") {
       issues.push({ path: "hooks.token", message: "is required when hooks.enabled is true" });
     } else {
-      if (token === parsed.output.gateway?.auth?.token) {
+      if (token === view.gatewayToken) {
         issues.push({
           path: "hooks.token",
           message: "must differ from gateway.auth.token: the hook token is a dedicated secret",
@@ -84,16 +106,16 @@ export function resolveHooksConfig(raw: unknown, context: ResolveContext): Resol
     }
   }
 
-  const hooksPath = normalizeHooksPath(hooks.path);
+  const hooksPath = normalizeHooksPath(view.path);
   if (!hooksPath.ok) issues.push({ path: "hooks.path", message: hooksPath.message });
 
-  const prefixes = hooks.allowedSessionKeyPrefixes.map((prefix) => prefix.toLowerCase());
-  if (hooks.defaultSessionKey !== undefined) {
-    const key = hooks.defaultSessionKey.toLowerCase();
+  if (view.defaultSessionKey !== undefined) {
+    const key = view.defaultSessionKey.toLowerCase();
+    const prefixes = view.prefixes.map((prefix) => prefix.toLowerCase());
     if (prefixes.length > 0 && !prefixes.some((prefix) => key.startsWith(prefix))) {
       issues.push({
         path: "hooks.defaultSessionKey",
-        message: `must start with one of hooks.allowedSessionKeyPrefixes (${hooks.allowedSessionKeyPrefixes.join(", ")})`,
+        message: `must start with one of hooks.allowedSessionKeyPrefixes (${view.prefixes.join(", ")})`,
       });
     }
     if (key === mainSessionKey.toLowerCase()) {
@@ -102,31 +124,40 @@ export function resolveHooksConfig(raw: unknown, context: ResolveContext): Resol
   }
 
   const seenIds = new Map<string, number>();
-  hooks.mappings.forEach((mapping, index) => {
-    const id = mapping.id ?? `mapping-${index}`;
+  view.mappingIds.forEach((given, index) => {
+    const id = given ?? `mapping-${index}`;
     const earlier = seenIds.get(id);
     if (earlier !== undefined) {
-      issues.push({
-        path: `hooks.mappings[${index}].id`,
-        message: `"${id}" is already used by hooks.mappings[${earlier}]`,
-      });
+      issues.push({ path: `hooks.mappings[${index}].id`, message: `"${id}" is already used by hooks.mappings[${earlier}]` });
     }
     seenIds.set(id, index);
   });
+  return { issues, warnings };
+}
 
-  const channels = new Set(context.channels ?? DEFAULT_CHANNELS);
+export function resolveHooksConfig(raw: unknown, context: ResolveContext): ResolveResult {
+  const mainSessionKey = context.mainSessionKey ?? "main";
+  const parsed = v.safeParse(PluginGatewayConfigSchema, raw ?? {});
+  const semantic = checkSemantics(lenientView(raw), mainSessionKey);
+  if (!parsed.success) {
+    const issues = [...fromValibotIssues("", parsed.issues, knownKeysAt), ...semantic.issues];
+    return { config: undefined, issues, warnings: semantic.warnings };
+  }
+
+  const hooks = parsed.output.hooks ?? v.parse(HooksConfigSchema, {});
+  const hooksPath = normalizeHooksPath(hooks.path);
   return {
-    issues,
-    warnings,
+    issues: semantic.issues,
+    warnings: semantic.warnings,
     config: {
       ...hooks,
-      enabled,
-      token,
+      enabled: hooks.enabled === true,
+      token: hooks.token ?? "",
       path: hooksPath.ok ? hooksPath.path : "/hooks",
       transformsDir: path.resolve(context.configDir, hooks.transformsDir ?? "hooks/transforms"),
-      allowedSessionKeyPrefixes: prefixes,
+      allowedSessionKeyPrefixes: hooks.allowedSessionKeyPrefixes.map((prefix) => prefix.toLowerCase()),
       mainSessionKey,
-      channels,
+      channels: new Set(context.channels ?? DEFAULT_CHANNELS),
       models: createModelPolicy(parsed.output.agents?.defaults?.models),
     },
   };

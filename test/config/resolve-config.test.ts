@@ -1,0 +1,143 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseGatewayConfigText } from "../../src/config/load-file.js";
+import { normalizeHooksPath } from "../../src/config/hooks-path.js";
+import { isConfigError } from "../../src/config/issues.js";
+import { createHooksPlugin } from "../../src/index.js";
+import { prepareHooks } from "../../src/prepare-hooks.js";
+import { startTestHost } from "../helpers/test-host.js";
+
+const TOKEN = "config-test-token-0123456789abcdef";
+const context = { configDir: "/etc/gateway" };
+
+function problems(hooks: Record<string, unknown>, rest: Record<string, unknown> = {}): string[] {
+  return prepareHooks({ ...rest, hooks: { enabled: true, token: TOKEN, ...hooks } }, context).issues.map(
+    (issue) => `${issue.path}: ${issue.message}`,
+  );
+}
+
+describe("config rules (SPEC §3)", () => {
+  it("applies the defaults", () => {
+    const { prepared, issues } = prepareHooks({ hooks: { enabled: true, token: TOKEN } }, context);
+    expect(issues).toEqual([]);
+    expect(prepared!.config).toMatchObject({
+      path: "/hooks",
+      maxBodyBytes: 262144,
+      bodyTimeoutMs: 30000,
+      presets: [],
+      mappings: [],
+      transformsDir: path.resolve("/etc/gateway/hooks/transforms"),
+      allowRequestSessionKey: true,
+      allowedSessionKeyPrefixes: ["hook:"],
+      authFailures: { limit: 20, windowSeconds: 60 },
+      trustedProxies: [],
+      mainSessionKey: "main",
+    });
+  });
+
+  it.each([
+    [{ token: undefined }, "hooks.token: is required when hooks.enabled is true"],
+    [{ token: "   " }, "hooks.token: is required when hooks.enabled is true"],
+    [{ path: "/" }, "hooks.path: must not be \"/\" alone"],
+    [{ path: "/hooks?x" }, "hooks.path: must not contain '?', '#' or spaces"],
+    [{ path: "/my hooks" }, "hooks.path: must not contain '?', '#' or spaces"],
+    [{ path: "/a#b" }, "hooks.path: must not contain"],
+    [{ maxBodyBytes: 33554433 }, "hooks.maxBodyBytes: must be at most 33554432"],
+    [{ maxBodyBytes: 0 }, "hooks.maxBodyBytes: must be at least 1"],
+    [{ bodyTimeoutMs: 1.5 }, "hooks.bodyTimeoutMs: must be an integer"],
+    [{ presets: ["mailbox", "github"] }, 'hooks.presets[1]: unknown preset (the one preset is "mailbox")'],
+    [{ tokn: "x" }, 'hooks.tokn: unknown key (did you mean "token"?)'],
+    [{ mapings: [] }, 'hooks.mapings: unknown key (did you mean "mappings"?)'],
+    [{ zzz: 1 }, "hooks.zzz: unknown key"],
+    [{ authFailures: { limit: 5, windw: 1 } }, 'hooks.authFailures.windw: unknown key (did you mean "windowSeconds"?)'],
+    [{ defaultSessionKey: "agent:x" }, "hooks.defaultSessionKey: must start with one of hooks.allowedSessionKeyPrefixes"],
+    [{ defaultSessionKey: "main", allowedSessionKeyPrefixes: [] }, "hooks.defaultSessionKey: must not be the main session's key"],
+    [{ mappings: [{ match: { path: "x" }, messageTemplate: "{{ payload.a" }] }, 'hooks.mappings[0].messageTemplate: invalid template: unclosed "{{"'],
+    [{ mappings: [{ match: { path: "x" }, actoin: "wake" }] }, 'hooks.mappings[0].actoin: unknown key (did you mean "action"?)'],
+    [{ mappings: [{}, { transform: { module: "../escape.ts" } }] }, 'hooks.mappings[1].transform.module: must not contain ".." segments'],
+    [{ mappings: [{ match: { path: "wake" } }] }, 'hooks.mappings[0].match.path: "wake" is reserved'],
+    [{ mappings: [{ id: "a" }, { id: "a" }] }, 'hooks.mappings[1].id: "a" is already used by hooks.mappings[0]'],
+    [{ mappings: [{ maxBodyBytes: 40_000_000 }] }, "hooks.mappings[0].maxBodyBytes: must be at most 33554432"],
+  ])("%j → %s", (hooks, expected) => {
+    const found = problems(hooks as Record<string, unknown>);
+    expect(found.some((line) => line.startsWith(expected))).toBe(true);
+  });
+
+  it("refuses a hook token equal to gateway.auth.token", () => {
+    expect(problems({}, { gateway: { auth: { token: TOKEN } } })).toEqual([
+      "hooks.token: must differ from gateway.auth.token: the hook token is a dedicated secret",
+    ]);
+  });
+
+  it("reports every problem at once", () => {
+    const found = problems({ token: "", path: "/", presets: ["nope"], mappings: [{ textTemplate: "{{" }] });
+    expect(found.length).toBeGreaterThanOrEqual(3);
+    const paths = found.map((line) => line.split(":")[0]);
+    expect(paths).toContain("hooks.presets[0]");
+  });
+
+  it("warns about a token shorter than 24 characters", () => {
+    const { warnings, issues } = prepareHooks({ hooks: { enabled: true, token: "short-token" } }, context);
+    expect(issues).toEqual([]);
+    expect(warnings.join("\n")).toMatch(/shorter than 24 characters/);
+    expect(warnings.join("\n")).not.toContain("short-token");
+  });
+
+  it("enforces the allow-list shape of agents.defaults.models", () => {
+    const { issues } = prepareHooks({ hooks: { enabled: true, token: TOKEN }, agents: { defaults: { models: 42 } } }, context);
+    expect(issues[0]!.path).toBe("agents.defaults.models");
+  });
+
+  it("resolves transformsDir relative to the config file's directory", () => {
+    const { prepared } = prepareHooks({ hooks: { enabled: true, token: TOKEN, transformsDir: "t" } }, context);
+    expect(prepared!.config.transformsDir).toBe(path.resolve("/etc/gateway/t"));
+  });
+
+  it.each([
+    ["hooks", "/hooks"],
+    ["/hooks/", "/hooks"],
+    ["/a/b//", "/a/b"],
+    ["  /x  ", "/x"],
+  ])("normalises hooks.path %j → %j", (input, output) => {
+    expect(normalizeHooksPath(input)).toEqual({ ok: true, path: output });
+  });
+
+  it("substitutes ${VAR} from the environment and names a missing one with its path", () => {
+    const text = `{ hooks: { enabled: true, token: "\${HOOK_SECRET}", path: "/in", mappings: [{ name: "\${MISSING_ONE}" }] } }`;
+    const ok = parseGatewayConfigText(text, "/etc/gateway/gateway.json5", { HOOK_SECRET: TOKEN, MISSING_ONE: "n" });
+    expect(ok.issues).toEqual([]);
+    expect((ok.config.hooks as { token: string }).token).toBe(TOKEN);
+    const missing = parseGatewayConfigText(text, "/etc/gateway/gateway.json5", { HOOK_SECRET: TOKEN });
+    expect(missing.issues).toEqual([{ path: "hooks.mappings[0].name", message: "environment variable MISSING_ONE is not set" }]);
+  });
+
+  it("keeps $${ as a literal ${", () => {
+    const loaded = parseGatewayConfigText(`{ a: "$\${NOT_A_VAR}" }`, "/x/g.json5", {});
+    expect(loaded.config.a).toBe("${NOT_A_VAR}");
+  });
+
+  it("reports JSON5 syntax errors with the file name", () => {
+    const loaded = parseGatewayConfigText("{ hooks: ", "/x/g.json5", {});
+    expect(loaded.issues[0]!.message).toMatch(/\/x\/g\.json5 is not valid JSON5/);
+  });
+
+  it("register throws a ConfigError listing every problem, and the token never appears in it", () => {
+    const plugin = createHooksPlugin();
+    const error = (() => {
+      try {
+        return startTestHost(plugin, { hooks: { enabled: true, token: TOKEN, path: "/", zzz: 1 }, gateway: { auth: { token: TOKEN } } });
+      } catch (thrown) {
+        return thrown;
+      }
+    })();
+    return Promise.resolve(error).then(
+      () => expect.unreachable(),
+      (thrown: unknown) => {
+        expect(isConfigError(thrown)).toBe(true);
+        const message = (thrown as Error).message;
+        expect(message).toContain("hooks.zzz");
+        expect(message).not.toContain(TOKEN);
+      },
+    );
+  });
+});
