@@ -1,6 +1,6 @@
 /** @module Builds one child container per plugin instance; every registration is a value or a factory. */
 import "reflect-metadata";
-import { container as rootContainer, type DependencyContainer, instanceCachingFactory } from "tsyringe";
+import { type DependencyContainer, instanceCachingFactory, container as rootContainer } from "tsyringe";
 import { RequestDispatcher } from "./actions/dispatch-request.js";
 import { RunCompletionTracker } from "./actions/run-completion.js";
 import type { ResolvedHooksConfig } from "./config/resolve.js";
@@ -66,7 +66,11 @@ export function buildHooksContainer(inputs: ContainerInputs): DependencyContaine
   c.register(TOKENS.dispatcher, {
     useFactory: instanceCachingFactory(
       (r) =>
-        new RequestDispatcher(r.resolve(TOKENS.config), r.resolve(TOKENS.mappingEngine), r.resolve(TOKENS.actionPolicy)),
+        new RequestDispatcher(
+          r.resolve(TOKENS.config),
+          r.resolve(TOKENS.mappingEngine),
+          r.resolve(TOKENS.actionPolicy),
+        ),
     ),
   });
   c.register(TOKENS.tracker, {
@@ -89,7 +93,10 @@ export function buildHooksContainer(inputs: ContainerInputs): DependencyContaine
         bodyTimeoutMs: config.bodyTimeoutMs,
         authenticate: createAuthenticator({
           token: config.token,
-          limiter: new AuthFailureLimiter(config.authFailures.limit, config.authFailures.windowSeconds * 1000),
+          limiter: new AuthFailureLimiter(
+            config.authFailures.limit,
+            config.authFailures.windowSeconds * 1000,
+          ),
           clientAddress: createClientAddressResolver(config.trustedProxies),
           logger,
         }),

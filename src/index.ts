@@ -41,8 +41,19 @@ export function createHooksPlugin(overrides: Partial<RuntimeOptions> = {}): Hook
         host.logger.info("hooks are disabled (set hooks.enabled to true to expose the intake)");
         return;
       }
-      const container = buildHooksContainer({ config, mappings, logger: host.logger, bus: host.bus, options });
-      host.registerHttpRoute({ path: config.path, match: "prefix", auth: "plugin", handler: container.resolve(TOKENS.handler) });
+      const container = buildHooksContainer({
+        config,
+        mappings,
+        logger: host.logger,
+        bus: host.bus,
+        options,
+      });
+      host.registerHttpRoute({
+        path: config.path,
+        match: "prefix",
+        auth: "plugin",
+        handler: container.resolve(TOKENS.handler),
+      });
       const tracker = container.resolve(TOKENS.tracker);
       host.registerService({
         id: "hooks",
@@ -51,10 +62,13 @@ export function createHooksPlugin(overrides: Partial<RuntimeOptions> = {}): Hook
           const reports = await loadAllTransforms(container.resolve(TOKENS.transformLoader), mappings);
           for (const report of reports) {
             if (report.error) {
-              host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {
-                mappingId: report.mappingId,
-                module: report.module,
-              });
+              host.logger.error(
+                `transform of mapping "${report.mappingId}" failed to load: ${report.error}`,
+                {
+                  mappingId: report.mappingId,
+                  module: report.module,
+                },
+              );
             }
           }
         },

@@ -21,7 +21,10 @@ const RECIPIENT_KINDS: Record<ChannelId, RecipientKind> = {
   },
   discord: { describe: "a channel id (a numeric snowflake)", test: (to) => /^\d{15,21}$/.test(to) },
   slack: { describe: "a channel id such as C0123456789", test: (to) => /^[CDG][A-Z0-9]{6,}$/.test(to) },
-  mattermost: { describe: "a channel id (26 lower-case letters and digits)", test: (to) => /^[a-z0-9]{26}$/.test(to) },
+  mattermost: {
+    describe: "a channel id (26 lower-case letters and digits)",
+    test: (to) => /^[a-z0-9]{26}$/.test(to),
+  },
   imessage: {
     describe: "a phone number (E.164) or an e-mail handle",
     test: (to) => E164.test(to) || EMAIL.test(to),
@@ -32,7 +35,9 @@ const RECIPIENT_KINDS: Record<ChannelId, RecipientKind> = {
   },
 };
 
-export type ChannelCheck = { ok: true; channel: string } | { ok: false; field: "channel" | "to"; message: string };
+export type ChannelCheck =
+  | { ok: true; channel: string }
+  | { ok: false; field: "channel" | "to"; message: string };
 
 /** Resolves aliases and checks the channel is offered and `to` has the channel's recipient kind. */
 export function checkChannel(

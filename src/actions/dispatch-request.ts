@@ -5,7 +5,12 @@ import { type HookError, toHookError } from "../http/errors.js";
 import type { MappedRequest, MappingClaim, MappingEngine, MappingTrace } from "../mapping/engine-types.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
 import { type ActionPlan, planAction } from "./plan-action.js";
-import { type ActionPolicy, type HookAction, validateAgentAction, validateWakeAction } from "./validate-action.js";
+import {
+  type ActionPolicy,
+  type HookAction,
+  validateAgentAction,
+  validateWakeAction,
+} from "./validate-action.js";
 
 export type HookRoute = { kind: "wake" } | { kind: "agent" } | { kind: "mapped"; claim: MappingClaim };
 
@@ -46,7 +51,9 @@ export class RequestDispatcher {
     try {
       if (route.kind !== "mapped") {
         const action: HookAction =
-          route.kind === "wake" ? validateWakeAction(request.body) : validateAgentAction(request.body, this.policy);
+          route.kind === "wake"
+            ? validateWakeAction(request.body)
+            : validateAgentAction(request.body, this.policy);
         const plan = planAction(action, this.planContext(request, undefined, false, "Webhook"));
         return { status: statusOf(plan), body: directBody(plan), plans: [plan] };
       }
@@ -61,16 +68,37 @@ export class RequestDispatcher {
     const result = await this.engine.run(claim, request);
     const base = result.mappingId === undefined ? {} : { mappingId: result.mappingId };
     if (!result.ok) {
-      return { ...base, status: result.error.status, body: result.error.toJSON(), plans: [], error: result.error, trace: result.trace };
+      return {
+        ...base,
+        status: result.error.status,
+        body: result.error.toJSON(),
+        plans: [],
+        error: result.error,
+        trace: result.trace,
+      };
     }
     const plans = result.actions.map((mapped) =>
-      planAction(mapped.action, this.planContext(request, result.mappingId, mapped.allowUnsafe, mapped.contentSource)),
+      planAction(
+        mapped.action,
+        this.planContext(request, result.mappingId, mapped.allowUnsafe, mapped.contentSource),
+      ),
     );
     if (plans.length === 0) return { ...base, status: 204, body: undefined, plans, trace: result.trace };
-    return { ...base, status: plans.some((plan) => plan.run) ? 202 : 200, body: mappedBody(plans, result.mappingId), plans, trace: result.trace };
+    return {
+      ...base,
+      status: plans.some((plan) => plan.run) ? 202 : 200,
+      body: mappedBody(plans, result.mappingId),
+      plans,
+      trace: result.trace,
+    };
   }
 
-  private planContext(request: MappedRequest, mappingId: string | undefined, allowUnsafe: boolean, contentSource: ExternalSource) {
+  private planContext(
+    request: MappedRequest,
+    mappingId: string | undefined,
+    allowUnsafe: boolean,
+    contentSource: ExternalSource,
+  ) {
     const source: EventSource =
       mappingId === undefined
         ? { hook: request.hook, requestId: request.requestId }
@@ -94,7 +122,12 @@ function mappedBody(plans: ActionPlan[], mappingId: string | undefined): Record<
   const agentRuns = plans.flatMap((plan) => (plan.response.kind === "agent" ? [plan.response] : []));
   const first = agentRuns[0];
   if (first) {
-    const body: Record<string, unknown> = { ok: true, runId: first.runId, sessionKey: first.sessionKey, mappingId };
+    const body: Record<string, unknown> = {
+      ok: true,
+      runId: first.runId,
+      sessionKey: first.sessionKey,
+      mappingId,
+    };
     if (plans.length > 1) body.runIds = agentRuns.map((run) => run.runId);
     return body;
   }

@@ -47,14 +47,17 @@ export class RunCompletionTracker {
   /** Must be called before the turn is emitted: a subsystem may answer synchronously. */
   track(run: PendingRun): void {
     this.start();
-    const timer = setTimeout(() => {
-      this.finish(run.runId, {
-        source: run.source,
-        runId: run.runId,
-        status: "timeout",
-        error: `no answer within ${run.timeoutSeconds}s`,
-      });
-    }, run.timeoutSeconds * 1000 + this.graceMs);
+    const timer = setTimeout(
+      () => {
+        this.finish(run.runId, {
+          source: run.source,
+          runId: run.runId,
+          status: "timeout",
+          error: `no answer within ${run.timeoutSeconds}s`,
+        });
+      },
+      run.timeoutSeconds * 1000 + this.graceMs,
+    );
     // A pending run must not keep a stopping gateway alive.
     timer.unref();
     this.pending.set(run.runId, { run, timer });

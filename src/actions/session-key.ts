@@ -31,7 +31,9 @@ export function resolveSessionKey(
     throw refuse("Choosing a session key is turned off here (hooks.allowRequestSessionKey is false).");
   }
   if (requested.length > MAX_KEY_LENGTH || /[\s\u0000-\u001f]/.test(requested)) {
-    throw refuse(`A session key is at most ${MAX_KEY_LENGTH} characters with no spaces or control characters.`);
+    throw refuse(
+      `A session key is at most ${MAX_KEY_LENGTH} characters with no spaces or control characters.`,
+    );
   }
   const lowered = requested.toLowerCase();
   if (lowered === policy.mainSessionKey.toLowerCase()) {

@@ -12,13 +12,21 @@ export function isHeartbeatAck(reply: string): boolean {
 
 /** The reply's first paragraph, cut to the summary limit. */
 export function firstParagraph(reply: string): string {
-  const paragraph = reply.trim().split(/\n\s*\n/, 1)[0]?.trim() ?? "";
+  const paragraph =
+    reply
+      .trim()
+      .split(/\n\s*\n/, 1)[0]
+      ?.trim() ?? "";
   return paragraph.length > SUMMARY_MAX_CHARS ? `${paragraph.slice(0, SUMMARY_MAX_CHARS - 1)}…` : paragraph;
 }
 
 /** The line published into the main session for every finished or timed-out run. */
-export function summaryLine(name: string, finished: Pick<AgentTurnFinished, "status" | "summary" | "reply" | "error">): string {
-  if (finished.status === "error") return `${name} (error): ${finished.error?.trim() || "the agent run failed"}`;
+export function summaryLine(
+  name: string,
+  finished: Pick<AgentTurnFinished, "status" | "summary" | "reply" | "error">,
+): string {
+  if (finished.status === "error")
+    return `${name} (error): ${finished.error?.trim() || "the agent run failed"}`;
   if (finished.status === "timeout") {
     return `${name} (timeout): ${finished.error?.trim() || "the agent run did not finish in time"}`;
   }

@@ -1,8 +1,8 @@
 /** @module Validates a wake or agent body against its schema and the gateway's policies into a ready action. */
 import * as v from "valibot";
+import { joinPath } from "../config/issues.js";
 import type { ModelPolicy } from "../config/models.js";
 import type { Thinking, WakeMode } from "../events.js";
-import { joinPath } from "../config/issues.js";
 import { type ErrorDetail, HookError } from "../http/errors.js";
 import { AgentBodySchema, WakeBodySchema } from "./action-schemas.js";
 import { checkChannel } from "./channels.js";
@@ -44,7 +44,10 @@ export function toErrorDetails(issues: readonly v.BaseIssue<unknown>[]): ErrorDe
   }));
 }
 
-export function invalidPayload(issues: readonly v.BaseIssue<unknown>[], what = "The request body is invalid"): HookError {
+export function invalidPayload(
+  issues: readonly v.BaseIssue<unknown>[],
+  what = "The request body is invalid",
+): HookError {
   const details = toErrorDetails(issues);
   const first = details[0];
   const summary = first ? (first.path ? `${first.path}: ${first.message}` : first.message) : "invalid body";

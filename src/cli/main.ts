@@ -1,36 +1,62 @@
 /** @module The `hooks` CLI: one commander program, one file per command; exit 0 ok, 1 failure, 2 usage. */
 import { Command, CommanderError } from "commander";
-import { registerTokenCommand } from "./token.js";
+import { formatIssue, isConfigError } from "../config/issues.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-/** Command registrars; each adds one command (or group) to the program. */
-const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTokenCommand];
+type Registrar = (program: Command) => void;
 
-export function createProgram(): Command {
+/**
+ * Command registrars, each adding one command (or group). Loaded on demand: the mailbox helper's IMAP and
+ * MIME libraries alone cost `serve` a few hundred milliseconds of start-up it does not need.
+ */
+const COMMANDS: ReadonlyArray<{ name: string; load(): Promise<Registrar> }> = [
+  { name: "serve", load: async () => (await import("./serve.js")).registerServeCommand },
+  { name: "check", load: async () => (await import("./check.js")).registerCheckCommand },
+  { name: "mailbox", load: async () => (await import("./mailbox.js")).registerMailboxCommand },
+  { name: "token", load: async () => (await import("./token.js")).registerTokenCommand },
+];
+
+/** Sub-commands (and their own sub-commands) inherit the override so their usage errors reach main's catch. */
+function overrideExits(command: Command): void {
+  command.exitOverride();
+  for (const sub of command.commands) overrideExits(sub);
+}
+
+/** The program with the command `argv` names, or with every command when it names none (help, typos). */
+export async function createProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command("hooks")
     .description("Webhook intake for the assistant gateway: serve, check, replay, test, mailbox, token.")
-    .showHelpAfterError()
-    .exitOverride();
-  for (const register of COMMANDS) register(program);
-  // Sub-commands inherit the override so their usage errors also end up in main's catch.
-  for (const command of program.commands) command.exitOverride();
+    .showHelpAfterError();
+  const named = COMMANDS.filter((command) => command.name === argv[0]);
+  const registrars = await Promise.all(
+    (named.length > 0 ? named : COMMANDS).map((command) => command.load()),
+  );
+  for (const register of registrars) register(program);
+  overrideExits(program);
   return program;
 }
 
 /** Runs the CLI and resolves to the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const program = createProgram();
+  const program = await createProgram(argv);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : EXIT_OK;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return EXIT_OK;
-      if (error.code === "commander.help") return EXIT_OK;
+      // Help shown because no command was given is a usage error; `hooks help` is not.
+      if (error.code === "commander.help") return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
       return EXIT_USAGE;
+    }
+    if (isConfigError(error)) {
+      process.stderr.write(
+        `hooks: invalid config, ${error.issues.length} problem(s):\n${error.issues.map((i) => `  - ${formatIssue(i)}\n`).join("")}`,
+      );
+      return EXIT_FAILURE;
     }
     process.stderr.write(`hooks: ${(error as Error).message}\n`);
     return EXIT_FAILURE;

@@ -78,13 +78,18 @@ function lenientView(raw: unknown): SemanticView {
     token: asString(field(hooks, "token")),
     gatewayToken: asString(field(field(field(raw, "gateway"), "auth"), "token")),
     path: asString(field(hooks, "path")) ?? "/hooks",
-    prefixes: Array.isArray(prefixes) ? prefixes.filter((p): p is string => typeof p === "string") : ["hook:"],
+    prefixes: Array.isArray(prefixes)
+      ? prefixes.filter((p): p is string => typeof p === "string")
+      : ["hook:"],
     defaultSessionKey: asString(field(hooks, "defaultSessionKey")),
     mappingIds: Array.isArray(mappings) ? mappings.map((m) => asString(field(m, "id"))) : [],
   };
 }
 
-function checkSemantics(view: SemanticView, mainSessionKey: string): { issues: ConfigIssue[]; warnings: string[] } {
+function checkSemantics(
+  view: SemanticView,
+  mainSessionKey: string,
+): { issues: ConfigIssue[]; warnings: string[] } {
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
   const token = view.token ?? "";
@@ -128,7 +133,10 @@ function checkSemantics(view: SemanticView, mainSessionKey: string): { issues: C
     const id = given ?? `mapping-${index}`;
     const earlier = seenIds.get(id);
     if (earlier !== undefined) {
-      issues.push({ path: `hooks.mappings[${index}].id`, message: `"${id}" is already used by hooks.mappings[${earlier}]` });
+      issues.push({
+        path: `hooks.mappings[${index}].id`,
+        message: `"${id}" is already used by hooks.mappings[${earlier}]`,
+      });
     }
     seenIds.set(id, index);
   });

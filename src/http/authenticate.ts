@@ -17,7 +17,10 @@ function digest(value: string): Buffer {
 }
 
 /** Bearer first, then X-Service-Token, then the query; the first one present is the one judged. */
-export function findToken(req: IncomingMessage, query: URLSearchParams | undefined): { token?: string; viaQuery: boolean } {
+export function findToken(
+  req: IncomingMessage,
+  query: URLSearchParams | undefined,
+): { token?: string; viaQuery: boolean } {
   const authorization = req.headers.authorization;
   if (authorization !== undefined) {
     const match = /^bearer[ \t]+(.+)$/i.exec(authorization.trim());
@@ -58,9 +61,13 @@ export function createAuthenticator(options: {
     }
     const verdict = options.limiter.recordFailure(address);
     if (verdict.throttled) {
-      throw new HookError("AUTH_THROTTLED", "Too many failed authentications from this address; retry later.", {
-        headers: { "Retry-After": String(verdict.retryAfterSeconds) },
-      });
+      throw new HookError(
+        "AUTH_THROTTLED",
+        "Too many failed authentications from this address; retry later.",
+        {
+          headers: { "Retry-After": String(verdict.retryAfterSeconds) },
+        },
+      );
     }
     throw new HookError(
       "UNAUTHORIZED",

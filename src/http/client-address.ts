@@ -6,7 +6,9 @@ function normalizeAddress(address: string): string {
   return trimmed.startsWith("::ffff:") && trimmed.includes(".") ? trimmed.slice(7) : trimmed;
 }
 
-export function createClientAddressResolver(trustedProxies: readonly string[]): (req: IncomingMessage) => string {
+export function createClientAddressResolver(
+  trustedProxies: readonly string[],
+): (req: IncomingMessage) => string {
   const trusted = new Set(trustedProxies.map(normalizeAddress));
   return (req) => {
     const peer = normalizeAddress(req.socket.remoteAddress ?? "unknown");

@@ -71,7 +71,10 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
       const route = hook === "" ? undefined : dispatcher.route(hook);
       if (!route) throw notFound();
       const kind = classifyContentType(req.headers["content-type"]);
-      const raw = await readBody(req, { maxBytes: dispatcher.bodyLimit(route), timeoutMs: deps.bodyTimeoutMs });
+      const raw = await readBody(req, {
+        maxBytes: dispatcher.bodyLimit(route),
+        timeoutMs: deps.bodyTimeoutMs,
+      });
       const body = parseBody(kind, raw);
       const outcome = await dispatcher.dispatch(route, {
         hook,
@@ -99,7 +102,10 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
       if (!res.headersSent) sendError(res, error);
     } finally {
       const event = {
-        source: mappingId === undefined ? { hook: hook ?? "", requestId } : { hook: hook ?? "", mappingId, requestId },
+        source:
+          mappingId === undefined
+            ? { hook: hook ?? "", requestId }
+            : { hook: hook ?? "", mappingId, requestId },
         method: req.method ?? "",
         hook: hook ?? "",
         status,
@@ -144,7 +150,12 @@ function logFailure(
   fields: { requestId: string; hook: string | undefined; mappingId: string | undefined },
 ): void {
   if (error.status < 500) return;
-  const cause = error.cause instanceof Error ? error.cause.message : error.cause === undefined ? undefined : String(error.cause);
+  const cause =
+    error.cause instanceof Error
+      ? error.cause.message
+      : error.cause === undefined
+        ? undefined
+        : String(error.cause);
   logger.error(`hook request failed: ${error.code}${cause ? `: ${cause}` : ""}`, {
     requestId: fields.requestId,
     hook: fields.hook,

@@ -8,7 +8,10 @@ export interface BodyLimits {
 }
 
 export function tooLarge(maxBytes: number): HookError {
-  return new HookError("PAYLOAD_TOO_LARGE", `The body is larger than the ${maxBytes}-byte limit for this hook.`);
+  return new HookError(
+    "PAYLOAD_TOO_LARGE",
+    `The body is larger than the ${maxBytes}-byte limit for this hook.`,
+  );
 }
 
 /** Refuses a declared Content-Length over the limit before a single byte is read. */
@@ -48,7 +51,9 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buff
     const onAborted = onError;
     const timer = setTimeout(
       () =>
-        settle(new HookError("BODY_TIMEOUT", `The body was not fully received within ${limits.timeoutMs} ms.`)),
+        settle(
+          new HookError("BODY_TIMEOUT", `The body was not fully received within ${limits.timeoutMs} ms.`),
+        ),
       limits.timeoutMs,
     );
 

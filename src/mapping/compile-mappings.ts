@@ -1,7 +1,7 @@
 /** @module Compiles mappings once at startup: templates parsed, transforms located, presets appended. */
 import * as v from "valibot";
-import type { ResolvedHooksConfig } from "../config/resolve.js";
 import type { ConfigIssue } from "../config/issues.js";
+import type { ResolvedHooksConfig } from "../config/resolve.js";
 import type { WakeMode } from "../events.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
 import { presetDefinition } from "./presets.js";
@@ -9,7 +9,15 @@ import { type MappingConfig, MappingSchema } from "./schema.js";
 import { type CompiledTemplate, compileTemplate } from "./template.js";
 import { checkTransformPath } from "./transform-loader.js";
 
-export const TEMPLATE_FIELDS = ["name", "sessionKey", "to", "model", "thinking", "textTemplate", "messageTemplate"] as const;
+export const TEMPLATE_FIELDS = [
+  "name",
+  "sessionKey",
+  "to",
+  "model",
+  "thinking",
+  "textTemplate",
+  "messageTemplate",
+] as const;
 export type TemplateField = (typeof TEMPLATE_FIELDS)[number];
 
 const RESERVED_NAMES = new Set(["wake", "agent"]);
@@ -65,9 +73,13 @@ function compileOne(
   };
   const matchPath = mapping.match?.path?.replace(/^\/+|\/+$/g, "");
   if (matchPath !== undefined) {
-    if (matchPath === "") issues.push({ path: `${configPath}.match.path`, message: "must name a hook below hooks.path" });
+    if (matchPath === "")
+      issues.push({ path: `${configPath}.match.path`, message: "must name a hook below hooks.path" });
     if (RESERVED_NAMES.has(matchPath)) {
-      issues.push({ path: `${configPath}.match.path`, message: `"${matchPath}" is reserved for the built-in endpoint` });
+      issues.push({
+        path: `${configPath}.match.path`,
+        message: `"${matchPath}" is reserved for the built-in endpoint`,
+      });
     }
     compiled.matchPath = matchPath;
   }
@@ -79,7 +91,10 @@ function compileOne(
     try {
       compiled.templates[field] = compileTemplate(source);
     } catch (error) {
-      issues.push({ path: `${configPath}.${field}`, message: `invalid template: ${(error as Error).message}` });
+      issues.push({
+        path: `${configPath}.${field}`,
+        message: `invalid template: ${(error as Error).message}`,
+      });
     }
   }
   if (mapping.transform) {

@@ -46,7 +46,11 @@ function payloadSource(body: unknown): unknown {
 }
 
 /** Whether `mapping` owns the request, and in words why (replay prints the reason). */
-export function matchMapping(mapping: CompiledMapping, hook: string, body: unknown): { matched: boolean; reason: string } {
+export function matchMapping(
+  mapping: CompiledMapping,
+  hook: string,
+  body: unknown,
+): { matched: boolean; reason: string } {
   if (mapping.matchPath !== undefined && mapping.matchPath !== hook) {
     return { matched: false, reason: `path is "${hook}", mapping wants "${mapping.matchPath}"` };
   }
@@ -61,11 +65,16 @@ export function matchMapping(mapping: CompiledMapping, hook: string, body: unkno
     mapping.matchPath !== undefined ? `path "${mapping.matchPath}"` : undefined,
     mapping.matchSource !== undefined ? `source "${mapping.matchSource}"` : undefined,
   ].filter(Boolean);
-  return { matched: true, reason: predicates.length > 0 ? `matched ${predicates.join(" and ")}` : "catch-all" };
+  return {
+    matched: true,
+    reason: predicates.length > 0 ? `matched ${predicates.join(" and ")}` : "catch-all",
+  };
 }
 
 const mappingFailed = (mapping: CompiledMapping, cause: unknown) =>
-  new HookError("MAPPING_FAILED", `The mapping "${mapping.id}" failed; the gateway log has the reason.`, { cause });
+  new HookError("MAPPING_FAILED", `The mapping "${mapping.id}" failed; the gateway log has the reason.`, {
+    cause,
+  });
 
 export class DefaultMappingEngine implements MappingEngine {
   constructor(private readonly options: MappingEngineOptions) {}
@@ -115,7 +124,11 @@ export class DefaultMappingEngine implements MappingEngine {
     }
   }
 
-  private async execute(mapping: CompiledMapping, request: MappedRequest, trace: MappingTrace): Promise<MappedAction[]> {
+  private async execute(
+    mapping: CompiledMapping,
+    request: MappedRequest,
+    trace: MappingTrace,
+  ): Promise<MappedAction[]> {
     if (mapping.bodySchema) checkBodyShape(mapping.bodySchema, request.body);
     const payloads = this.fanOut(mapping, request, trace);
     if (payloads.length === 0) return [];
@@ -142,7 +155,10 @@ export class DefaultMappingEngine implements MappingEngine {
         if (output !== undefined) {
           const parsed = v.safeParse(HookActionOverrideSchema, output);
           if (!parsed.success) {
-            throw mappingFailed(mapping, new Error(`transform returned an invalid action: ${v.summarize(parsed.issues)}`));
+            throw mappingFailed(
+              mapping,
+              new Error(`transform returned an invalid action: ${v.summarize(parsed.issues)}`),
+            );
           }
           body = mergeOverride(body, parsed.output);
           if (parsed.output.sessionKey !== undefined) callerKey = true;
@@ -186,7 +202,12 @@ export class DefaultMappingEngine implements MappingEngine {
     }
   }
 
-  private validate(mapping: CompiledMapping, body: HookActionOverride, callerKey: boolean, fromTransform: boolean): HookAction {
+  private validate(
+    mapping: CompiledMapping,
+    body: HookActionOverride,
+    callerKey: boolean,
+    fromTransform: boolean,
+  ): HookAction {
     try {
       if (body.kind === "wake") return validateWakeAction({ text: body.text, mode: body.mode });
       return validateAgentAction(body, this.options.policy, callerKey ? "caller" : "operator");

@@ -20,9 +20,13 @@ export function renderFields(mapping: CompiledMapping, context: TemplateContext)
 /** The action body a direct request would have sent, built from the mapping and its rendered fields. */
 export function templatedBody(mapping: CompiledMapping, rendered: RenderedFields): HookActionOverride {
   if (mapping.templates.sessionKey && rendered.sessionKey === "") {
-    throw new HookError("INVALID_PAYLOAD", "The mapping's sessionKey template rendered an empty key for this payload.", {
-      details: [{ path: "sessionKey", message: "rendered empty" }],
-    });
+    throw new HookError(
+      "INVALID_PAYLOAD",
+      "The mapping's sessionKey template rendered an empty key for this payload.",
+      {
+        details: [{ path: "sessionKey", message: "rendered empty" }],
+      },
+    );
   }
   const body: HookActionOverride = {
     kind: mapping.action,
@@ -32,7 +36,10 @@ export function templatedBody(mapping: CompiledMapping, rendered: RenderedFields
     channel: mapping.channel,
     timeoutSeconds: mapping.timeoutSeconds,
   };
-  const set = (key: "text" | "message" | "name" | "sessionKey" | "to" | "model", value: string | undefined) => {
+  const set = (
+    key: "text" | "message" | "name" | "sessionKey" | "to" | "model",
+    value: string | undefined,
+  ) => {
     if (value) body[key] = value;
   };
   set("text", rendered.textTemplate);

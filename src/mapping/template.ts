@@ -54,7 +54,8 @@ export function parseExpression(input: string): Expression {
       const inner = expr.slice(i + 1, close).trim();
       if (/^\d+$/.test(inner)) segments.push(Number(inner));
       else if (/^"[^"]*"$|^'[^']*'$/.test(inner)) segments.push(inner.slice(1, -1));
-      else throw new TemplateSyntaxError(`"[${inner}]" in "${expr}" must be an index like [0] or a quoted key`);
+      else
+        throw new TemplateSyntaxError(`"[${inner}]" in "${expr}" must be an index like [0] or a quoted key`);
       i = close + 1;
       expectName = false;
       continue;
@@ -92,7 +93,8 @@ export function parseExpression(input: string): Expression {
   const secret =
     (root === "headers" || root === "query") &&
     (field === undefined ||
-      (typeof field === "string" && (root === "headers" ? SECRET_HEADERS : SECRET_QUERY).has(field.toLowerCase())));
+      (typeof field === "string" &&
+        (root === "headers" ? SECRET_HEADERS : SECRET_QUERY).has(field.toLowerCase())));
   const blocked = secret || segments.some((segment) => typeof segment === "string" && BLOCKED.has(segment));
   return { root, segments, blocked };
 }
@@ -102,7 +104,9 @@ function lookup(value: unknown, segments: readonly Segment[]): unknown {
   for (const segment of segments) {
     if (current === null || typeof current !== "object") return undefined;
     if (typeof segment === "number") {
-      current = Array.isArray(current) ? current[segment] : (current as Record<string, unknown>)[String(segment)];
+      current = Array.isArray(current)
+        ? current[segment]
+        : (current as Record<string, unknown>)[String(segment)];
     } else {
       // Own properties only: nothing from a prototype chain ever renders.
       if (!Object.hasOwn(current, segment)) return undefined;
@@ -116,7 +120,8 @@ function lookup(value: unknown, segments: readonly Segment[]): unknown {
 export function stringifyValue(value: unknown): string {
   if (value === undefined || value === null) return "";
   if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint")
+    return String(value);
   try {
     return JSON.stringify(value) ?? "";
   } catch {
@@ -135,7 +140,9 @@ function evaluate(expression: Expression, context: TemplateContext): string {
       return stringifyValue(lookup(context.query, expression.segments));
     case "headers": {
       const value = lookup(context.headers, expression.segments);
-      return Array.isArray(value) && expression.segments.length === 1 ? value.join(", ") : stringifyValue(value);
+      return Array.isArray(value) && expression.segments.length === 1
+        ? value.join(", ")
+        : stringifyValue(value);
     }
     default:
       return stringifyValue(lookup(context.payload, expression.segments));

@@ -18,8 +18,10 @@ function isInside(dir: string, file: string): boolean {
  * URLs, drive letters, `..`), then by real path so a symlink cannot lead outside the directory.
  */
 export function checkTransformPath(transformsDir: string, module: string): TransformPathCheck {
-  if (path.isAbsolute(module) || /^[\\/]/.test(module)) return { ok: false, message: "must be relative to transformsDir, not absolute" };
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(module)) return { ok: false, message: "must be a file path, not a URL or drive letter" };
+  if (path.isAbsolute(module) || /^[\\/]/.test(module))
+    return { ok: false, message: "must be relative to transformsDir, not absolute" };
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(module))
+    return { ok: false, message: "must be a file path, not a URL or drive letter" };
   if (module.split(/[\\/]/).includes("..")) return { ok: false, message: 'must not contain ".." segments' };
   if (!TRANSFORM_EXTENSIONS.some((extension) => module.endsWith(extension))) {
     return { ok: false, message: `must end with one of ${TRANSFORM_EXTENSIONS.join(", ")}` };
@@ -44,7 +46,8 @@ export function checkRealPath(transformsDir: string, file: string): TransformPat
   } catch {
     realDir = transformsDir;
   }
-  if (!isInside(realDir, realFile)) return { ok: false, message: "resolves outside transformsDir (through a symlink)" };
+  if (!isInside(realDir, realFile))
+    return { ok: false, message: "resolves outside transformsDir (through a symlink)" };
   return { ok: true, file };
 }
 
@@ -54,7 +57,11 @@ interface CachedModule {
 }
 
 /** The function a mapping calls: the named export, else `default`, else `transform`. */
-export function pickExport(module: Record<string, unknown>, exportName: string | undefined, label: string): HookTransform {
+export function pickExport(
+  module: Record<string, unknown>,
+  exportName: string | undefined,
+  label: string,
+): HookTransform {
   const candidates = exportName ? [exportName] : ["default", "transform"];
   for (const name of candidates) {
     let value = module[name];
@@ -81,7 +88,9 @@ export class TransformLoader {
       const stat = statSync(file);
       stamp = `${stat.mtimeMs}:${stat.ctimeMs}:${stat.size}:${stat.ino}`;
     } catch {
-      return Promise.reject(new Error(`cannot read transform module ${path.relative(this.transformsDir, file)}`));
+      return Promise.reject(
+        new Error(`cannot read transform module ${path.relative(this.transformsDir, file)}`),
+      );
     }
     const cached = this.cache.get(file);
     if (cached && cached.stamp === stamp) return cached.module;

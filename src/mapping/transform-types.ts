@@ -28,6 +28,8 @@ export type HookTransform<Payload = unknown> = (
 ) => TransformResult | Promise<TransformResult>;
 
 /** Identity at run time; gives the author's editor the context and result types. */
-export function defineTransform<Payload = unknown>(transform: HookTransform<Payload>): HookTransform<Payload> {
+export function defineTransform<Payload = unknown>(
+  transform: HookTransform<Payload>,
+): HookTransform<Payload> {
   return transform;
 }

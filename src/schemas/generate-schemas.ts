@@ -24,7 +24,11 @@ export function generateSchemas(): Record<string, Record<string, unknown>> {
       "gateway config as read by the hooks plugin",
     ),
     "wake-body.schema.json": generate(WakeBodySchema, "wake-body.schema.json", "POST <hooks.path>/wake body"),
-    "agent-body.schema.json": generate(AgentBodySchema, "agent-body.schema.json", "POST <hooks.path>/agent body"),
+    "agent-body.schema.json": generate(
+      AgentBodySchema,
+      "agent-body.schema.json",
+      "POST <hooks.path>/agent body",
+    ),
     "mapping.schema.json": generate(MappingSchema, "mapping.schema.json", "hooks.mappings[] entry"),
     "transform-result.schema.json": generate(
       HookActionOverrideSchema,
@@ -40,7 +44,11 @@ export function generateSchemas(): Record<string, Record<string, unknown>> {
 }
 
 /** The manifest, with the generated config schema in it. */
-export function generateManifest(pkg: { name: string; version: string; description: string }): Record<string, unknown> {
+export function generateManifest(pkg: {
+  name: string;
+  version: string;
+  description: string;
+}): Record<string, unknown> {
   return {
     id: "hooks",
     name: "Webhook intake",

@@ -12,10 +12,15 @@ type Answer = Omit<AgentTurnFinished, "source" | "runId"> | undefined;
 
 /** A session subsystem for tests: answers each agent turn as told, on the real bus. */
 async function startWithSession(answer: (turn: AgentTurn) => Answer, graceMs = 5_000) {
-  host = await startTestHost(createHooksPlugin({ runDeadlineGraceMs: graceMs }), { hooks: { enabled: true, token: TOKEN } });
+  host = await startTestHost(createHooksPlugin({ runDeadlineGraceMs: graceMs }), {
+    hooks: { enabled: true, token: TOKEN },
+  });
   host.bus.on("session:agent-turn", (turn) => {
     const finished = answer(turn);
-    if (finished) setImmediate(() => host.bus.emit("session:agent-turn-finished", { source: turn.source, runId: turn.runId, ...finished }));
+    if (finished)
+      setImmediate(() =>
+        host.bus.emit("session:agent-turn-finished", { source: turn.source, runId: turn.runId, ...finished }),
+      );
   });
 }
 
@@ -23,7 +28,10 @@ async function runAgent(body: Record<string, unknown>) {
   const response = await post(`${host.url}/hooks/agent`, { message: "do the thing", ...body }, AUTH);
   expect(response.status).toBe(202);
   const runId: string = response.body.runId;
-  const summary = await host.waitForEvent("session:system-event", (event) => event.eventId === `${runId}:summary`);
+  const summary = await host.waitForEvent(
+    "session:system-event",
+    (event) => event.eventId === `${runId}:summary`,
+  );
   return { runId, summary };
 }
 
@@ -34,7 +42,12 @@ describe("agent completion flow (SPEC §6)", () => {
     expect(summary).toMatchObject({ sessionKey: "main", text: "CI: Deployed v2." });
     expect(host.eventsOf("heartbeat:request").map((r) => r.reason)).toContain(`hook:${runId}`);
     expect(host.eventsOf("delivery:send")).toEqual([
-      expect.objectContaining({ runId, channel: "telegram", to: "@ops_team", text: "Deployed v2.\n\nDetails follow here." }),
+      expect.objectContaining({
+        runId,
+        channel: "telegram",
+        to: "@ops_team",
+        text: "Deployed v2.\n\nDetails follow here.",
+      }),
     ]);
   });
 
@@ -99,17 +112,31 @@ describe("agent completion flow (SPEC §6)", () => {
     const { runId, summary } = await runAgent({ name: "Slow", timeoutSeconds: 1 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(summary.text).toMatch(/^Slow \(timeout\): /);
-    host.bus.emit("session:agent-turn-finished", { source: summary.source, runId, status: "ok", reply: "too late" });
-    expect(host.eventsOf("session:system-event").filter((e) => e.eventId === `${runId}:summary`)).toHaveLength(1);
+    host.bus.emit("session:agent-turn-finished", {
+      source: summary.source,
+      runId,
+      status: "ok",
+      reply: "too late",
+    });
+    expect(
+      host.eventsOf("session:system-event").filter((e) => e.eventId === `${runId}:summary`),
+    ).toHaveLength(1);
     expect(host.eventsOf("delivery:send")).toHaveLength(0);
   });
 
   it("carries the request's source on every completion event", async () => {
     await startWithSession(() => ({ status: "ok", reply: "r" }));
-    const response = await post(`${host.url}/hooks/agent`, { message: "m" }, { ...AUTH, "x-request-id": "trace-1" });
+    const response = await post(
+      `${host.url}/hooks/agent`,
+      { message: "m" },
+      { ...AUTH, "x-request-id": "trace-1" },
+    );
     await host.waitForEvent("delivery:send");
     for (const event of host.events) {
-      expect((event.payload as { source: { requestId: string; hook: string } }).source).toMatchObject({ requestId: "trace-1", hook: "agent" });
+      expect((event.payload as { source: { requestId: string; hook: string } }).source).toMatchObject({
+        requestId: "trace-1",
+        hook: "agent",
+      });
     }
     expect(response.status).toBe(202);
   });

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseGatewayConfigText } from "../../src/config/load-file.js";
 import { normalizeHooksPath } from "../../src/config/hooks-path.js";
 import { isConfigError } from "../../src/config/issues.js";
+import { parseGatewayConfigText } from "../../src/config/load-file.js";
 import { createHooksPlugin } from "../../src/index.js";
 import { prepareHooks } from "../../src/prepare-hooks.js";
 import { startTestHost } from "../helpers/test-host.js";
@@ -38,7 +38,7 @@ describe("config rules (SPEC §3)", () => {
   it.each([
     [{ token: undefined }, "hooks.token: is required when hooks.enabled is true"],
     [{ token: "   " }, "hooks.token: is required when hooks.enabled is true"],
-    [{ path: "/" }, "hooks.path: must not be \"/\" alone"],
+    [{ path: "/" }, 'hooks.path: must not be "/" alone'],
     [{ path: "/hooks?x" }, "hooks.path: must not contain '?', '#' or spaces"],
     [{ path: "/my hooks" }, "hooks.path: must not contain '?', '#' or spaces"],
     [{ path: "/a#b" }, "hooks.path: must not contain"],
@@ -49,15 +49,39 @@ describe("config rules (SPEC §3)", () => {
     [{ tokn: "x" }, 'hooks.tokn: unknown key (did you mean "token"?)'],
     [{ mapings: [] }, 'hooks.mapings: unknown key (did you mean "mappings"?)'],
     [{ zzz: 1 }, "hooks.zzz: unknown key"],
-    [{ authFailures: { limit: 5, windw: 1 } }, 'hooks.authFailures.windw: unknown key (did you mean "windowSeconds"?)'],
-    [{ defaultSessionKey: "agent:x" }, "hooks.defaultSessionKey: must start with one of hooks.allowedSessionKeyPrefixes"],
-    [{ defaultSessionKey: "main", allowedSessionKeyPrefixes: [] }, "hooks.defaultSessionKey: must not be the main session's key"],
-    [{ mappings: [{ match: { path: "x" }, messageTemplate: "{{ payload.a" }] }, 'hooks.mappings[0].messageTemplate: invalid template: unclosed "{{"'],
-    [{ mappings: [{ match: { path: "x" }, actoin: "wake" }] }, 'hooks.mappings[0].actoin: unknown key (did you mean "action"?)'],
-    [{ mappings: [{}, { transform: { module: "../escape.ts" } }] }, 'hooks.mappings[1].transform.module: must not contain ".." segments'],
+    [
+      { authFailures: { limit: 5, windw: 1 } },
+      'hooks.authFailures.windw: unknown key (did you mean "windowSeconds"?)',
+    ],
+    [
+      { defaultSessionKey: "agent:x" },
+      "hooks.defaultSessionKey: must start with one of hooks.allowedSessionKeyPrefixes",
+    ],
+    [
+      { defaultSessionKey: "main", allowedSessionKeyPrefixes: [] },
+      "hooks.defaultSessionKey: must not be the main session's key",
+    ],
+    [
+      { mappings: [{ match: { path: "x" }, messageTemplate: "{{ payload.a" }] },
+      'hooks.mappings[0].messageTemplate: invalid template: unclosed "{{"',
+    ],
+    [
+      { mappings: [{ match: { path: "x" }, actoin: "wake" }] },
+      'hooks.mappings[0].actoin: unknown key (did you mean "action"?)',
+    ],
+    [
+      { mappings: [{}, { transform: { module: "../escape.ts" } }] },
+      'hooks.mappings[1].transform.module: must not contain ".." segments',
+    ],
     [{ mappings: [{ match: { path: "wake" } }] }, 'hooks.mappings[0].match.path: "wake" is reserved'],
-    [{ mappings: [{ id: "a" }, { id: "a" }] }, 'hooks.mappings[1].id: "a" is already used by hooks.mappings[0]'],
-    [{ mappings: [{ maxBodyBytes: 40_000_000 }] }, "hooks.mappings[0].maxBodyBytes: must be at most 33554432"],
+    [
+      { mappings: [{ id: "a" }, { id: "a" }] },
+      'hooks.mappings[1].id: "a" is already used by hooks.mappings[0]',
+    ],
+    [
+      { mappings: [{ maxBodyBytes: 40_000_000 }] },
+      "hooks.mappings[0].maxBodyBytes: must be at most 33554432",
+    ],
   ])("%j → %s", (hooks, expected) => {
     const found = problems(hooks as Record<string, unknown>);
     expect(found.some((line) => line.startsWith(expected))).toBe(true);
@@ -84,12 +108,18 @@ describe("config rules (SPEC §3)", () => {
   });
 
   it("enforces the allow-list shape of agents.defaults.models", () => {
-    const { issues } = prepareHooks({ hooks: { enabled: true, token: TOKEN }, agents: { defaults: { models: 42 } } }, context);
+    const { issues } = prepareHooks(
+      { hooks: { enabled: true, token: TOKEN }, agents: { defaults: { models: 42 } } },
+      context,
+    );
     expect(issues[0]!.path).toBe("agents.defaults.models");
   });
 
   it("resolves transformsDir relative to the config file's directory", () => {
-    const { prepared } = prepareHooks({ hooks: { enabled: true, token: TOKEN, transformsDir: "t" } }, context);
+    const { prepared } = prepareHooks(
+      { hooks: { enabled: true, token: TOKEN, transformsDir: "t" } },
+      context,
+    );
     expect(prepared!.config.transformsDir).toBe(path.resolve("/etc/gateway/t"));
   });
 
@@ -104,11 +134,16 @@ describe("config rules (SPEC §3)", () => {
 
   it("substitutes ${VAR} from the environment and names a missing one with its path", () => {
     const text = `{ hooks: { enabled: true, token: "\${HOOK_SECRET}", path: "/in", mappings: [{ name: "\${MISSING_ONE}" }] } }`;
-    const ok = parseGatewayConfigText(text, "/etc/gateway/gateway.json5", { HOOK_SECRET: TOKEN, MISSING_ONE: "n" });
+    const ok = parseGatewayConfigText(text, "/etc/gateway/gateway.json5", {
+      HOOK_SECRET: TOKEN,
+      MISSING_ONE: "n",
+    });
     expect(ok.issues).toEqual([]);
     expect((ok.config.hooks as { token: string }).token).toBe(TOKEN);
     const missing = parseGatewayConfigText(text, "/etc/gateway/gateway.json5", { HOOK_SECRET: TOKEN });
-    expect(missing.issues).toEqual([{ path: "hooks.mappings[0].name", message: "environment variable MISSING_ONE is not set" }]);
+    expect(missing.issues).toEqual([
+      { path: "hooks.mappings[0].name", message: "environment variable MISSING_ONE is not set" },
+    ]);
   });
 
   it("keeps $${ as a literal ${", () => {
@@ -125,7 +160,10 @@ describe("config rules (SPEC §3)", () => {
     const plugin = createHooksPlugin();
     const error = (() => {
       try {
-        return startTestHost(plugin, { hooks: { enabled: true, token: TOKEN, path: "/", zzz: 1 }, gateway: { auth: { token: TOKEN } } });
+        return startTestHost(plugin, {
+          hooks: { enabled: true, token: TOKEN, path: "/", zzz: 1 },
+          gateway: { auth: { token: TOKEN } },
+        });
       } catch (thrown) {
         return thrown;
       }

@@ -46,6 +46,10 @@ export function rawRequest(url: string, head: string, firstBytes = ""): Promise<
 
 /** Resolves when the server closes the connection (after a response). */
 export function headFor(path: string, headers: Record<string, string>): string {
-  const lines = [`POST ${path} HTTP/1.1`, "Host: 127.0.0.1", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  const lines = [
+    `POST ${path} HTTP/1.1`,
+    "Host: 127.0.0.1",
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   return `${lines.join("\r\n")}\r\n\r\n`;
 }

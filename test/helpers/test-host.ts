@@ -4,7 +4,14 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { EventEmitter } from "eventemitter3";
 import type { HookBus, HookEventName, HookEventPayload } from "../../src/events.js";
-import type { HookPlugin, HostLogger, HostService, HttpRoute, LogFields, PluginHost } from "../../src/host/contract.js";
+import type {
+  HookPlugin,
+  HostLogger,
+  HostService,
+  HttpRoute,
+  LogFields,
+  PluginHost,
+} from "../../src/host/contract.js";
 
 export interface LogLine {
   level: "debug" | "info" | "warn" | "error";
@@ -25,7 +32,10 @@ export interface TestHost {
   services: HostService[];
   eventsOf<E extends HookEventName>(event: E): HookEventPayload<E>[];
   /** Resolves with the first event of that name whose payload passes `where`, already recorded or still to come. */
-  waitForEvent<E extends HookEventName>(event: E, where?: (payload: HookEventPayload<E>) => boolean): Promise<HookEventPayload<E>>;
+  waitForEvent<E extends HookEventName>(
+    event: E,
+    where?: (payload: HookEventPayload<E>) => boolean,
+  ): Promise<HookEventPayload<E>>;
   close(): Promise<void>;
 }
 
@@ -56,7 +66,12 @@ export async function startTestHost(
     (message: string, fields?: LogFields): void => {
       logs.push(fields ? { level, message, fields } : { level, message });
     };
-  const logger: HostLogger = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
+  const logger: HostLogger = {
+    debug: log("debug"),
+    info: log("info"),
+    warn: log("warn"),
+    error: log("error"),
+  };
   const host: PluginHost = {
     config,
     configDir: options.configDir ?? process.cwd(),

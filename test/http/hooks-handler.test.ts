@@ -19,25 +19,96 @@ async function send(path: string, init: RequestInit & { headers?: Record<string,
   const headers = { "content-type": "application/json", ...init.headers };
   const response = await fetch(`${host.url}${path}`, { method: "POST", ...init, headers });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: text ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    body: text ? JSON.parse(text) : undefined,
+  };
 }
 
 describe("HTTP contract (SPEC §4)", () => {
   it.each([
-    { name: "GET on a hook", path: "/hooks/wake", init: { method: "GET", headers: AUTH }, status: 405, code: "METHOD_NOT_ALLOWED" },
-    { name: "no token", path: "/hooks/wake", init: { body: '{"text":"x"}' }, status: 401, code: "UNAUTHORIZED" },
-    { name: "wrong token", path: "/hooks/wake", init: { body: '{"text":"x"}', headers: { authorization: "Bearer nope" } }, status: 401, code: "UNAUTHORIZED" },
-    { name: "bare hooks path", path: "/hooks", init: { body: "{}", headers: AUTH }, status: 404, code: "NOT_FOUND" },
-    { name: "bare hooks path with slash", path: "/hooks/", init: { body: "{}", headers: AUTH }, status: 404, code: "NOT_FOUND" },
-    { name: "unknown hook name", path: "/hooks/nothing-here", init: { body: "{}", headers: AUTH }, status: 404, code: "NOT_FOUND" },
-    { name: "text/plain body", path: "/hooks/wake", init: { body: "hi", headers: { ...AUTH, "content-type": "text/plain" } }, status: 415, code: "UNSUPPORTED_MEDIA_TYPE" },
-    { name: "invalid JSON", path: "/hooks/wake", init: { body: "{nope", headers: { ...AUTH, "content-type": "application/json" } }, status: 400, code: "INVALID_JSON" },
-    { name: "empty body is {} (text missing)", path: "/hooks/wake", init: { headers: AUTH }, status: 400, code: "INVALID_PAYLOAD" },
-    { name: "JSON array body", path: "/hooks/wake", init: { body: "[1]", headers: AUTH }, status: 400, code: "INVALID_PAYLOAD" },
-    { name: "over the body limit", path: "/hooks/wake", init: { body: JSON.stringify({ text: "x".repeat(2000) }), headers: AUTH }, status: 413, code: "PAYLOAD_TOO_LARGE" },
+    {
+      name: "GET on a hook",
+      path: "/hooks/wake",
+      init: { method: "GET", headers: AUTH },
+      status: 405,
+      code: "METHOD_NOT_ALLOWED",
+    },
+    {
+      name: "no token",
+      path: "/hooks/wake",
+      init: { body: '{"text":"x"}' },
+      status: 401,
+      code: "UNAUTHORIZED",
+    },
+    {
+      name: "wrong token",
+      path: "/hooks/wake",
+      init: { body: '{"text":"x"}', headers: { authorization: "Bearer nope" } },
+      status: 401,
+      code: "UNAUTHORIZED",
+    },
+    {
+      name: "bare hooks path",
+      path: "/hooks",
+      init: { body: "{}", headers: AUTH },
+      status: 404,
+      code: "NOT_FOUND",
+    },
+    {
+      name: "bare hooks path with slash",
+      path: "/hooks/",
+      init: { body: "{}", headers: AUTH },
+      status: 404,
+      code: "NOT_FOUND",
+    },
+    {
+      name: "unknown hook name",
+      path: "/hooks/nothing-here",
+      init: { body: "{}", headers: AUTH },
+      status: 404,
+      code: "NOT_FOUND",
+    },
+    {
+      name: "text/plain body",
+      path: "/hooks/wake",
+      init: { body: "hi", headers: { ...AUTH, "content-type": "text/plain" } },
+      status: 415,
+      code: "UNSUPPORTED_MEDIA_TYPE",
+    },
+    {
+      name: "invalid JSON",
+      path: "/hooks/wake",
+      init: { body: "{nope", headers: { ...AUTH, "content-type": "application/json" } },
+      status: 400,
+      code: "INVALID_JSON",
+    },
+    {
+      name: "empty body is {} (text missing)",
+      path: "/hooks/wake",
+      init: { headers: AUTH },
+      status: 400,
+      code: "INVALID_PAYLOAD",
+    },
+    {
+      name: "JSON array body",
+      path: "/hooks/wake",
+      init: { body: "[1]", headers: AUTH },
+      status: 400,
+      code: "INVALID_PAYLOAD",
+    },
+    {
+      name: "over the body limit",
+      path: "/hooks/wake",
+      init: { body: JSON.stringify({ text: "x".repeat(2000) }), headers: AUTH },
+      status: 413,
+      code: "PAYLOAD_TOO_LARGE",
+    },
   ])("$name → $status $code", async ({ path, init, status, code }) => {
     await start({ maxBodyBytes: 1024 });
-    const response = await send(path, init as RequestInit);
+    const response = await send(path, init as RequestInit & { headers?: Record<string, string> });
     expect(response.status).toBe(status);
     expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
     expect(response.body).toMatchObject({ ok: false, code });
@@ -77,7 +148,9 @@ describe("HTTP contract (SPEC §4)", () => {
       expect(response.status).toBe(200);
       expect(response.headers.get("deprecation")).toBe("true");
     }
-    expect(host.logs.filter((line) => line.level === "warn" && /query string/.test(line.message))).toHaveLength(1);
+    expect(
+      host.logs.filter((line) => line.level === "warn" && /query string/.test(line.message)),
+    ).toHaveLength(1);
     expect(JSON.stringify(host.logs)).not.toContain(TOKEN);
     expect(JSON.stringify(host.events)).not.toContain(TOKEN);
   });
@@ -102,7 +175,9 @@ describe("HTTP contract (SPEC §4)", () => {
     expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(Number(throttled.headers.get("retry-after"))).toBeLessThanOrEqual(60);
     // A correct token is always accepted, even while throttled, and clears the count.
-    expect((await send("/hooks/wake", { body: JSON.stringify({ text: "ok" }), headers: AUTH })).status).toBe(200);
+    expect((await send("/hooks/wake", { body: JSON.stringify({ text: "ok" }), headers: AUTH })).status).toBe(
+      200,
+    );
     for (let i = 0; i < 20; i++) expect((await send("/hooks/wake", wrong)).status).toBe(401);
     expect((await send("/hooks/wake", wrong)).status).toBe(429);
   });
@@ -121,7 +196,11 @@ describe("HTTP contract (SPEC §4)", () => {
     await start();
     const response = await rawRequest(
       `${host.url}/`,
-      headFor("/hooks/wake", { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", "Content-Length": String(5 * 1024 ** 3) }),
+      headFor("/hooks/wake", {
+        Authorization: `Bearer ${TOKEN}`,
+        "Content-Type": "application/json",
+        "Content-Length": String(5 * 1024 ** 3),
+      }),
     );
     expect(response.status).toBe(413);
     expect(JSON.parse(response.body).code).toBe("PAYLOAD_TOO_LARGE");
@@ -144,7 +223,11 @@ describe("HTTP contract (SPEC §4)", () => {
     const started = Date.now();
     const response = await rawRequest(
       `${host.url}/`,
-      headFor("/hooks/wake", { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", "Content-Length": "100" }),
+      headFor("/hooks/wake", {
+        Authorization: `Bearer ${TOKEN}`,
+        "Content-Type": "application/json",
+        "Content-Length": "100",
+      }),
       '{"text":',
     );
     expect(response.status).toBe(408);
@@ -154,10 +237,17 @@ describe("HTTP contract (SPEC §4)", () => {
 
   it("echoes a sane X-Request-Id into the response and every event; replaces an insane one", async () => {
     await start();
-    const sane = await send("/hooks/wake", { body: JSON.stringify({ text: "x" }), headers: { ...AUTH, "x-request-id": "req-123.abc" } });
+    const sane = await send("/hooks/wake", {
+      body: JSON.stringify({ text: "x" }),
+      headers: { ...AUTH, "x-request-id": "req-123.abc" },
+    });
     expect(sane.headers.get("x-request-id")).toBe("req-123.abc");
-    for (const event of host.events) expect((event.payload as { source: { requestId: string } }).source.requestId).toBe("req-123.abc");
-    const insane = await send("/hooks/wake", { body: JSON.stringify({ text: "x" }), headers: { ...AUTH, "x-request-id": "bad id with spaces" } });
+    for (const event of host.events)
+      expect((event.payload as { source: { requestId: string } }).source.requestId).toBe("req-123.abc");
+    const insane = await send("/hooks/wake", {
+      body: JSON.stringify({ text: "x" }),
+      headers: { ...AUTH, "x-request-id": "bad id with spaces" },
+    });
     expect(insane.headers.get("x-request-id")).not.toBe("bad id with spaces");
     expect(insane.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });

@@ -20,6 +20,8 @@ describe("generated JSON Schemas", () => {
 
   it("the plugin's configSchema is the manifest's", () => {
     expect(plugin.configSchema).toEqual(readJson("plugin.json").configSchema);
-    expect((plugin.configSchema as { properties: Record<string, unknown> }).properties).toHaveProperty("token");
+    expect((plugin.configSchema as { properties: Record<string, unknown> }).properties).toHaveProperty(
+      "token",
+    );
   });
 });

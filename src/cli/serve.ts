@@ -1,0 +1,147 @@
+/** @module `hooks serve`: runs the reference gateway until SIGINT/SIGTERM, then stops it gracefully. */
+import { type Command, InvalidArgumentError } from "commander";
+import { formatIssue, isConfigError } from "../config/issues.js";
+import { describeEndpoints, formatRows, wakeCurlLine } from "../host/gateway/endpoints.js";
+import {
+  DEMO_TOKEN_ENV,
+  type LoadedGatewayConfig,
+  loadGatewayConfig,
+} from "../host/gateway/load-gateway-config.js";
+import { createGatewayLogger, isLogLevel } from "../host/gateway/logger.js";
+import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../host/gateway/start-gateway.js";
+
+interface ServeOptions {
+  config?: string;
+  host?: string;
+  port?: number;
+  stateDir: string;
+  record?: string;
+}
+
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new InvalidArgumentError("must be a port number from 0 to 65535");
+  return port;
+}
+
+const ORIGIN_NOTE: Record<LoadedGatewayConfig["origin"], string> = {
+  flag: "",
+  cwd: " (./gateway.json5)",
+  demo: " (bundled demo; pass --config or create ./gateway.json5 for your own)",
+};
+
+/** What a person needs once the gateway is up: where it listens, what to POST to, and a curl line that works. */
+export function readyBanner(
+  loaded: LoadedGatewayConfig,
+  handle: GatewayHandle,
+  recordFile: string | undefined,
+): string {
+  const lines = [
+    `hooks gateway listening on ${handle.url}`,
+    `  config  ${loaded.file}${ORIGIN_NOTE[loaded.origin]}`,
+    `  state   ${handle.stateDir}`,
+    `  runner  ${handle.sections.runner.kind}`,
+  ];
+  if (recordFile) lines.push(`  record  ${recordFile}`);
+  if (handle.hooksPath === undefined) {
+    lines.push("hooks are disabled: set hooks.enabled to true in the config to expose the intake");
+    return `${lines.join("\n")}\n`;
+  }
+  lines.push('endpoints (POST, with the token in "Authorization: Bearer <token>"):');
+  lines.push(...formatRows(describeEndpoints(handle.url, handle.hooksPath, handle.mappings)));
+  const token = (loaded.raw.hooks as { token?: string } | undefined)?.token ?? "";
+  if (loaded.generatedToken !== undefined) {
+    lines.push(`token generated for this run: ${loaded.generatedToken}`);
+    lines.push(`  (export ${DEMO_TOKEN_ENV} to keep one token across runs)`);
+  }
+  // The demo's token is printed so the line works as pasted; a real config's secret is only referred to.
+  const curlToken =
+    loaded.origin === "demo"
+      ? { literal: token }
+      : token !== "" && token === process.env[DEMO_TOKEN_ENV]
+        ? { shellVar: DEMO_TOKEN_ENV }
+        : { literal: "<hooks.token>" };
+  lines.push("try it:", `  ${wakeCurlLine(handle.url, handle.hooksPath, curlToken)}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** Resolves on the first SIGINT or SIGTERM; a second one ends the process at once. */
+function waitForStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+      const force = (again: NodeJS.Signals) => {
+        process.stderr.write(`hooks serve: ${again} again, exiting without waiting\n`);
+        process.exit(1);
+      };
+      process.once("SIGINT", force);
+      process.once("SIGTERM", force);
+      resolve(signal);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  });
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  const loaded = loadGatewayConfig({ config: options.config });
+  if (loaded.issues.length > 0) {
+    process.stderr.write(
+      `hooks serve: ${loaded.file} has ${loaded.issues.length} problem(s):\n${loaded.issues.map((i) => `  - ${formatIssue(i)}\n`).join("")}`,
+    );
+    process.exitCode = 1;
+    return;
+  }
+  const level = process.env.HOOKS_LOG_LEVEL;
+  const logger = createGatewayLogger(isLogLevel(level) ? { level } : {});
+  const stopSignal = waitForStopSignal();
+  let handle: GatewayHandle;
+  try {
+    handle = await startGateway({
+      config: loaded.raw,
+      configDir: loaded.configDir,
+      stateDir: options.stateDir,
+      logger,
+      ...(options.host !== undefined && { host: options.host }),
+      ...(options.port !== undefined && { port: options.port }),
+      ...(options.record !== undefined && { recordFile: options.record }),
+    });
+  } catch (error) {
+    if (isConfigError(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+      throw new Error(
+        `cannot listen (${code}): ${(error as Error).message}; choose another --host or --port`,
+      );
+    }
+    throw error;
+  }
+  process.stdout.write(readyBanner(loaded, handle, options.record));
+  const signal = await stopSignal;
+  logger.info(`received ${signal}`);
+  await handle.close();
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command("serve")
+    .description(
+      "run the reference gateway: the hooks intake with session, heartbeat, runner and delivery subsystems",
+    )
+    .option("-c, --config <file>", "gateway config (JSON5); default ./gateway.json5, else the bundled demo")
+    .option("--host <host>", "address to bind (default: server.host, 127.0.0.1)")
+    .option("-p, --port <port>", "port to bind, 0 for any free port (default: server.port, 18789)", parsePort)
+    .option(
+      "--state-dir <dir>",
+      "directory for the transcript, queue, sessions and outbox",
+      DEFAULT_STATE_DIR,
+    )
+    .option("--record <file>", "append every bus event to this file as JSON lines")
+    .addHelpText(
+      "after",
+      "\nLogs go to stdout: readable lines on a terminal, JSON lines otherwise (HOOKS_LOG_LEVEL=debug|info|warn|error).\nStops on SIGINT/SIGTERM after in-flight requests and agent turns finish (at most 10 s).",
+    )
+    .action((options: ServeOptions) => serve(options));
+}

@@ -1,0 +1,76 @@
+/** @module What the intake answers at, described for people: the ready banner of `serve` and the listing of `check`. */
+import type { CompiledMapping } from "../../mapping/compile-mappings.js";
+
+export interface EndpointRow {
+  url: string;
+  description: string;
+}
+
+export function describeMatch(mapping: CompiledMapping): string {
+  const parts: string[] = [];
+  if (mapping.matchPath !== undefined) parts.push(`path=${mapping.matchPath}`);
+  if (mapping.matchSource !== undefined) parts.push(`source=${mapping.matchSource}`);
+  return parts.length > 0 ? parts.join(" ") : "any (catch-all)";
+}
+
+/** Template, transform or preset: where the mapping's action comes from. */
+export function describeBuilder(mapping: CompiledMapping): string {
+  if (mapping.transform)
+    return `transform ${mapping.transform.module}${mapping.transform.exportName ? `#${mapping.transform.exportName}` : ""}`;
+  if (mapping.configPath.startsWith("hooks.presets")) return "preset";
+  return "template";
+}
+
+export function describeEndpoints(
+  baseUrl: string,
+  hooksPath: string,
+  mappings: readonly CompiledMapping[],
+): EndpointRow[] {
+  const base = `${baseUrl}${hooksPath}`;
+  const rows: EndpointRow[] = [
+    { url: `${base}/wake`, description: "wake: queue a system event for the main session" },
+    { url: `${base}/agent`, description: "agent: run an isolated agent turn" },
+  ];
+  for (const mapping of mappings) {
+    const url = mapping.matchPath !== undefined ? `${base}/${mapping.matchPath}` : `${base}/<name>`;
+    const match = mapping.matchSource !== undefined ? `, source=${mapping.matchSource}` : "";
+    rows.push({
+      url,
+      description: `mapping ${mapping.id} (${mapping.action}, ${describeBuilder(mapping)}${match})`,
+    });
+  }
+  return rows;
+}
+
+/** Rows as aligned text lines, indented by two spaces. */
+export function formatRows(rows: readonly EndpointRow[]): string[] {
+  const width = Math.max(...rows.map((row) => row.url.length));
+  return rows.map((row) => `  ${row.url.padEnd(width)}  ${row.description}`);
+}
+
+/** Quotes a word for POSIX shells so a printed command can be pasted as is. */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A curl command that wakes the main session; `token` is a literal or a shell expression such as `$HOOKS_TOKEN`. */
+export function wakeCurlLine(
+  baseUrl: string,
+  hooksPath: string,
+  token: { literal: string } | { shellVar: string },
+): string {
+  const auth =
+    "literal" in token
+      ? shellQuote(`Authorization: Bearer ${token.literal}`)
+      : `"Authorization: Bearer $${token.shellVar}"`;
+  return [
+    "curl -sS -X POST",
+    shellQuote(`${baseUrl}${hooksPath}/wake`),
+    "-H",
+    auth,
+    "-H",
+    shellQuote("Content-Type: application/json"),
+    "-d",
+    shellQuote(JSON.stringify({ text: "Hello from curl" })),
+  ].join(" ");
+}

@@ -1,0 +1,27 @@
+/** @module `--record`: appends every bus event as `{ at, event, payload }`, one JSON line per event. */
+import { HOOK_EVENT_SCHEMAS, type HookBus, type HookEventName } from "../../events.js";
+import { createJsonlWriter } from "./jsonl-file.js";
+
+export const HOOK_EVENT_NAMES = Object.keys(HOOK_EVENT_SCHEMAS) as HookEventName[];
+
+export interface EventRecorder {
+  readonly file: string;
+  stop(): void;
+}
+
+/** Subscribes before anything else so the record holds events in the order the bus emitted them. */
+export function startEventRecorder(bus: HookBus, file: string): EventRecorder {
+  const writer = createJsonlWriter(file);
+  const listeners = HOOK_EVENT_NAMES.map((event) => {
+    const listener = (payload: unknown) => writer.append({ at: new Date().toISOString(), event, payload });
+    bus.on(event, listener as never);
+    return { event, listener };
+  });
+  return {
+    file,
+    stop() {
+      for (const { event, listener } of listeners) bus.off(event, listener as never);
+      writer.close();
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/** @module JSON-lines files of the state directory and the event record: one write per line, readable while open. */
+import {
+  appendFileSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import path from "node:path";
+
+export interface JsonlWriter {
+  readonly file: string;
+  /** Writes one line with a single write call, so a reader never sees half a record. */
+  append(record: unknown): void;
+  close(): void;
+}
+
+/** Opens lazily in append mode; each `append` reaches the OS before it returns (no user-space buffer). */
+export function createJsonlWriter(file: string): JsonlWriter {
+  let fd: number | undefined;
+  return {
+    file,
+    append(record) {
+      if (fd === undefined) {
+        mkdirSync(path.dirname(file), { recursive: true });
+        fd = openSync(file, "a");
+      }
+      writeSync(fd, `${JSON.stringify(record)}\n`);
+    },
+    close() {
+      if (fd === undefined) return;
+      closeSync(fd);
+      fd = undefined;
+    },
+  };
+}
+
+/** Appends records in one write, opening and closing the file: for files written now and then. */
+export function appendJsonl(file: string, records: readonly unknown[]): void {
+  if (records.length === 0) return;
+  mkdirSync(path.dirname(file), { recursive: true });
+  appendFileSync(file, records.map((record) => `${JSON.stringify(record)}\n`).join(""));
+}
+
+/** Every parseable line of a JSON-lines file; a missing file is empty and a torn last line is skipped. */
+export function readJsonl<T = unknown>(file: string): T[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return [];
+  }
+  const out: T[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      out.push(JSON.parse(line) as T);
+    } catch {
+      // A line cut by a crash mid-write; the rest of the file is still good.
+    }
+  }
+  return out;
+}
+
+/** Replaces a file's whole content atomically (temp file, then rename), for state that shrinks. */
+export function writeFileAtomic(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, text);
+  renameSync(temp, file);
+}
+
+export function readJsonFile<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as T;
+  } catch {
+    return undefined;
+  }
+}

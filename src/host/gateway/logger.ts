@@ -1,0 +1,89 @@
+/** @module The gateway's structured logger: human lines on a TTY, JSON lines otherwise; the plugin logs through it too. */
+import type { HostLogger, LogFields } from "../contract.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type LogFormat = "text" | "json";
+
+const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** One line per handled request; built from the plugin's `hooks:request` event, so it holds no payload or header. */
+export interface RequestLogFields {
+  method: string;
+  hook: string;
+  status: number;
+  durationMs: number;
+  requestId: string;
+  mappingId?: string | undefined;
+}
+
+export interface GatewayLogger extends HostLogger {
+  request(fields: RequestLogFields): void;
+}
+
+export interface LoggerOptions {
+  out?: NodeJS.WritableStream & { isTTY?: boolean };
+  format?: LogFormat;
+  level?: LogLevel;
+  now?: () => Date;
+}
+
+export function isLogLevel(value: unknown): value is LogLevel {
+  return typeof value === "string" && value in LEVEL_RANK;
+}
+
+function textValue(value: string | number | boolean): string {
+  const text = String(value);
+  return /^[^\s"=]+$/.test(text) ? text : JSON.stringify(text);
+}
+
+function textFields(fields: LogFields | undefined): string {
+  if (!fields) return "";
+  let out = "";
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined) out += ` ${key}=${textValue(value)}`;
+  }
+  return out;
+}
+
+export function createGatewayLogger(options: LoggerOptions = {}): GatewayLogger {
+  const out = options.out ?? process.stdout;
+  const format = options.format ?? (out.isTTY ? "text" : "json");
+  const threshold = LEVEL_RANK[options.level ?? "info"];
+  const now = options.now ?? (() => new Date());
+
+  const write = (level: LogLevel, message: string, fields?: LogFields): void => {
+    if (LEVEL_RANK[level] < threshold) return;
+    const at = now();
+    if (format === "json") {
+      out.write(`${JSON.stringify({ time: at.toISOString(), level, msg: message, ...fields })}\n`);
+    } else {
+      out.write(`${at.toISOString().slice(11, 23)} ${level.padEnd(5)} ${message}${textFields(fields)}\n`);
+    }
+  };
+
+  return {
+    debug: (message, fields) => write("debug", message, fields),
+    info: (message, fields) => write("info", message, fields),
+    warn: (message, fields) => write("warn", message, fields),
+    error: (message, fields) => write("error", message, fields),
+    request(fields) {
+      const level: LogLevel = fields.status >= 500 ? "error" : "info";
+      if (format === "json") {
+        write(level, "request", { ...fields });
+        return;
+      }
+      // The readable form leads with what a person scans for: method, hook, status, time.
+      const { method, hook, status, durationMs, ...rest } = fields;
+      write(level, `${method} ${hook || "/"} ${status} ${durationMs}ms`, rest);
+    },
+  };
+}
+
+/** A logger that drops everything, for in-process uses that want quiet (benchmarks). */
+export const silentGatewayLogger: GatewayLogger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  request() {},
+};

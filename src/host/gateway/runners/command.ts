@@ -1,0 +1,88 @@
+/** @module The `command` runner: spawns a program per turn, message on stdin, reply from stdout, killed on abort. */
+import { spawn } from "node:child_process";
+import path from "node:path";
+import type { CommandRunnerConfig } from "../gateway-config.js";
+import { type AgentRunner, abortError } from "./runner-types.js";
+
+/** Output past this is cut: a runaway program must not fill the gateway's memory. */
+export const MAX_OUTPUT_BYTES = 1_048_576;
+/** After SIGTERM, a program that ignores it gets SIGKILL this much later. */
+const KILL_GRACE_MS = 2_000;
+/** Variables the child never inherits: the hook token is the gateway's secret, not the agent's. */
+const WITHHELD_ENV = ["HOOKS_TOKEN"];
+
+function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of WITHHELD_ENV) delete env[name];
+  for (const [name, value] of Object.entries(extra)) if (value !== undefined) env[name] = value;
+  return env;
+}
+
+function collect(stream: NodeJS.ReadableStream | null, chunks: Buffer[]): void {
+  let size = 0;
+  stream?.on("data", (chunk: Buffer) => {
+    if (size >= MAX_OUTPUT_BYTES) return;
+    chunks.push(chunk.subarray(0, MAX_OUTPUT_BYTES - size));
+    size += chunk.length;
+  });
+}
+
+export function createCommandRunner(config: CommandRunnerConfig, configDir: string): AgentRunner {
+  const cwd = path.resolve(configDir, config.cwd ?? ".");
+  return {
+    kind: "command",
+    run({ turn, signal, sessionFile }) {
+      return new Promise((resolve, reject) => {
+        if (signal.aborted) {
+          reject(abortError(signal));
+          return;
+        }
+        const child = spawn(config.command, config.args, {
+          cwd,
+          stdio: ["pipe", "pipe", "pipe"],
+          env: childEnv({
+            HOOKS_RUN_ID: turn.runId,
+            HOOKS_SESSION_KEY: turn.sessionKey,
+            HOOKS_SESSION_FILE: sessionFile,
+            HOOKS_MODEL: turn.model,
+            HOOKS_THINKING: turn.thinking,
+          }),
+        });
+        const stdout: Buffer[] = [];
+        const stderr: Buffer[] = [];
+        collect(child.stdout, stdout);
+        collect(child.stderr, stderr);
+        let killTimer: NodeJS.Timeout | undefined;
+        const onAbort = () => {
+          child.kill("SIGTERM");
+          killTimer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
+          killTimer.unref();
+          reject(abortError(signal));
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        const settle = () => {
+          signal.removeEventListener("abort", onAbort);
+        };
+        child.on("error", (error) => {
+          settle();
+          reject(new Error(`cannot run ${config.command}: ${error.message}`));
+        });
+        child.on("close", (code, killedBy) => {
+          settle();
+          if (killTimer) clearTimeout(killTimer);
+          if (signal.aborted) return;
+          if (code === 0) {
+            resolve({ reply: Buffer.concat(stdout).toString("utf8").trim() });
+            return;
+          }
+          const detail = Buffer.concat(stderr).toString("utf8").trim().split("\n").at(-1)?.slice(0, 300);
+          const how = killedBy ? `was killed by ${killedBy}` : `exited with code ${code}`;
+          reject(new Error(`${path.basename(config.command)} ${how}${detail ? `: ${detail}` : ""}`));
+        });
+        // A program that does not read its stdin must not crash the gateway with EPIPE.
+        child.stdin?.on("error", () => undefined);
+        child.stdin?.end(turn.message);
+      });
+    },
+  };
+}

@@ -1,0 +1,148 @@
+/** @module Session subsystem: queues system events for the main session and runs agent turns with a runner. */
+import type { AgentTurn, AgentTurnFinished, HookBus, SystemEvent } from "../../events.js";
+import type { GatewayLogger } from "./logger.js";
+import type { AgentRunner, RunnerOutput } from "./runners/runner-types.js";
+import type { SessionStore } from "./session-store.js";
+
+export interface SessionSubsystemDeps {
+  bus: HookBus;
+  store: SessionStore;
+  runner: AgentRunner;
+  logger: GatewayLogger;
+  mainSessionKey: string;
+}
+
+export interface SessionSubsystem {
+  /** Turns received and not yet finished. */
+  readonly running: number;
+  /** Resolves when no turn is running, or after `timeoutMs`; returns whether it went idle. */
+  idle(timeoutMs: number): Promise<boolean>;
+  /** Stops listening and aborts the turns still running; each still reports `session:agent-turn-finished`. */
+  stop(): Promise<void>;
+}
+
+class TurnTimeout extends Error {}
+class GatewayStopping extends Error {}
+
+function roundMs(started: number): number {
+  return Math.round(performance.now() - started);
+}
+
+export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsystem {
+  const { bus, store, runner, logger } = deps;
+  const active = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  // Turns of one session key run one after the other, so each sees the reply of the one before.
+  const chains = new Map<string, Promise<void>>();
+  let idleWaiters: Array<() => void> = [];
+
+  const onSystemEvent = (event: SystemEvent) => {
+    if (event.sessionKey === deps.mainSessionKey) store.enqueue(event);
+    // Not the main session: the note belongs to that conversation, where its next turn will see it.
+    else store.appendHistory(event.sessionKey, [{ role: "system", content: event.text }]);
+  };
+
+  const finish = (turn: AgentTurn, result: Omit<AgentTurnFinished, "source" | "runId">, started: number) => {
+    bus.emit("session:agent-turn-finished", { source: turn.source, runId: turn.runId, ...result });
+    // Logged after the event, so whoever reads the line finds the record and state files already written.
+    logger.info("agent turn finished", {
+      runId: turn.runId,
+      requestId: turn.source.requestId,
+      runner: runner.kind,
+      status: result.status,
+      durationMs: roundMs(started),
+    });
+  };
+
+  const execute = async (turn: AgentTurn, controller: AbortController, started: number): Promise<void> => {
+    const { signal } = controller;
+    try {
+      if (signal.aborted) throw signal.reason;
+      const aborted = new Promise<never>((_, reject) => {
+        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+      aborted.catch(() => undefined);
+      const input = {
+        turn,
+        history: [...store.history(turn.sessionKey)],
+        signal,
+        sessionFile: store.sessionFile(turn.sessionKey),
+      };
+      // The race keeps the deadline even for a runner that ignores its signal.
+      const output: RunnerOutput = await Promise.race([runner.run(input), aborted]);
+      store.appendHistory(
+        turn.sessionKey,
+        [
+          { role: "user", content: turn.message },
+          { role: "assistant", content: output.reply },
+        ],
+        turn.runId,
+      );
+      finish(
+        turn,
+        output.summary === undefined ? { status: "ok", reply: output.reply } : { status: "ok", ...output },
+        started,
+      );
+    } catch (error) {
+      if (error instanceof TurnTimeout) finish(turn, { status: "timeout", error: error.message }, started);
+      else finish(turn, { status: "error", error: (error as Error)?.message ?? String(error) }, started);
+    }
+  };
+
+  const onAgentTurn = (turn: AgentTurn) => {
+    const started = performance.now();
+    const controller = new AbortController();
+    // The clock starts on receipt, as the plugin's own deadline does, even if the turn waits behind another.
+    const timer = setTimeout(
+      () => controller.abort(new TurnTimeout(`no reply within ${turn.timeoutSeconds}s`)),
+      turn.timeoutSeconds * 1000,
+    );
+    const previous = chains.get(turn.sessionKey) ?? Promise.resolve();
+    const done = previous.then(() => execute(turn, controller, started));
+    chains.set(turn.sessionKey, done);
+    active.set(turn.runId, { controller, done });
+    logger.debug("agent turn started", {
+      runId: turn.runId,
+      requestId: turn.source.requestId,
+      runner: runner.kind,
+    });
+    void done.finally(() => {
+      clearTimeout(timer);
+      active.delete(turn.runId);
+      if (chains.get(turn.sessionKey) === done) chains.delete(turn.sessionKey);
+      if (active.size === 0) {
+        const waiters = idleWaiters;
+        idleWaiters = [];
+        for (const wake of waiters) wake();
+      }
+    });
+  };
+
+  bus.on("session:system-event", onSystemEvent);
+  bus.on("session:agent-turn", onAgentTurn);
+
+  return {
+    get running() {
+      return active.size;
+    },
+    idle(timeoutMs) {
+      if (active.size === 0) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    },
+    async stop() {
+      bus.off("session:agent-turn", onAgentTurn);
+      const turns = [...active.values()];
+      for (const { controller } of turns) {
+        controller.abort(new GatewayStopping("the gateway stopped before the turn finished"));
+      }
+      await Promise.all(turns.map(({ done }) => done));
+      // Summaries of the aborted turns still arrive as system events; keep taking them until now.
+      bus.off("session:system-event", onSystemEvent);
+    },
+  };
+}

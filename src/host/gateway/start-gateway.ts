@@ -1,0 +1,193 @@
+/** @module Starts the reference gateway: bus, subsystems, the plugin on a host it builds, and the HTTP server. */
+import path from "node:path";
+import { EventEmitter } from "eventemitter3";
+import { ConfigError } from "../../config/issues.js";
+import type { HookBus } from "../../events.js";
+import { createHooksPlugin } from "../../index.js";
+import type { CompiledMapping } from "../../mapping/compile-mappings.js";
+import type { HookPlugin, HostService, PluginHost } from "../contract.js";
+import { startDeliverySubsystem } from "./delivery-subsystem.js";
+import { startEventRecorder } from "./event-recorder.js";
+import type { GatewaySections } from "./gateway-config.js";
+import { startHeartbeatSubsystem } from "./heartbeat-subsystem.js";
+import { listenGatewayServer } from "./http-server.js";
+import { createJsonlWriter } from "./jsonl-file.js";
+import { validateGatewayConfig } from "./load-gateway-config.js";
+import { createGatewayLogger, type GatewayLogger } from "./logger.js";
+import { createRouter } from "./router.js";
+import { createRunner } from "./runners/create-runner.js";
+import { createSessionStore, STATE_FILES } from "./session-store.js";
+import { startSessionSubsystem } from "./session-subsystem.js";
+
+export const DEFAULT_STATE_DIR = ".hooks-state";
+/** How long a stop waits for in-flight requests and running turns before cutting them. */
+export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
+
+export interface StartGatewayOptions {
+  /** The gateway config after `${VAR}` substitution (what `loadGatewayConfigFile` returns). */
+  config: unknown;
+  /** Directory relative paths in the config resolve against; default: cwd. */
+  configDir?: string;
+  /** Override `server.host` / `server.port`; port 0 picks a free port. */
+  host?: string;
+  port?: number;
+  /** Default: `./.hooks-state`. */
+  stateDir?: string;
+  /** Append every bus event to this JSON-lines file. */
+  recordFile?: string;
+  logger?: GatewayLogger;
+  plugin?: HookPlugin;
+  stopTimeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface GatewayHandle {
+  /** Base URL a client on this machine can use (`http://127.0.0.1:PORT` for a wildcard bind). */
+  url: string;
+  host: string;
+  port: number;
+  bus: HookBus;
+  stateDir: string;
+  sections: GatewaySections;
+  /** `hooks.path` as the plugin uses it, or undefined when hooks are disabled. */
+  hooksPath: string | undefined;
+  mappings: readonly CompiledMapping[];
+  /** Graceful stop: refuse new connections, finish requests and turns (bounded), flush files. Idempotent. */
+  close(): Promise<void>;
+}
+
+function clientUrl(host: string, port: number): string {
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/** Throws a ConfigError listing every problem (gateway sections and plugin slice) before anything starts. */
+export async function startGateway(options: StartGatewayOptions): Promise<GatewayHandle> {
+  const configDir = options.configDir ?? process.cwd();
+  const env = options.env ?? process.env;
+  const validated = validateGatewayConfig(options.config, configDir, env);
+  if (validated.issues.length > 0) throw new ConfigError(validated.issues);
+  const { sections } = validated;
+  const logger = options.logger ?? createGatewayLogger();
+  const stateDir = path.resolve(options.stateDir ?? DEFAULT_STATE_DIR);
+  const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
+
+  const bus: HookBus = new EventEmitter();
+  // First subscriber, so the record shows events in emission order even when a listener emits more.
+  const recorder = options.recordFile ? startEventRecorder(bus, path.resolve(options.recordFile)) : undefined;
+  bus.on("hooks:request", (event) =>
+    logger.request({
+      method: event.method,
+      hook: event.hook,
+      status: event.status,
+      durationMs: event.durationMs,
+      requestId: event.source.requestId,
+      mappingId: event.mappingId,
+    }),
+  );
+
+  const store = createSessionStore(stateDir, sections.session.lastRoute);
+  const outbox = createJsonlWriter(path.join(stateDir, STATE_FILES.outbox));
+  const session = startSessionSubsystem({
+    bus,
+    store,
+    runner: createRunner(sections.runner, configDir, env),
+    logger,
+    mainSessionKey: sections.session.mainKey,
+  });
+  const heartbeat = startHeartbeatSubsystem({
+    bus,
+    everySeconds: sections.heartbeat.everySeconds,
+    beat(reasons) {
+      const drained = store.drain(reasons);
+      logger.info("heartbeat", { reasons: reasons.join(","), drained });
+    },
+  });
+  const delivery = startDeliverySubsystem({
+    bus,
+    outbox,
+    channels: sections.channels,
+    logger,
+    lastRoute: () => store.lastRoute(),
+    setLastRoute: (route) => store.setLastRoute(route),
+  });
+
+  const router = createRouter(logger);
+  const services: HostService[] = [];
+  const host: PluginHost = {
+    config: options.config,
+    configDir,
+    logger,
+    bus,
+    channels: sections.channels,
+    mainSessionKey: sections.session.mainKey,
+    registerHttpRoute: (route) => router.add(route),
+    registerService: (service) => services.push(service),
+  };
+
+  const started: HostService[] = [];
+  const stopEverything = async () => {
+    heartbeat.stop();
+    delivery.stop();
+    for (const service of started.reverse()) {
+      try {
+        await service.stop();
+      } catch (error) {
+        logger.error(`service ${service.id} failed to stop: ${(error as Error).message}`);
+      }
+    }
+    recorder?.stop();
+    outbox.close();
+    store.close();
+  };
+
+  let server: Awaited<ReturnType<typeof listenGatewayServer>>;
+  try {
+    (options.plugin ?? createHooksPlugin()).register(host);
+    for (const service of services) {
+      await service.start();
+      started.push(service);
+    }
+    server = await listenGatewayServer(router.handle, {
+      host: options.host ?? sections.server.host,
+      port: options.port ?? sections.server.port,
+    });
+  } catch (error) {
+    await session.stop();
+    await stopEverything();
+    throw error;
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = async () => {
+    const deadline = Date.now() + stopTimeoutMs;
+    logger.info("stopping: no new connections; finishing in-flight requests and agent turns", {
+      requests: server.inFlight,
+      turns: session.running,
+    });
+    const cut = await server.close(stopTimeoutMs);
+    if (cut > 0) logger.warn("stop deadline passed: in-flight requests were cut", { requests: cut });
+    if (!(await session.idle(Math.max(0, deadline - Date.now())))) {
+      logger.warn("stop deadline passed: aborting running agent turns", { turns: session.running });
+    }
+    await session.stop();
+    await stopEverything();
+    logger.info("stopped");
+  };
+
+  const pluginPath = router.routes[0]?.path;
+  return {
+    url: clientUrl(server.host, server.port),
+    host: server.host,
+    port: server.port,
+    bus,
+    stateDir,
+    sections,
+    hooksPath: pluginPath,
+    mappings: validated.hooks.prepared?.config.enabled ? validated.hooks.prepared.mappings : [],
+    close() {
+      closing ??= close();
+      return closing;
+    },
+  };
+}
