@@ -6,7 +6,9 @@ import { createJiti } from "jiti";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const jiti = createJiti(import.meta.url);
-const { generateSchemas, generateManifest } = await jiti.import(path.join(root, "src/schemas/generate-schemas.ts"));
+const { generateSchemas, generateManifest } = await jiti.import(
+  path.join(root, "src/schemas/generate-schemas.ts"),
+);
 
 for (const [file, schema] of Object.entries(generateSchemas())) {
   const target = path.join(root, "schemas", file);
