@@ -5,6 +5,17 @@ import { ThinkingSchema, WakeModeSchema } from "../events.js";
 export const MAX_TIMEOUT_SECONDS = 86_400;
 export const DEFAULT_TIMEOUT_SECONDS = 600;
 
+/**
+ * valibot reports a missing key with the object's own message; say which key is missing instead of
+ * repeating what the object is.
+ */
+export function objectMessage(what: string) {
+  return (issue: v.ObjectIssue): string =>
+    issue.received === "undefined" && issue.path && issue.path.length > 0
+      ? `${String(issue.path.at(-1)?.key)} is required`
+      : what;
+}
+
 const RequiredText = (field: string) =>
   v.pipe(v.string(`${field} must be a string`), v.trim(), v.nonEmpty(`${field} must not be empty`));
 const OptionalText = (field: string) => v.optional(RequiredText(field));
@@ -22,7 +33,7 @@ export const WakeBodySchema = v.object(
     text: RequiredText("text"),
     mode: v.optional(WakeModeSchema, "now"),
   },
-  "the body must be a JSON object",
+  objectMessage("the body must be a JSON object"),
 );
 
 export const AgentBodySchema = v.object(
@@ -38,7 +49,7 @@ export const AgentBodySchema = v.object(
     thinking: v.optional(ThinkingSchema),
     timeoutSeconds: v.optional(TimeoutSecondsSchema, DEFAULT_TIMEOUT_SECONDS),
   },
-  "the body must be a JSON object",
+  objectMessage("the body must be a JSON object"),
 );
 
 /** What a transform may return to override the mapping's action; fields are not template-rendered. */

@@ -29,6 +29,8 @@ export type ActionResponse =
   | { kind: "agent"; runId: string; sessionKey: string };
 
 export interface ActionPlan {
+  /** The validated action the events came from (replay shows it). */
+  action: HookAction;
   events: PlannedEvent[];
   run?: PendingRun;
   response: ActionResponse;
@@ -53,7 +55,7 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
     if (action.mode === "now") {
       events.push({ event: "heartbeat:request", payload: { source, reason: "hook:wake" } });
     }
-    return { events, response: { kind: "wake", mode: action.mode, eventId } };
+    return { action, events, response: { kind: "wake", mode: action.mode, eventId } };
   }
 
   const runId = randomUUID();
@@ -88,5 +90,5 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
     source,
   };
   if (action.to !== undefined) run.to = action.to;
-  return { events: [turn], run, response: { kind: "agent", runId, sessionKey: action.sessionKey } };
+  return { action, events: [turn], run, response: { kind: "agent", runId, sessionKey: action.sessionKey } };
 }

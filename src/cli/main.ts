@@ -15,6 +15,8 @@ type Registrar = (program: Command) => void;
 const COMMANDS: ReadonlyArray<{ name: string; load(): Promise<Registrar> }> = [
   { name: "serve", load: async () => (await import("./serve.js")).registerServeCommand },
   { name: "check", load: async () => (await import("./check.js")).registerCheckCommand },
+  { name: "replay", load: async () => (await import("./replay.js")).registerReplayCommand },
+  { name: "test", load: async () => (await import("./test.js")).registerTestCommand },
   { name: "mailbox", load: async () => (await import("./mailbox.js")).registerMailboxCommand },
   { name: "token", load: async () => (await import("./token.js")).registerTokenCommand },
 ];

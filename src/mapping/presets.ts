@@ -1,5 +1,6 @@
 /** @module Built-in mappings enabled by `hooks.presets`; `mailbox` is the one preset (SPEC §7.3). */
 import * as v from "valibot";
+import { objectMessage } from "../actions/action-schemas.js";
 import type { MailboxConfig } from "../config/schema.js";
 import { MAX_MAPPING_BODY_BYTES, type MappingInput } from "./schema.js";
 
@@ -9,22 +10,25 @@ export const MAX_FAN_OUT = 200;
 /** Room for one message's headers, snippet and JSON framing besides its body. */
 const MAILBOX_MESSAGE_OVERHEAD_BYTES = 4_096;
 
-export const MailboxBodySchema = v.object({
-  source: v.string("source must be a string"),
-  messages: v.array(
-    v.object(
-      {
-        id: v.optional(v.string("id must be a string")),
-        from: v.string("from must be a string"),
-        subject: v.string("subject must be a string"),
-        snippet: v.string("snippet must be a string"),
-        body: v.optional(v.string("body must be a string")),
-      },
-      "each message must be an object",
+export const MailboxBodySchema = v.object(
+  {
+    source: v.string("source must be a string"),
+    messages: v.array(
+      v.object(
+        {
+          id: v.optional(v.string("id must be a string")),
+          from: v.string("from must be a string"),
+          subject: v.string("subject must be a string"),
+          snippet: v.string("snippet must be a string"),
+          body: v.optional(v.string("body must be a string")),
+        },
+        objectMessage("each message must be an object with from, subject and snippet"),
+      ),
+      "messages must be an array",
     ),
-    "messages must be an array",
-  ),
-});
+  },
+  objectMessage("the mailbox body must be a JSON object"),
+);
 export type MailboxBody = v.InferOutput<typeof MailboxBodySchema>;
 
 export interface PresetDefinition {

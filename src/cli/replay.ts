@@ -1,0 +1,104 @@
+/** @module `hooks replay`: shows what fixtures would do (dry run, no side effects), or sends them to a running gateway. */
+import type { Command } from "commander";
+import { formatReport, painter, wantsColour } from "../replay/format-report.js";
+import { type LoadedFixture, loadFixture } from "../replay/load-fixture.js";
+import { openReplay } from "../replay/open-replay.js";
+import type { ReplayReport } from "../replay/replay-fixture.js";
+
+interface ReplayOptions {
+  config?: string;
+  json?: boolean;
+  send?: string;
+  token?: string;
+}
+
+/** The JSON form scripts read: fixed key order, one entry per fixture. */
+export function reportToJson(report: ReplayReport): Record<string, unknown> {
+  return {
+    name: report.name,
+    file: report.file,
+    request: report.request,
+    status: report.status,
+    body: report.body ?? null,
+    mappingId: report.mappingId ?? null,
+    candidates: report.candidates,
+    rendered: report.rendered,
+    transformOutput: report.transformOutput.map((output) => (output === undefined ? null : output)),
+    actions: report.actions,
+    events: report.events,
+    logs: report.logs.map(({ level, message }) => ({ level, message })),
+  };
+}
+
+async function sendFixture(loaded: LoadedFixture, baseUrl: string, token: string, hooksPath: string) {
+  const request = loaded.fixture.request;
+  const pathname = request.path.startsWith("/") ? request.path : `${hooksPath}/${request.path}`;
+  const url = new URL(pathname, baseUrl);
+  for (const [key, value] of Object.entries(request.query)) url.searchParams.set(key, value);
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...request.headers,
+    authorization: `Bearer ${token}`,
+  };
+  let body: Buffer | string | undefined = loaded.rawBody;
+  if (body === undefined && request.body !== undefined) body = JSON.stringify(request.body);
+  const response = await fetch(url, {
+    method: request.method,
+    headers,
+    ...(body === undefined ? {} : { body }),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    requestId: response.headers.get("x-request-id"),
+    body: text ? safeParse(text) : null,
+  };
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function registerReplayCommand(program: Command): void {
+  program
+    .command("replay")
+    .description(
+      "run fixture files through the real pipeline without side effects and show what they would do",
+    )
+    .argument("<fixture...>", "fixture files (.json or .json5)")
+    .option("-c, --config <file>", "gateway config (default: ./gateway.json5, else the bundled demo)")
+    .option("--json", "print machine-readable JSON")
+    .option(
+      "--send <url>",
+      "post the fixtures to a running gateway at this base URL instead (e.g. http://127.0.0.1:18789)",
+    )
+    .option("--token <token>", "token for --send (default: hooks.token from the config)")
+    .action(async (files: string[], options: ReplayOptions) => {
+      const { config, pipeline } = openReplay(options.config);
+      const fixtures = files.map((file) => loadFixture(file));
+      if (options.send) {
+        const token = options.token ?? config.hooks.prepared!.config.token;
+        const results = [];
+        for (const loaded of fixtures) {
+          const result = await sendFixture(loaded, options.send, token, config.hooks.prepared!.config.path);
+          results.push({ name: loaded.fixture.name, ...result });
+          if (!options.json)
+            process.stdout.write(`${loaded.fixture.name}: ${result.status} ${JSON.stringify(result.body)}\n`);
+        }
+        if (options.json) process.stdout.write(`${JSON.stringify({ sent: results }, null, 2)}\n`);
+        return;
+      }
+      const reports: ReplayReport[] = [];
+      for (const loaded of fixtures) reports.push(await pipeline.replay(loaded));
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify({ reports: reports.map(reportToJson) }, null, 2)}\n`);
+        return;
+      }
+      const paint = painter(wantsColour(process.stdout));
+      process.stdout.write(`${reports.map((report) => formatReport(report, paint)).join("\n\n")}\n`);
+    });
+}

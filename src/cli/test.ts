@@ -1,0 +1,93 @@
+/** @module `hooks test`: runs every fixture that carries `expect`, one line each, and closes with "N passed, N failed". */
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { Command } from "commander";
+import JSON5 from "json5";
+import { checkExpectation, expectationFrom } from "../replay/expectations.js";
+import { painter, wantsColour } from "../replay/format-report.js";
+import {
+  type FixtureError,
+  findFixtureFiles,
+  loadFixture,
+  looksLikeFixture,
+  parseFixtureText,
+} from "../replay/load-fixture.js";
+import { openReplay } from "../replay/open-replay.js";
+
+interface TestOptions {
+  config?: string;
+  update?: boolean;
+}
+
+function writeExpectation(file: string, expectation: unknown): void {
+  const original = parseFixtureText(readFileSync(file, "utf8"), file) as Record<string, unknown>;
+  const updated = { ...original, expect: expectation };
+  const text = file.endsWith(".json5") ? JSON5.stringify(updated, null, 2) : JSON.stringify(updated, null, 2);
+  writeFileSync(file, `${text}\n`);
+}
+
+export function registerTestCommand(program: Command): void {
+  program
+    .command("test")
+    .description(
+      "run the fixtures under a directory that carry an `expect` block and report passes and failures",
+    )
+    .argument("[dir]", "directory searched recursively for .json/.json5 fixtures", "fixtures")
+    .option("-c, --config <file>", "gateway config (default: ./gateway.json5, else the bundled demo)")
+    .option("--update", "record the current results as each fixture's expectation")
+    .action(async (dir: string, options: TestOptions) => {
+      const { pipeline } = openReplay(options.config);
+      const paint = painter(wantsColour(process.stdout));
+      let passed = 0;
+      let failed = 0;
+      let withoutExpect = 0;
+      for (const file of findFixtureFiles(dir)) {
+        const shown = path.relative(process.cwd(), file);
+        let parsed: unknown;
+        try {
+          parsed = parseFixtureText(readFileSync(file, "utf8"), shown);
+        } catch {
+          continue; // Not JSON5 at all: not a fixture, not ours to judge.
+        }
+        if (!looksLikeFixture(parsed)) continue;
+        let loaded: ReturnType<typeof loadFixture>;
+        try {
+          loaded = loadFixture(file);
+        } catch (error) {
+          failed++;
+          process.stdout.write(
+            `${paint("red", "✗")} ${shown}\n    ${(error as FixtureError).message.replaceAll("\n", "\n    ")}\n`,
+          );
+          continue;
+        }
+        const { fixture } = loaded;
+        if (!fixture.expect && !options.update) {
+          withoutExpect++;
+          continue;
+        }
+        const report = await pipeline.replay(loaded);
+        if (options.update) {
+          writeExpectation(file, expectationFrom(report));
+          passed++;
+          process.stdout.write(
+            `${paint("cyan", "↻")} ${fixture.name} ${paint("dim", `(${shown}: ${report.status})`)}\n`,
+          );
+          continue;
+        }
+        const result = checkExpectation(report, fixture.expect!);
+        if (result.passed) {
+          passed++;
+          process.stdout.write(`${paint("green", "✓")} ${fixture.name} ${paint("dim", `(${shown})`)}\n`);
+        } else {
+          failed++;
+          process.stdout.write(`${paint("red", "✗")} ${fixture.name} ${paint("dim", `(${shown})`)}\n`);
+          for (const problem of result.problems)
+            process.stdout.write(`    ${paint("red", "-")} ${problem}\n`);
+        }
+      }
+      if (withoutExpect > 0)
+        process.stdout.write(paint("dim", `(${withoutExpect} fixture(s) without expect not run)\n`));
+      process.stdout.write(`${passed} passed, ${failed} failed\n`);
+      if (failed > 0) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,52 @@
+/** @module The fixture file (SPEC §11): a recorded request and, optionally, what it must produce. */
+import * as v from "valibot";
+import { HOOK_EVENT_SCHEMAS } from "../events.js";
+
+const EVENT_NAMES = Object.keys(HOOK_EVENT_SCHEMAS) as [
+  keyof typeof HOOK_EVENT_SCHEMAS,
+  ...(keyof typeof HOOK_EVENT_SCHEMAS)[],
+];
+
+export const FixtureRequestSchema = v.pipe(
+  v.strictObject({
+    method: v.optional(v.string(), "POST"),
+    /** The hook name (`github/push`) or the full path (`/hooks/github/push`). */
+    path: v.pipe(v.string(), v.minLength(1, "path must name a hook")),
+    headers: v.optional(v.record(v.string(), v.string()), {}),
+    query: v.optional(v.record(v.string(), v.string()), {}),
+    /** A JSON value sent as JSON (or form-encoded when the content type says so). */
+    body: v.optional(v.unknown()),
+    /** The exact bytes of the body, as text. */
+    rawBody: v.optional(v.string()),
+    /** A file holding the body, relative to the fixture file. */
+    bodyFile: v.optional(v.string()),
+  }),
+  v.check(
+    (request) => [request.body, request.rawBody, request.bodyFile].filter((x) => x !== undefined).length <= 1,
+    "give at most one of body, rawBody and bodyFile",
+  ),
+);
+
+export const FixtureExpectationSchema = v.strictObject({
+  status: v.pipe(v.number(), v.integer()),
+  /** Each entry must match at least one emitted event: same name, payload containing `match`. */
+  events: v.optional(
+    v.array(
+      v.strictObject({
+        event: v.picklist(EVENT_NAMES),
+        match: v.optional(v.record(v.string(), v.unknown()), {}),
+      }),
+    ),
+  ),
+});
+
+export const FixtureSchema = v.strictObject({
+  name: v.pipe(v.string(), v.minLength(1)),
+  description: v.optional(v.string()),
+  request: FixtureRequestSchema,
+  expect: v.optional(FixtureExpectationSchema),
+});
+
+export type Fixture = v.InferOutput<typeof FixtureSchema>;
+export type FixtureInput = v.InferInput<typeof FixtureSchema>;
+export type FixtureExpectation = v.InferOutput<typeof FixtureExpectationSchema>;
