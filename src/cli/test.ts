@@ -19,11 +19,16 @@ interface TestOptions {
   update?: boolean;
 }
 
+/** Rewrites the fixture with a new `expect`; a leading `//` comment block survives, other comments do not. */
 function writeExpectation(file: string, expectation: unknown): void {
-  const original = parseFixtureText(readFileSync(file, "utf8"), file) as Record<string, unknown>;
+  const text = readFileSync(file, "utf8");
+  const original = parseFixtureText(text, file) as Record<string, unknown>;
   const updated = { ...original, expect: expectation };
-  const text = file.endsWith(".json5") ? JSON5.stringify(updated, null, 2) : JSON.stringify(updated, null, 2);
-  writeFileSync(file, `${text}\n`);
+  const header = file.endsWith(".json5") ? (/^(?:\s*\/\/.*\n)+/.exec(text)?.[0] ?? "") : "";
+  const body = file.endsWith(".json5")
+    ? JSON5.stringify(updated, { space: 2, quote: '"' })
+    : JSON.stringify(updated, null, 2);
+  writeFileSync(file, `${header}${body}\n`);
 }
 
 export function registerTestCommand(program: Command): void {

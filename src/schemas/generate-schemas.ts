@@ -4,7 +4,9 @@ import type * as v from "valibot";
 import { AgentBodySchema, HookActionOverrideSchema, WakeBodySchema } from "../actions/action-schemas.js";
 import { HooksConfigSchema, PluginGatewayConfigSchema } from "../config/schema.js";
 import { HOOK_EVENT_SCHEMAS } from "../events.js";
+import { GatewayConfigSchema } from "../host/gateway/gateway-config.js";
 import { MappingSchema } from "../mapping/schema.js";
+import { FixtureSchema } from "../replay/fixture-schema.js";
 
 const SCHEMA_BASE = "https://hooks-intake.local/schemas/";
 
@@ -34,6 +36,12 @@ export function generateSchemas(): Record<string, Record<string, unknown>> {
       HookActionOverrideSchema,
       "transform-result.schema.json",
       "what a transform may return",
+    ),
+    "fixture.schema.json": generate(FixtureSchema, "fixture.schema.json", "fixture file for hooks replay / hooks test"),
+    "gateway-config.schema.json": generate(
+      GatewayConfigSchema,
+      "gateway-config.schema.json",
+      "config file of the reference gateway (hooks serve)",
     ),
   };
   for (const [event, schema] of Object.entries(HOOK_EVENT_SCHEMAS)) {
