@@ -5,7 +5,7 @@ import { RequestDispatcher } from "./actions/dispatch-request.js";
 import { RunCompletionTracker } from "./actions/run-completion.js";
 import type { ResolvedHooksConfig } from "./config/resolve.js";
 import type { HookBus } from "./events.js";
-import type { HostLogger } from "./host/contract.js";
+import type { CapturedRequest, HostLogger } from "./host/contract.js";
 import { AuthFailureLimiter } from "./http/auth-failures.js";
 import { createAuthenticator } from "./http/authenticate.js";
 import { createClientAddressResolver } from "./http/client-address.js";
@@ -22,6 +22,7 @@ export interface ContainerInputs {
   logger: HostLogger;
   bus: HookBus;
   options: RuntimeOptions;
+  capture?: ((request: CapturedRequest) => void) | undefined;
 }
 
 export function buildHooksContainer(inputs: ContainerInputs): DependencyContainer {
@@ -31,6 +32,7 @@ export function buildHooksContainer(inputs: ContainerInputs): DependencyContaine
   c.register(TOKENS.logger, { useValue: inputs.logger });
   c.register(TOKENS.bus, { useValue: inputs.bus });
   c.register(TOKENS.options, { useValue: inputs.options });
+  c.register(TOKENS.capture, { useValue: { hook: inputs.capture } });
 
   c.register(TOKENS.actionPolicy, {
     useFactory: instanceCachingFactory((r) => {
@@ -104,6 +106,7 @@ export function buildHooksContainer(inputs: ContainerInputs): DependencyContaine
         tracker: r.resolve(TOKENS.tracker),
         bus: r.resolve(TOKENS.bus),
         logger,
+        capture: r.resolve(TOKENS.capture).hook,
       });
     }),
   });

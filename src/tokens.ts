@@ -5,7 +5,7 @@ import type { RunCompletionTracker } from "./actions/run-completion.js";
 import type { ActionPolicy } from "./actions/validate-action.js";
 import type { ResolvedHooksConfig } from "./config/resolve.js";
 import type { HookBus } from "./events.js";
-import type { HostLogger, RouteHandler } from "./host/contract.js";
+import type { CapturedRequest, HostLogger, RouteHandler } from "./host/contract.js";
 import type { CompiledMapping } from "./mapping/compile-mappings.js";
 import type { DefaultMappingEngine } from "./mapping/mapping-engine.js";
 import type { TransformLoader } from "./mapping/transform-loader.js";
@@ -29,4 +29,6 @@ export const TOKENS = {
   dispatcher: Symbol("hooks.dispatcher") as InjectionToken<RequestDispatcher>,
   tracker: Symbol("hooks.tracker") as InjectionToken<RunCompletionTracker>,
   handler: Symbol("hooks.handler") as InjectionToken<RouteHandler>,
+  /** Held in an object: tsyringe treats `useValue: undefined` as no provider at all. */
+  capture: Symbol("hooks.capture") as InjectionToken<{ hook: ((request: CapturedRequest) => void) | undefined }>,
 } as const;

@@ -28,6 +28,18 @@ export interface HostService {
   stop(): void | Promise<void>;
 }
 
+/** An authenticated request as received, credentials removed: what `hooks serve --capture` writes as a fixture. */
+export interface CapturedRequest {
+  requestId: string;
+  method: string;
+  hook: string;
+  /** Request headers without Authorization, X-Service-Token, Cookie and Proxy-Authorization. */
+  headers: Record<string, string>;
+  /** Query parameters without `token`. */
+  query: Record<string, string>;
+  rawBody: Buffer;
+}
+
 export interface PluginHost {
   /** The whole gateway config, as the gateway loaded it (env substitution already applied). */
   config: unknown;
@@ -39,6 +51,11 @@ export interface PluginHost {
   channels?: readonly string[];
   /** The main session's key, which no caller may target. Default: `main`. */
   mainSessionKey?: string;
+  /**
+   * Optional: receives every authenticated request whose body was read, before it is dispatched. Only a host
+   * that was asked to record payloads (a development aid) provides it; the plugin never logs payloads itself.
+   */
+  captureRequest?(request: CapturedRequest): void;
   registerHttpRoute(route: HttpRoute): void;
   registerService(service: HostService): void;
 }

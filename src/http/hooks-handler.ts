@@ -4,7 +4,7 @@ import type { RequestDispatcher } from "../actions/dispatch-request.js";
 import type { ActionPlan } from "../actions/plan-action.js";
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { HookBus } from "../events.js";
-import type { HostLogger } from "../host/contract.js";
+import type { CapturedRequest, HostLogger } from "../host/contract.js";
 import type { AuthResult } from "./authenticate.js";
 import { HookError, isHookError, toHookError } from "./errors.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
@@ -20,6 +20,7 @@ export interface HooksHandlerDeps {
   tracker: RunCompletionTracker;
   bus: HookBus;
   logger: HostLogger;
+  capture?: ((request: CapturedRequest) => void) | undefined;
 }
 
 /** How long a connection refused mid-body may linger before it is cut, so it cannot be drained without bound. */
@@ -131,6 +132,41 @@ export function hookName(pathname: string, basePath: string): string | undefined
     return decodeURIComponent(name);
   } catch {
     return name;
+  }
+}
+
+const CREDENTIAL_HEADERS = new Set(["authorization", "x-service-token", "cookie", "proxy-authorization"]);
+
+/** Hands the request to the host's capture hook with credentials removed; a failing hook never fails the request. */
+function captureSafely(
+  deps: HooksHandlerDeps,
+  request: {
+    requestId: string;
+    method: string;
+    hook: string;
+    headers: IncomingMessage["headers"];
+    query: URLSearchParams | undefined;
+    rawBody: Buffer;
+  },
+): void {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || CREDENTIAL_HEADERS.has(name)) continue;
+    headers[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  const query = queryRecord(request.query);
+  delete query.token;
+  try {
+    deps.capture!({
+      requestId: request.requestId,
+      method: request.method,
+      hook: request.hook,
+      headers,
+      query,
+      rawBody: request.rawBody,
+    });
+  } catch (error) {
+    deps.logger.warn(`request capture failed: ${(error as Error).message}`, { requestId: request.requestId });
   }
 }
 

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { CapturedRequest } from "../../src/host/contract.js";
 import { createHooksPlugin } from "../../src/index.js";
 import { headFor, rawRequest } from "../helpers/raw-http.js";
 import { post, startTestHost, type TestHost } from "../helpers/test-host.js";
@@ -263,6 +264,30 @@ describe("HTTP contract (SPEC §4)", () => {
     ]);
     expect(requests[0]!.durationMs).toBeGreaterThanOrEqual(0);
     expect(JSON.stringify(requests)).not.toContain("secret payload");
+  });
+
+  it("hands authenticated requests to the host's capture hook without credentials", async () => {
+    const captured: CapturedRequest[] = [];
+    host = await startTestHost(
+      createHooksPlugin(),
+      { hooks: { enabled: true, token: TOKEN } },
+      { capture: (r) => captured.push(r) },
+    );
+    await send(`/hooks/wake?token=${TOKEN}&page=2`, {
+      body: '{"text":"captured"}',
+      headers: { cookie: "a=b", "x-custom": "kept" },
+    });
+    await send("/hooks/wake", { body: '{"text":"refused"}', headers: { authorization: "Bearer wrong" } });
+    expect(captured).toHaveLength(1);
+    expect(captured[0]).toMatchObject({
+      method: "POST",
+      hook: "wake",
+      query: { page: "2" },
+      headers: { "x-custom": "kept" },
+    });
+    expect(captured[0]!.rawBody.toString()).toBe('{"text":"captured"}');
+    expect(JSON.stringify(captured)).not.toContain(TOKEN);
+    expect(captured[0]!.headers).not.toHaveProperty("cookie");
   });
 
   it("registers no route unless hooks.enabled is true", async () => {
