@@ -47,6 +47,7 @@ export function createHooksPlugin(overrides: Partial<RuntimeOptions> = {}): Hook
         logger: host.logger,
         bus: host.bus,
         options,
+        capture: host.captureRequest?.bind(host),
       });
       host.registerHttpRoute({
         path: config.path,
