@@ -76,6 +76,16 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
         maxBytes: dispatcher.bodyLimit(route),
         timeoutMs: deps.bodyTimeoutMs,
       });
+      if (deps.capture) {
+        captureSafely(deps, {
+          requestId,
+          method: req.method ?? "POST",
+          hook,
+          headers: req.headers,
+          query,
+          rawBody: raw,
+        });
+      }
       const body = parseBody(kind, raw);
       const outcome = await dispatcher.dispatch(route, {
         hook,
