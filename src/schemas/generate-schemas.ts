@@ -37,7 +37,11 @@ export function generateSchemas(): Record<string, Record<string, unknown>> {
       "transform-result.schema.json",
       "what a transform may return",
     ),
-    "fixture.schema.json": generate(FixtureSchema, "fixture.schema.json", "fixture file for hooks replay / hooks test"),
+    "fixture.schema.json": generate(
+      FixtureSchema,
+      "fixture.schema.json",
+      "fixture file for hooks replay / hooks test",
+    ),
     "gateway-config.schema.json": generate(
       GatewayConfigSchema,
       "gateway-config.schema.json",

@@ -24,7 +24,10 @@ export interface CliProcess {
   /** Resolves with the first match in stdout, as soon as it appears; rejects on exit or after the wait. */
   waitFor(pattern: RegExp, waitMs?: number): Promise<RegExpMatchArray>;
   /** Resolves with the first JSON log record that passes `where`. */
-  waitForLog(where: (record: Record<string, unknown>) => boolean, waitMs?: number): Promise<Record<string, unknown>>;
+  waitForLog(
+    where: (record: Record<string, unknown>) => boolean,
+    waitMs?: number,
+  ): Promise<Record<string, unknown>>;
   exited: Promise<Exit>;
   signal(signal: NodeJS.Signals): void;
 }
@@ -73,7 +76,10 @@ function parseLogs(text: string): Array<Record<string, unknown>> {
   return out;
 }
 
-export function spawnCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CliProcess {
+export function spawnCli(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): CliProcess {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, HOOKS_LOG_LEVEL: "info", ...options.env },
@@ -128,7 +134,8 @@ export function spawnCli(args: readonly string[], options: { cwd?: string; env?:
     stdout: () => stdout,
     stderr: () => stderr,
     logs: () => parseLogs(stdout),
-    waitFor: (pattern, waitMs = DEFAULT_WAIT_MS) => until(() => stdout.match(pattern) ?? undefined, `${pattern}`, waitMs),
+    waitFor: (pattern, waitMs = DEFAULT_WAIT_MS) =>
+      until(() => stdout.match(pattern) ?? undefined, `${pattern}`, waitMs),
     waitForLog: (where, waitMs = DEFAULT_WAIT_MS) =>
       until(() => parseLogs(stdout).find(where), `log record matching ${where.toString()}`, waitMs),
     exited,
@@ -159,7 +166,12 @@ export async function startServe(
 }
 
 /** Polls `read` until it returns a value, for state that has no event to wait on. */
-export async function pollFor<T>(read: () => T | undefined, what: string, waitMs = 5_000, everyMs = 25): Promise<T> {
+export async function pollFor<T>(
+  read: () => T | undefined,
+  what: string,
+  waitMs = 5_000,
+  everyMs = 25,
+): Promise<T> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     const value = read();

@@ -1,0 +1,122 @@
+/** @module `hooks check`: a good config lists endpoints and mappings (exit 0); a bad one lists every problem (exit 1). */
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { baseConfig, writeConfig } from "../gateway/support.js";
+import { cleanupCli, makeTempDir, runCli } from "../helpers/spawn-cli.js";
+
+afterEach(cleanupCli);
+
+function transformsDir(dir: string, files: Record<string, string>): void {
+  const target = path.join(dir, "hooks/transforms");
+  mkdirSync(target, { recursive: true });
+  for (const [name, source] of Object.entries(files)) writeFileSync(path.join(target, name), source);
+}
+
+describe("hooks check", () => {
+  it("accepts a good config: loads its transforms, lists endpoints and mappings, exits 0", async () => {
+    const dir = makeTempDir();
+    transformsDir(dir, {
+      "shape.ts": "export default (ctx: { payload: unknown }) => ({ kind: 'wake' as const, text: 'x' });",
+    });
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        { server: { port: 4321 } },
+        {
+          presets: ["mailbox"],
+          mappings: [
+            { id: "shaped", match: { path: "shape" }, transform: { module: "shape.ts" } },
+            { id: "by-source", match: { source: "stripe" }, action: "wake", textTemplate: "{{type}}" },
+          ],
+        },
+      ),
+    );
+    const result = await runCli(["check", "--config", config]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("http://127.0.0.1:4321/hooks/wake");
+    expect(result.stdout).toContain("http://127.0.0.1:4321/hooks/agent");
+    expect(result.stdout).toMatch(
+      /shaped\s+path=shape → \/hooks\/shape\s+agent\s+transform shape\.ts\s+loaded/,
+    );
+    expect(result.stdout).toMatch(/by-source\s+source=stripe\s+wake\s+template\s+ok/);
+    expect(result.stdout).toMatch(/mailbox\s+path=mailbox → \/hooks\/mailbox\s+agent\s+preset\s+ok/);
+    expect(result.stdout).toContain("ok: config is valid");
+  });
+
+  it("accepts the bundled demo config", async () => {
+    const result = await runCli(["check"], { cwd: makeTempDir(), env: { HOOKS_TOKEN: "" } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("fixtures/demo/gateway.json5");
+    expect(result.stdout).toMatch(/alert\s+path=alerts.*transform alert\.ts\s+loaded/);
+  });
+
+  it("rejects a bad config with every problem listed, transform failures with mapping id and module path", async () => {
+    const dir = makeTempDir();
+    transformsDir(dir, {
+      "broken.ts": "export default function (ctx {",
+      "no-export.mjs": "export const notAFunction = 1;",
+      "throws.mjs": "throw new Error('fails at import');",
+    });
+    const config = writeConfig(dir, {
+      hooks: {
+        enabled: true,
+        token: "${CHECK_TEST_UNSET_VAR}",
+        maxBodyBytes: "big",
+        mappings: [
+          { id: "broken", match: { path: "broken" }, transform: { module: "broken.ts" } },
+          { id: "no-export", match: { path: "no-export" }, transform: { module: "no-export.mjs" } },
+          { id: "throws", match: { path: "throws" }, transform: { module: "throws.mjs" } },
+          { id: "escape", match: { path: "escape" }, transform: { module: "../outside.ts" } },
+          { id: "bad-template", match: { path: "t" }, messageTemplate: "{{ unclosed" },
+          { id: "reserved", match: { path: "wake" } },
+        ],
+      },
+      heartbeat: { everySecond: 10 },
+      runner: { kind: "openai", baseUrl: "not a url", model: "" },
+    });
+    const result = await runCli(["check", "--config", config], { env: { CHECK_TEST_UNSET_VAR: undefined } });
+    expect(result.code).toBe(1);
+    const expected = [
+      "hooks.token: environment variable CHECK_TEST_UNSET_VAR is not set",
+      "hooks.maxBodyBytes:",
+      'heartbeat.everySecond: unknown key (did you mean "everySeconds"?)',
+      "runner.baseUrl: must be an absolute URL",
+      "runner.model: must not be empty",
+    ];
+    for (const problem of expected) expect(result.stderr).toContain(problem);
+    // maxBodyBytes makes the hooks block invalid as a whole: mapping checks need a valid block, so fix it and look again.
+    const fixed = writeConfig(dir, {
+      hooks: {
+        enabled: true,
+        token: "check-test-token-0123456789abcdef",
+        mappings: [
+          { id: "broken", match: { path: "broken" }, transform: { module: "broken.ts" } },
+          { id: "no-export", match: { path: "no-export" }, transform: { module: "no-export.mjs" } },
+          { id: "throws", match: { path: "throws" }, transform: { module: "throws.mjs" } },
+          { id: "escape", match: { path: "escape" }, transform: { module: "../outside.ts" } },
+          { id: "bad-template", match: { path: "t" }, messageTemplate: "{{ unclosed" },
+          { id: "reserved", match: { path: "wake" } },
+        ],
+      },
+    });
+    const second = await runCli(["check", "--config", fixed]);
+    expect(second.code).toBe(1);
+    const problems = second.stderr.split("\n").filter((line) => line.startsWith("  - "));
+    expect(problems).toHaveLength(6);
+    expect(second.stderr).toMatch(
+      /hooks\.mappings\[0\]\.transform\.module: mapping "broken": transform broken\.ts failed to load/,
+    );
+    expect(second.stderr).toMatch(
+      /hooks\.mappings\[1\]\.transform\.module: mapping "no-export": transform no-export\.mjs failed to load: .*no function export/,
+    );
+    expect(second.stderr).toMatch(
+      /hooks\.mappings\[2\]\.transform\.module: mapping "throws": transform throws\.mjs failed to load: fails at import/,
+    );
+    expect(second.stderr).toContain('hooks.mappings[3].transform.module: must not contain ".." segments');
+    expect(second.stderr).toMatch(/hooks\.mappings\[4\]\.messageTemplate: invalid template/);
+    expect(second.stderr).toMatch(/hooks\.mappings\[5\]\.match\.path: "wake" is reserved/);
+    expect(second.stdout).toMatch(/escape\s+.*INVALID/);
+  });
+});

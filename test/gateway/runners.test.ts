@@ -1,0 +1,215 @@
+/** @module The `command` and `openai` runners through the real CLI: a real child process, a real chat-completions server. */
+import { once } from "node:events";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanupCli, makeTempDir, pollFor, type ServeProcess, startServe } from "../helpers/spawn-cli.js";
+import { AUTH, baseConfig, postJson, readRecord, writeConfig } from "./support.js";
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await cleanupCli();
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+/** Runs one agent turn and returns its `session:agent-turn-finished` payload from the record. */
+async function runTurn(
+  gateway: ServeProcess,
+  record: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = AUTH,
+) {
+  const response = await postJson(`${gateway.url}/hooks/agent`, { deliver: false, ...body }, headers);
+  expect(response.status).toBe(202);
+  const runId: string = response.body.runId;
+  await gateway.waitForLog((r) => r.msg === "agent turn finished" && r.runId === runId);
+  return readRecord(record).find(
+    (line) => line.event === "session:agent-turn-finished" && line.payload.runId === runId,
+  )!.payload;
+}
+
+const AGENT_SCRIPT = `
+import { writeFileSync } from "node:fs";
+let input = "";
+process.stdin.setEncoding("utf8");
+for await (const chunk of process.stdin) input += chunk;
+if (input.includes("SLEEP")) {
+  writeFileSync(process.env.PID_FILE, String(process.pid));
+  setTimeout(() => {}, 60_000);
+} else if (input.includes("FAIL")) {
+  process.stderr.write("kaput\\n");
+  process.exit(3);
+} else {
+  const raw = input.includes("<<<") ? input.split("\\n").slice(2, -1).join("\\n") : input;
+  process.stdout.write("agent says: " + raw.toUpperCase() + " key=" + process.env.HOOKS_SESSION_KEY +
+    " token-visible=" + (process.env.HOOKS_TOKEN !== undefined) + "\\n");
+}
+`;
+
+describe("command runner", () => {
+  it("pipes the message to a real program and reports its reply, its failure, and its timeout (killing it)", async () => {
+    const dir = makeTempDir();
+    writeFileSync(path.join(dir, "agent.mjs"), AGENT_SCRIPT);
+    const pidFile = path.join(dir, "agent.pid");
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        { runner: { kind: "command", command: process.execPath, args: ["agent.mjs"] } },
+        { token: "${HOOKS_TOKEN}" },
+      ),
+    );
+    const record = path.join(dir, "events.jsonl");
+    const gateway = await startServe(
+      ["--config", config, "--state-dir", path.join(dir, "state"), "--record", record],
+      {
+        env: { HOOKS_TOKEN: "command-runner-token-0123456789abcdef", PID_FILE: pidFile },
+      },
+    );
+    const auth = { authorization: "Bearer command-runner-token-0123456789abcdef" };
+    const turn = (body: Record<string, unknown>) => runTurn(gateway, record, body, auth);
+
+    const ok = await turn({ message: "hello there", sessionKey: "hook:cmd" });
+    expect(ok).toMatchObject({
+      status: "ok",
+      reply: "agent says: HELLO THERE key=hook:cmd token-visible=false",
+    });
+
+    const failed = await turn({ message: "please FAIL" });
+    expect(failed).toMatchObject({ status: "error" });
+    expect(failed.error).toMatch(/exited with code 3: kaput/);
+
+    const slow = await turn({ message: "SLEEP forever", timeoutSeconds: 1 });
+    expect(slow).toMatchObject({ status: "timeout" });
+    // The program wrote its pid before it started to sleep, so the file is there by the time the turn timed out.
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(pid).toBeGreaterThan(0);
+    await pollFor(() => (isAlive(pid) ? undefined : true), `agent process ${pid} to be killed`, 5_000);
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface ChatRequest {
+  url: string;
+  authorization: string | undefined;
+  body: { model: string; messages: Array<{ role: string; content: string }> };
+  /** Resolves true when the client went away before an answer was sent. */
+  closed: Promise<boolean>;
+}
+
+/** A chat-completions server: answers with a count of the messages it got, hangs on HANG, fails on ERROR. */
+async function startChatServer(): Promise<{ url: string; requests: ChatRequest[] }> {
+  const requests: ChatRequest[] = [];
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    let text = "";
+    for await (const chunk of req) text += chunk;
+    const entry: ChatRequest = {
+      url: req.url ?? "",
+      authorization: req.headers.authorization,
+      body: JSON.parse(text),
+      closed: new Promise((resolve) => res.once("close", () => resolve(!res.writableFinished))),
+    };
+    requests.push(entry);
+    const last = entry.body.messages.at(-1)?.content ?? "";
+    if (last.includes("HANG")) return;
+    res.setHeader("content-type", "application/json");
+    if (last.includes("ERROR")) {
+      res.statusCode = 500;
+      res.end(JSON.stringify({ error: { message: "model not loaded" } }));
+      return;
+    }
+    res.end(
+      JSON.stringify({
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: `reply #${requests.length} (${entry.body.messages.length} messages)`,
+            },
+            finish_reason: "stop",
+          },
+        ],
+      }),
+    );
+  });
+  servers.push(server);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
+
+describe("openai runner", () => {
+  it("speaks chat-completions with history per session key, the API key from the env, and honours timeouts", async () => {
+    const chat = await startChatServer();
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig({
+        runner: {
+          kind: "openai",
+          baseUrl: `${chat.url}/v1/`,
+          model: "local-model",
+          apiKeyEnv: "TEST_LLM_KEY",
+        },
+      }),
+    );
+    const record = path.join(dir, "events.jsonl");
+    const gateway = await startServe(
+      ["--config", config, "--state-dir", path.join(dir, "state"), "--record", record],
+      {
+        env: { TEST_LLM_KEY: "sk-local-test" },
+      },
+    );
+
+    const first = await runTurn(gateway, record, { message: "first question", sessionKey: "hook:llm" });
+    expect(first).toMatchObject({ status: "ok", reply: "reply #1 (1 messages)" });
+    expect(chat.requests[0]).toMatchObject({
+      url: "/v1/chat/completions",
+      authorization: "Bearer sk-local-test",
+    });
+    expect(chat.requests[0]!.body.model).toBe("local-model");
+    expect(chat.requests[0]!.body.messages[0]).toMatchObject({ role: "user" });
+    expect(chat.requests[0]!.body.messages[0]!.content).toContain("first question");
+
+    const second = await runTurn(gateway, record, {
+      message: "follow-up",
+      sessionKey: "hook:llm",
+      model: "local/other-model",
+    });
+    expect(second).toMatchObject({ status: "ok", reply: "reply #2 (3 messages)" });
+    const history = chat.requests[1]!.body;
+    expect(history.model).toBe("other-model");
+    expect(history.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(history.messages[1]!.content).toBe("reply #1 (1 messages)");
+
+    const failed = await runTurn(gateway, record, { message: "ERROR please" });
+    expect(failed).toMatchObject({
+      status: "error",
+      error: "chat-completions endpoint answered 500: model not loaded",
+    });
+
+    const hung = await runTurn(gateway, record, { message: "HANG here", timeoutSeconds: 1 });
+    expect(hung).toMatchObject({ status: "timeout" });
+    const hungRequest = chat.requests.at(-1)!;
+    expect(await hungRequest.closed).toBe(true);
+    const summary = readRecord(record).find(
+      (line) => line.event === "session:system-event" && String(line.payload.text).includes("(timeout)"),
+    );
+    expect(summary).toBeDefined();
+  });
+});

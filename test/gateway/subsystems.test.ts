@@ -1,0 +1,267 @@
+/** @module The gateway's parts in-process: heartbeat coalescing, delivery routing, logger format, router, session state. */
+
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { EventEmitter } from "eventemitter3";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { HookBus } from "../../src/events.js";
+import { resolveDelivery } from "../../src/host/gateway/delivery-subsystem.js";
+import { startHeartbeatSubsystem } from "../../src/host/gateway/heartbeat-subsystem.js";
+import { createGatewayLogger, silentGatewayLogger } from "../../src/host/gateway/logger.js";
+import { createRouter } from "../../src/host/gateway/router.js";
+import { createSessionStore, sessionFileName } from "../../src/host/gateway/session-store.js";
+
+const source = { hook: "wake", requestId: "r1" };
+
+describe("heartbeat subsystem", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("coalesces requests within 250 ms into one heartbeat carrying every reason", () => {
+    const bus: HookBus = new EventEmitter();
+    const beats: string[][] = [];
+    const heartbeat = startHeartbeatSubsystem({
+      bus,
+      everySeconds: 0,
+      beat: (reasons) => beats.push(reasons),
+    });
+    bus.emit("heartbeat:request", { source, reason: "hook:wake" });
+    vi.advanceTimersByTime(100);
+    bus.emit("heartbeat:request", { source, reason: "hook:run-1" });
+    bus.emit("heartbeat:request", { source, reason: "hook:wake" });
+    vi.advanceTimersByTime(149);
+    expect(beats).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(beats).toEqual([["hook:wake", "hook:run-1"]]);
+    bus.emit("heartbeat:request", { source, reason: "hook:run-2" });
+    vi.advanceTimersByTime(250);
+    expect(beats).toEqual([["hook:wake", "hook:run-1"], ["hook:run-2"]]);
+    heartbeat.stop();
+  });
+
+  it("beats periodically, and a stop runs the heartbeat still pending", () => {
+    const bus: HookBus = new EventEmitter();
+    const beats: string[][] = [];
+    const heartbeat = startHeartbeatSubsystem({
+      bus,
+      everySeconds: 60,
+      beat: (reasons) => beats.push(reasons),
+    });
+    vi.advanceTimersByTime(60_000 + 250);
+    expect(beats).toEqual([["interval"]]);
+    bus.emit("heartbeat:request", { source, reason: "hook:late" });
+    heartbeat.stop();
+    expect(beats).toEqual([["interval"], ["hook:late"]]);
+    bus.emit("heartbeat:request", { source, reason: "after-stop" });
+    vi.advanceTimersByTime(120_000);
+    expect(beats).toHaveLength(2);
+  });
+});
+
+describe("delivery routing", () => {
+  const offered = new Set(["whatsapp", "telegram", "signal"]);
+  it.each([
+    [
+      "last with no route → whatsapp, no recipient",
+      { channel: "last" },
+      undefined,
+      { channel: "whatsapp", reason: expect.stringContaining("no recipient") },
+    ],
+    [
+      "last follows the route",
+      { channel: "last" },
+      { channel: "telegram", to: "@ops_room" },
+      { channel: "telegram", to: "@ops_room" },
+    ],
+    [
+      "explicit channel and recipient",
+      { channel: "signal", to: "+15550001111" },
+      undefined,
+      { channel: "signal", to: "+15550001111" },
+    ],
+    [
+      "last recipient only on its own channel",
+      { channel: "signal" },
+      { channel: "telegram", to: "@ops_room" },
+      { channel: "signal", reason: expect.stringContaining("no recipient") },
+    ],
+    [
+      "recipient of the wrong kind for the resolved channel",
+      { channel: "last", to: "@ops_room" },
+      { channel: "whatsapp", to: "+15550001111" },
+      { channel: "whatsapp", to: "@ops_room", reason: expect.stringContaining("E.164") },
+    ],
+    [
+      "a route to a channel no longer offered",
+      { channel: "last" },
+      { channel: "slack", to: "C0123456789" },
+      { channel: "slack", to: "C0123456789", reason: expect.stringContaining("not offered") },
+    ],
+  ] as const)("%s", (_, send, last, expected) => {
+    const resolved = resolveDelivery(send as { channel: string; to?: string }, last as never, offered);
+    expect(resolved).toEqual(expected);
+  });
+});
+
+describe("logger", () => {
+  const now = () => new Date("2026-01-02T03:04:05.678Z");
+  const sink = () => {
+    const lines: string[] = [];
+    return { lines, out: { write: (text: string) => lines.push(text) } as never };
+  };
+
+  it("writes JSON lines with time, level and fields, and drops what is under its level", () => {
+    const { lines, out } = sink();
+    const logger = createGatewayLogger({ out, format: "json", level: "info", now });
+    logger.debug("hidden");
+    logger.request({
+      method: "POST",
+      hook: "wake",
+      status: 200,
+      durationMs: 1.5,
+      requestId: "r1",
+      mappingId: undefined,
+    });
+    logger.warn("careful", { requestId: "r2" });
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      {
+        time: "2026-01-02T03:04:05.678Z",
+        level: "info",
+        msg: "request",
+        method: "POST",
+        hook: "wake",
+        status: 200,
+        durationMs: 1.5,
+        requestId: "r1",
+      },
+      { time: "2026-01-02T03:04:05.678Z", level: "warn", msg: "careful", requestId: "r2" },
+    ]);
+  });
+
+  it("writes one readable line per request on a terminal, server errors at error level", () => {
+    const { lines, out } = sink();
+    const logger = createGatewayLogger({ out, format: "text", now });
+    logger.request({
+      method: "POST",
+      hook: "github/push",
+      status: 500,
+      durationMs: 12,
+      requestId: "r1",
+      mappingId: "gh",
+    });
+    logger.info("heartbeat", { reasons: "hook:wake, interval", drained: 2 });
+    expect(lines).toEqual([
+      "03:04:05.678 error POST github/push 500 12ms requestId=r1 mappingId=gh\n",
+      '03:04:05.678 info  heartbeat reasons="hook:wake, interval" drained=2\n',
+    ]);
+  });
+});
+
+describe("router", () => {
+  it("sends a request to the longest matching prefix, answers 404 JSON otherwise, and 500 when a handler fails", async () => {
+    const router = createRouter(silentGatewayLogger);
+    router.add({
+      path: "/hooks",
+      match: "prefix",
+      auth: "plugin",
+      handler: (_req, res) => void res.end("outer"),
+    });
+    router.add({
+      path: "/hooks/inner/",
+      match: "prefix",
+      auth: "plugin",
+      handler: (_req, res) => void res.end("inner"),
+    });
+    router.add({
+      path: "/broken",
+      match: "prefix",
+      auth: "plugin",
+      handler: async () => Promise.reject(new Error("boom")),
+    });
+    expect(() =>
+      router.add({ path: "hooks", match: "prefix", auth: "plugin", handler: () => undefined }),
+    ).toThrow(/already registered/);
+    const server = createServer(router.handle);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const text = async (p: string) => {
+        const response = await fetch(`${base}${p}`);
+        return [response.status, await response.text()];
+      };
+      expect(await text("/hooks/wake?token=x")).toEqual([200, "outer"]);
+      expect(await text("/hooks/inner/deep")).toEqual([200, "inner"]);
+      expect(await text("/hooksy")).toEqual([404, expect.stringContaining('"code":"NOT_FOUND"')]);
+      expect(await text("/broken")).toEqual([500, expect.stringContaining('"code":"INTERNAL"')]);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("session store", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "hooks-store-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const event = (eventId: string) => ({
+    source,
+    sessionKey: "main",
+    text: `text ${eventId}`,
+    untrusted: true,
+    eventId,
+  });
+
+  it("keeps queued events across a restart and drains them once", () => {
+    const first = createSessionStore(dir, undefined);
+    first.enqueue(event("e1"));
+    first.enqueue(event("e2"));
+    first.close();
+    const second = createSessionStore(dir, undefined);
+    expect(second.pending().map((e) => e.eventId)).toEqual(["e1", "e2"]);
+    expect(second.drain(["interval"])).toBe(2);
+    second.enqueue(event("e3"));
+    second.close();
+    const third = createSessionStore(dir, undefined);
+    expect(third.pending().map((e) => e.eventId)).toEqual(["e3"]);
+    third.close();
+  });
+
+  it("persists per-key history and the last route, which wins over the configured one", () => {
+    const first = createSessionStore(dir, { channel: "telegram", to: "@ops_room" });
+    first.appendHistory(
+      "hook:a",
+      [
+        { role: "user", content: "q" },
+        { role: "assistant", content: "a" },
+      ],
+      "run-1",
+    );
+    first.setLastRoute({ channel: "signal", to: "+15550001111" });
+    first.close();
+    const second = createSessionStore(dir, { channel: "telegram", to: "@ops_room" });
+    expect(second.history("hook:a")).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: "a" },
+    ]);
+    expect(second.history("hook:b")).toEqual([]);
+    expect(second.lastRoute()).toEqual({ channel: "signal", to: "+15550001111" });
+    second.close();
+  });
+
+  it("names session files safely, hashing keys too long for a file name", () => {
+    expect(sessionFileName("hook:mailbox:<a@b>")).toBe("hook%3Amailbox%3A%3Ca%40b%3E.jsonl");
+    expect(sessionFileName("../../etc/passwd")).not.toContain("/");
+    expect(sessionFileName(".hidden")).toMatch(/^%2E/);
+    const long = sessionFileName(`hook:${"x".repeat(500)}`);
+    expect(long.length).toBeLessThan(160);
+    expect(long).not.toBe(sessionFileName(`hook:${"x".repeat(499)}y`));
+  });
+});
