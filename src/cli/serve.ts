@@ -16,6 +16,7 @@ interface ServeOptions {
   port?: number;
   stateDir: string;
   record?: string;
+  capture?: string;
 }
 
 export function parsePort(value: string): number {
@@ -107,6 +108,7 @@ async function serve(options: ServeOptions): Promise<void> {
       ...(options.host !== undefined && { host: options.host }),
       ...(options.port !== undefined && { port: options.port }),
       ...(options.record !== undefined && { recordFile: options.record }),
+      ...(options.capture !== undefined && { captureDir: options.capture }),
     });
   } catch (error) {
     if (isConfigError(error)) throw error;
@@ -139,6 +141,10 @@ export function registerServeCommand(program: Command): void {
       DEFAULT_STATE_DIR,
     )
     .option("--record <file>", "append every bus event to this file as JSON lines")
+    .option(
+      "--capture <dir>",
+      "write every authenticated hook request as a fixture file into <dir> (payloads on disk: development only)",
+    )
     .addHelpText(
       "after",
       "\nLogs go to stdout: readable lines on a terminal, JSON lines otherwise (HOOKS_LOG_LEVEL=debug|info|warn|error).\nStops on SIGINT/SIGTERM after in-flight requests and agent turns finish (at most 10 s).",

@@ -14,6 +14,7 @@ import { listenGatewayServer } from "./http-server.js";
 import { createJsonlWriter } from "./jsonl-file.js";
 import { validateGatewayConfig } from "./load-gateway-config.js";
 import { createGatewayLogger, type GatewayLogger } from "./logger.js";
+import { createRequestCapture } from "./request-capture.js";
 import { createRouter } from "./router.js";
 import { createRunner } from "./runners/create-runner.js";
 import { createSessionStore, STATE_FILES } from "./session-store.js";
@@ -35,6 +36,8 @@ export interface StartGatewayOptions {
   stateDir?: string;
   /** Append every bus event to this JSON-lines file. */
   recordFile?: string;
+  /** Write every authenticated hook request as a fixture file into this directory (development aid). */
+  captureDir?: string;
   logger?: GatewayLogger;
   plugin?: HookPlugin;
   stopTimeoutMs?: number;
@@ -124,6 +127,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     registerHttpRoute: (route) => router.add(route),
     registerService: (service) => services.push(service),
   };
+  if (options.captureDir) host.captureRequest = createRequestCapture(options.captureDir, logger);
 
   const started: HostService[] = [];
   const stopEverything = async () => {
