@@ -1,7 +1,7 @@
 /** @module Loads transform modules with jiti from inside transformsDir, reloads them when their file changes. */
 import { realpathSync, statSync } from "node:fs";
 import path from "node:path";
-import { createJiti } from "jiti";
+import type { Jiti } from "jiti";
 import type { HookTransform } from "./transform-types.js";
 
 export const TRANSFORM_EXTENSIONS = [".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"] as const;
@@ -76,7 +76,8 @@ export function pickExport(
 }
 
 export class TransformLoader {
-  private readonly jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: false });
+  // jiti is imported on first use: a config without transforms should not pay ~50 ms of start-up for it.
+  private jiti: Promise<Jiti> | undefined;
   private readonly cache = new Map<string, CachedModule>();
 
   constructor(private readonly transformsDir: string) {}
@@ -104,6 +105,9 @@ export class TransformLoader {
   private async importFresh(file: string): Promise<Record<string, unknown>> {
     const contained = checkRealPath(this.transformsDir, file);
     if (!contained.ok) throw new Error(`transform module ${contained.message}`);
-    return (await this.jiti.import(file)) as Record<string, unknown>;
+    this.jiti ??= import("jiti").then(({ createJiti }) =>
+      createJiti(import.meta.url, { moduleCache: false, interopDefault: false }),
+    );
+    return (await (await this.jiti).import(file)) as Record<string, unknown>;
   }
 }
