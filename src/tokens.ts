@@ -30,5 +30,7 @@ export const TOKENS = {
   tracker: Symbol("hooks.tracker") as InjectionToken<RunCompletionTracker>,
   handler: Symbol("hooks.handler") as InjectionToken<RouteHandler>,
   /** Held in an object: tsyringe treats `useValue: undefined` as no provider at all. */
-  capture: Symbol("hooks.capture") as InjectionToken<{ hook: ((request: CapturedRequest) => void) | undefined }>,
+  capture: Symbol("hooks.capture") as InjectionToken<{
+    hook: ((request: CapturedRequest) => void) | undefined;
+  }>,
 } as const;
