@@ -16,6 +16,7 @@ import {
   resolveMailboxSettings,
 } from "../mailbox/settings.js";
 import { applyMailboxSetup, type MailboxSetupInput, SetupConfigError } from "../mailbox/setup-config.js";
+import { acquireStateLock, type StateLock } from "../mailbox/state-lock.js";
 import { generateToken } from "./token.js";
 
 const DEFAULT_CONFIG = "./gateway.json5";
@@ -224,6 +225,13 @@ async function runWatcher(options: RunOptions, io: MailboxCommandIo): Promise<nu
     return EXIT_FAILURE;
   }
   for (const warning of resolved.warnings) logger.warn(warning);
+  let lock: StateLock;
+  try {
+    lock = await acquireStateLock(options.stateDir);
+  } catch (error) {
+    logger.error((error as Error).message);
+    return EXIT_FAILURE;
+  }
   const watcher = createMailboxWatcher({
     settings: resolved.settings,
     store: createDeliveryStateStore(options.stateDir),
@@ -251,6 +259,7 @@ async function runWatcher(options: RunOptions, io: MailboxCommandIo): Promise<nu
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    await lock.release();
   }
 }
 
@@ -271,7 +280,7 @@ async function verifyLogin(account: ImapAccount, env: NodeJS.ProcessEnv): Promis
     await session.client.logout().catch(() => session.client.close());
     return {
       ok: true,
-      summary: `Verified: logged in to ${account.host}:${account.port} as ${account.user} and opened "${account.mailbox}" (${session.mailbox.exists} messages).`,
+      summary: `Verified: logged in to ${account.host}:${account.port} as ${account.user} and opened "${account.mailbox}" (${session.mailbox.exists} ${session.mailbox.exists === 1 ? "message" : "messages"}).`,
     };
   } catch (error) {
     return { ok: false, reason: describeImapError(error, account) };

@@ -103,7 +103,9 @@ export function createMailboxWatcher(options: MailboxWatcherOptions): MailboxWat
         // Wrong credentials or a missing mailbox at start are configuration mistakes: say so and stop. Once the
         // helper has worked, the same answers can be a server hiccup, so it keeps trying.
         if (!connectedOnce && (isAuthenticationFailure(error) || isMailboxError(error))) return fail(reason);
-        await pause(`${reason}`);
+        // A one-shot run (cron) reports instead of waiting for the server to come back.
+        if (options.once) return fail(reason);
+        await pause(reason);
         continue;
       }
       connectedOnce = true;
@@ -112,6 +114,8 @@ export function createMailboxWatcher(options: MailboxWatcherOptions): MailboxWat
         end = await watchSession(session);
       } catch (error) {
         if (error instanceof FatalError) return fail(error.message);
+        if (options.once && !signal.aborted)
+          return fail(`connection lost: ${describeImapError(error, account)}`);
         if (!signal.aborted)
           await pause(
             `connection to ${account.host}:${account.port} lost: ${describeImapError(error, account)}`,
@@ -123,7 +127,7 @@ export function createMailboxWatcher(options: MailboxWatcherOptions): MailboxWat
       if (end?.kind === "done") break;
       // "reopen" goes straight round the loop: the new session's reconcile handles the new UIDVALIDITY.
     }
-    logger.info("stopped");
+    logger.info(options.once ? "done: everything new was delivered" : "stopped");
     return { ok: true };
   }
 
@@ -201,6 +205,8 @@ export function createMailboxWatcher(options: MailboxWatcherOptions): MailboxWat
       );
       return startAtEnd(endUid);
     }
+    if (options.backlog)
+      logger.info(`--backlog has no effect: ${store.file} exists, delivery resumes from it`);
     if (saved.account !== accountKey) {
       logger.warn(
         `the state file was written for ${saved.account}, not ${accountKey}: starting fresh at UID ${mailbox.uidNext}`,

@@ -4,9 +4,7 @@ import path from "node:path";
 import type { ConfigIssue } from "../config/issues.js";
 import { resolveHooksConfig } from "../config/resolve.js";
 import type { MailboxConfig } from "../config/schema.js";
-
-/** Where `hooks serve` listens by default (SPEC §10); the hook path comes from `hooks.path`. */
-export const DEFAULT_GATEWAY_ORIGIN = "http://127.0.0.1:18789";
+import { DEFAULT_HOST, DEFAULT_PORT } from "../host/gateway/gateway-config.js";
 
 export type ImapSecurity = MailboxConfig["security"];
 
@@ -65,9 +63,16 @@ export function resolveMailboxSettings(config: Record<string, unknown>, configDi
       message: "is required: the helper authenticates to the hook with it",
     });
   }
-  const hookUrl = mailbox.hookUrl ?? `${DEFAULT_GATEWAY_ORIGIN}${hooks.path}/mailbox`;
-  if (!isHttpUrl(hookUrl))
+  const origin = mailbox.hookUrl === undefined ? localGatewayOrigin(config["server"]) : undefined;
+  const hookUrl = mailbox.hookUrl ?? `${origin}${hooks.path}/mailbox`;
+  if (mailbox.hookUrl === undefined && origin === undefined) {
+    issues.push({
+      path: "hooks.mailbox.hookUrl",
+      message: "is needed when server.port is 0: the gateway's port is not known in advance",
+    });
+  } else if (!isHttpUrl(hookUrl)) {
     issues.push({ path: "hooks.mailbox.hookUrl", message: "must be an http:// or https:// URL" });
+  }
   if (issues.length > 0 || password === undefined) return { ok: false, issues };
 
   const warnings = [...resolved.warnings];
@@ -144,6 +149,25 @@ export async function readPassword(
   const password = text.replace(/\r?\n$/, "");
   if (password === "") throw new Error(`the password file ${source.path} is empty`);
   return password;
+}
+
+/**
+ * Where `hooks serve` listens for this config (`server.host`/`server.port`, default 127.0.0.1:18789), as the
+ * helper on the same machine reaches it; `undefined` when the port is chosen at start (0).
+ */
+export function localGatewayOrigin(server: unknown): string | undefined {
+  const section = (typeof server === "object" && server !== null ? server : {}) as {
+    host?: unknown;
+    port?: unknown;
+  };
+  const port = typeof section.port === "number" ? section.port : DEFAULT_PORT;
+  if (port === 0) return undefined;
+  let host = typeof section.host === "string" && section.host !== "" ? section.host : DEFAULT_HOST;
+  // A wildcard bind address is reachable through loopback.
+  if (host === "0.0.0.0") host = "127.0.0.1";
+  if (host === "::" || host === "[::]") host = "::1";
+  if (host.includes(":") && !host.startsWith("[")) host = `[${host}]`;
+  return `http://${host}:${port}`;
 }
 
 function isHttpUrl(value: string): boolean {

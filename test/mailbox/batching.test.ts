@@ -78,7 +78,12 @@ describe("deliverBatch", () => {
     const outcome = await deliverBatch(pending([1, 2, 3, 4]), send, async (uid) => {
       commits.push(uid);
     });
-    expect(outcome).toEqual({ kind: "rejected", status: 413, reason: "HTTP 413 PAYLOAD_TOO_LARGE", ids: ["7-3"] });
+    expect(outcome).toEqual({
+      kind: "rejected",
+      status: 413,
+      reason: "HTTP 413 PAYLOAD_TOO_LARGE",
+      ids: ["7-3"],
+    });
     expect(commits).toEqual([2]);
   });
 
@@ -93,7 +98,9 @@ describe("deliverBatch", () => {
       commit,
     );
     expect(refused).toMatchObject({ kind: "rejected", status: 401, ids: ["7-1", "7-2"] });
-    expect(await deliverBatch(pending([1]), async () => ({ kind: "stopped" }), commit)).toEqual({ kind: "stopped" });
+    expect(await deliverBatch(pending([1]), async () => ({ kind: "stopped" }), commit)).toEqual({
+      kind: "stopped",
+    });
     expect(commits).toEqual([]);
   });
 });
@@ -117,7 +124,9 @@ describe("createBackoff", () => {
 
 describe("createRetryingSender", () => {
   const fastBackoff = () => createBackoff({ initialMs: 1, maxMs: 5, factor: 2, jitter: 0 });
-  const one: MailboxMessage[] = [{ id: "7-1", from: "secret sender", subject: "secret subject", snippet: "s" }];
+  const one: MailboxMessage[] = [
+    { id: "7-1", from: "secret sender", subject: "secret subject", snippet: "s" },
+  ];
 
   function scripted(results: PostResult[]) {
     let calls = 0;

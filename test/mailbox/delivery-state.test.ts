@@ -1,10 +1,12 @@
-/** @module Unit tests of the delivery state file: round trip, atomic replacement, refusing a damaged file. */
+/** @module Unit tests of the delivery state file (round trip, atomic replacement, refusing a damaged file) and its lock. */
+import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { writeFileAtomically } from "../../src/mailbox/atomic-write.js";
 import { createDeliveryStateStore, STATE_FILE_NAME } from "../../src/mailbox/delivery-state.js";
+import { acquireStateLock, LOCK_FILE_NAME } from "../../src/mailbox/state-lock.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -60,5 +62,24 @@ describe("writeFileAtomically", () => {
     await mkdir(target);
     await expect(writeFileAtomically(target, "new")).rejects.toThrow();
     expect(await readdir(dir)).toEqual(["target"]);
+  });
+});
+
+describe("acquireStateLock", () => {
+  it("lets one helper in per state directory and frees the directory on release", async () => {
+    const lock = await acquireStateLock(path.join(dir, "state"));
+    await expect(acquireStateLock(path.join(dir, "state"), process.pid + 1)).rejects.toThrow(
+      new RegExp(`pid ${process.pid}\\) already uses`),
+    );
+    await lock.release();
+    const again = await acquireStateLock(path.join(dir, "state"), process.pid + 1);
+    expect(await readFile(again.file, "utf8")).toBe(`${process.pid + 1}\n`);
+  });
+
+  it("takes over the lock of a process that no longer exists", async () => {
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+    await writeFile(path.join(dir, LOCK_FILE_NAME), `${dead}\n`);
+    const lock = await acquireStateLock(dir);
+    expect(await readFile(lock.file, "utf8")).toBe(`${process.pid}\n`);
   });
 });

@@ -17,7 +17,9 @@ let server: http.Server;
 let base: string;
 let seen: Seen[] = [];
 /** The answer for the next request: status, extra headers, body. */
-let answer: { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } = { status: 202 };
+let answer: { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } = {
+  status: 202,
+};
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -78,7 +80,12 @@ describe("postToHook", () => {
     answer = {
       status: 401,
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ ok: false, error: "Missing or wrong token.", code: "UNAUTHORIZED", echo: "secret" }),
+      body: JSON.stringify({
+        ok: false,
+        error: "Missing or wrong token.",
+        code: "UNAUTHORIZED",
+        echo: "secret",
+      }),
     };
     expect(await postToHook(target(), messages)).toEqual({
       kind: "rejected",
@@ -93,7 +100,10 @@ describe("postToHook", () => {
   });
 
   it("treats a refused connection and a slow answer as transient", async () => {
-    const closed = await postToHook({ ...target(), url: `http://127.0.0.1:${await findFreePort()}/x` }, messages);
+    const closed = await postToHook(
+      { ...target(), url: `http://127.0.0.1:${await findFreePort()}/x` },
+      messages,
+    );
     expect(closed).toMatchObject({ kind: "transient", reason: expect.stringMatching(/ECONNREFUSED/) });
     answer = { status: 200, delayMs: 500 };
     const slow = await postToHook({ ...target(), timeoutMs: 50 }, messages);

@@ -1,6 +1,6 @@
 /** @module `hooks mailbox run` against a real dovecot and a real HTTP hook receiver: delivery, batching, retries, restarts. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -27,7 +27,12 @@ const FAST: BackoffPolicy = { initialMs: 20, maxMs: 200, factor: 2, jitter: 0 };
 const skipReason = dovecotSkipReason();
 
 /** Resolves when `check` holds, re-checked whenever `onChange` fires; fails with `what` after the deadline. */
-function until(onChange: Set<() => void>, check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+function until(
+  onChange: Set<() => void>,
+  check: () => boolean,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   if (check()) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const listener = () => {
@@ -83,7 +88,9 @@ async function startReceiver(): Promise<HookReceiver> {
       }
       const parsed = v.safeParse(MailboxPayloadSchema, JSON.parse(body));
       if (!parsed.success) {
-        res.writeHead(400).end(JSON.stringify({ ok: false, error: v.summarize(parsed.issues), code: "INVALID_PAYLOAD" }));
+        res
+          .writeHead(400)
+          .end(JSON.stringify({ ok: false, error: v.summarize(parsed.issues), code: "INVALID_PAYLOAD" }));
         changed();
         return;
       }
@@ -102,7 +109,9 @@ async function startReceiver(): Promise<HookReceiver> {
         });
         held.push(entry);
       } else {
-        res.writeHead(behaviour, { "content-type": "application/json" }).end('{"ok":false,"code":"INTERNAL"}');
+        res
+          .writeHead(behaviour, { "content-type": "application/json" })
+          .end('{"ok":false,"code":"INTERNAL"}');
       }
       changed();
     });
@@ -275,7 +284,11 @@ describe.skipIf(skipReason !== undefined)(
       await run.logger.waitFor(/watching "INBOX" from UID 2/);
 
       await server.append(account.user, "INBOX", [
-        mail(1, { from: `Ann ${CONTENT} <ann@example.org>`, subject: `Lunch? ${CONTENT}`, text: `${CONTENT} `.repeat(40) }),
+        mail(1, {
+          from: `Ann ${CONTENT} <ann@example.org>`,
+          subject: `Lunch? ${CONTENT}`,
+          text: `${CONTENT} `.repeat(40),
+        }),
       ]);
       await receiver.waitFor(() => receiver.accepted.length >= 1, "one delivered message");
 
@@ -318,7 +331,9 @@ describe.skipIf(skipReason !== undefined)(
       await receiver.waitFor(() => receiver.accepted.length >= 50, "50 delivered messages");
 
       const { uidValidity } = await server.status(account.user, "INBOX");
-      expect(idsOf(receiver.accepted)).toEqual(Array.from({ length: 50 }, (_, i) => `${uidValidity}-${i + 1}`));
+      expect(idsOf(receiver.accepted)).toEqual(
+        Array.from({ length: 50 }, (_, i) => `${uidValidity}-${i + 1}`),
+      );
       expect(Math.max(...receiver.requestSizes)).toBeLessThanOrEqual(25);
       expect(receiver.requestSizes.length).toBeLessThanOrEqual(3);
       expect(receiver.requestSizes.reduce((a, b) => a + b, 0)).toBe(50);
@@ -334,7 +349,9 @@ describe.skipIf(skipReason !== undefined)(
 
       expect(receiver.requestSizes).toEqual([1, 1]);
       expect(receiver.accepted).toHaveLength(1);
-      expect(run.logger.lines.some((line) => /failed \(HTTP 500 INTERNAL\); retry 1 in/.test(line))).toBe(true);
+      expect(run.logger.lines.some((line) => /failed \(HTTP 500 INTERNAL\); retry 1 in/.test(line))).toBe(
+        true,
+      );
       await run.logger.waitFor(/delivered message/);
       expect((await readState(account.stateDir)).lastUid).toBe(1);
     });
@@ -397,6 +414,20 @@ describe.skipIf(skipReason !== undefined)(
       expect(receiver.accepted[1]?.subject).toBe(`${CONTENT} subject 3`);
     });
 
+    it("notices a mailbox recreated while it watches, on the next poll", async () => {
+      const account = await newAccount();
+      const box = "Live";
+      await server.append(account.user, box, [mail(1)]);
+      const run = startWatcher(account, { mailbox: box, pollSeconds: 1 });
+      await run.logger.waitFor(/watching "Live" from UID 2/);
+      const uidValidity = await server.recreateMailbox(account.user, box);
+      await run.logger.waitFor(/UIDVALIDITY of "Live" changed/);
+      await run.logger.waitFor(new RegExp(`watching "Live" from UID 1 \\(UIDVALIDITY ${uidValidity}\\)`));
+      await server.append(account.user, box, [mail(2)]);
+      await receiver.waitFor(() => receiver.accepted.length === 1, "the message in the new mailbox");
+      expect(idsOf(receiver.accepted)).toEqual([`${uidValidity}-1`]);
+    });
+
     it("loses and duplicates nothing when the CLI is killed mid-backlog and restarted", async () => {
       const account = await newAccount();
       await server.append(account.user, "INBOX", mails(1, 60));
@@ -423,7 +454,7 @@ describe.skipIf(skipReason !== undefined)(
       const env = { ...process.env, [PASSWORD_ENV]: account.password };
 
       receiver.behaviours.push("accept", "stall");
-      const first = spawnCli([...args, "--backlog"], env);
+      const first = spawnCli([...args, "--backlog"], env, workDir);
       cleanups.push(() => first.kill("SIGKILL"));
       await receiver.waitFor(() => receiver.stalled === 1, "the second batch", 15_000);
       await first.waitFor(/catching up: 25\/60/);
@@ -431,16 +462,22 @@ describe.skipIf(skipReason !== undefined)(
       expect((await readState(account.stateDir)).lastUid).toBe(25);
       receiver.releaseStalled();
 
-      const second = spawnCli(args, env);
+      const second = spawnCli(args, env, workDir);
       cleanups.push(() => second.kill("SIGKILL"));
       await receiver.waitFor(() => receiver.accepted.length >= 60, "all 60 messages", 15_000);
       await second.waitFor(/catching up: 35\/35/);
+      // A second helper on the same state directory would deliver everything twice: it must refuse to start.
+      const intruder = spawnCli(args, env, workDir);
+      expect(await intruder.exited).toEqual({ code: 1, signal: null });
+      expect(intruder.output()).toMatch(/another "hooks mailbox run" \(pid \d+\) already uses/);
       const exit = await second.kill("SIGTERM");
       expect(exit).toEqual({ code: 0, signal: null });
       expect(second.output()).toMatch(/SIGTERM: stopping/);
 
       const { uidValidity } = await server.status(account.user, "INBOX");
-      expect(idsOf(receiver.accepted)).toEqual(Array.from({ length: 60 }, (_, i) => `${uidValidity}-${i + 1}`));
+      expect(idsOf(receiver.accepted)).toEqual(
+        Array.from({ length: 60 }, (_, i) => `${uidValidity}-${i + 1}`),
+      );
       expect(receiver.requestSizes).toEqual([25, 25, 25, 10]);
       expectNoLeaks([first.output(), second.output()]);
     });
@@ -449,6 +486,7 @@ describe.skipIf(skipReason !== undefined)(
 
 interface CliProcess {
   child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   output(): string;
   waitFor(pattern: RegExp): Promise<void>;
   kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -458,10 +496,10 @@ interface CliProcess {
  * Runs `node bin/hooks.js ...` (dist/ is built by the suite's global setup). Until the lead wires the command
  * into main.ts, the same registrar is run from dist/cli/mailbox.js through a tiny entry in a temp dir.
  */
-function spawnCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
+function spawnCli(args: string[], env: NodeJS.ProcessEnv, scratchDir: string): CliProcess {
   const main = path.join(ROOT, "dist/cli/main.js");
   const wired = existsSync(main) && readFileSync(main, "utf8").includes("registerMailboxCommand");
-  const entry = wired ? path.join(ROOT, "bin/hooks.js") : writeFallbackEntry();
+  const entry = wired ? path.join(ROOT, "bin/hooks.js") : writeFallbackEntry(scratchDir);
   const child = spawn(process.execPath, [entry, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const changes = new Set<() => void>();
@@ -476,8 +514,10 @@ function spawnCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
   );
   return {
     child,
+    exited,
     output: () => output,
-    waitFor: (pattern) => until(changes, () => pattern.test(output), `CLI output ${pattern}\n${output}`, 15_000),
+    waitFor: (pattern) =>
+      until(changes, () => pattern.test(output), `CLI output ${pattern}\n${output}`, 15_000),
     async kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
@@ -485,13 +525,10 @@ function spawnCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
   };
 }
 
-let fallbackEntry: string | undefined;
-function writeFallbackEntry(): string {
-  if (fallbackEntry !== undefined) return fallbackEntry;
+function writeFallbackEntry(dir: string): string {
   const mailboxModule = path.join(ROOT, "dist/cli/mailbox.js");
   if (!existsSync(mailboxModule)) throw new Error(`${mailboxModule} is missing: build first (npm run build)`);
-  const dir = path.join(os.tmpdir(), `hooks-cli-entry-${process.pid}`);
-  fallbackEntry = path.join(dir, "hooks.mjs");
+  const entry = path.join(dir, "hooks.mjs");
   const source = [
     'import { createRequire } from "node:module";',
     `const require = createRequire(${JSON.stringify(path.join(ROOT, "package.json"))});`,
@@ -501,8 +538,6 @@ function writeFallbackEntry(): string {
     "registerMailboxCommand(program);",
     "await program.parseAsync(process.argv.slice(2), { from: 'user' });",
   ].join("\n");
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(fallbackEntry, source);
-  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-  return fallbackEntry;
+  writeFileSync(entry, source);
+  return entry;
 }

@@ -31,7 +31,10 @@ describe("extractMailboxMessage", () => {
 
   it("adds the plain-text body, cut to maxBytes bytes", async () => {
     const text = "é".repeat(50);
-    const message = await extractMailboxMessage(raw({ subject: "s", text }), { includeBody: true, maxBytes: 11 });
+    const message = await extractMailboxMessage(raw({ subject: "s", text }), {
+      includeBody: true,
+      maxBytes: 11,
+    });
     expect(message.body).toBe("é".repeat(5));
   });
 
@@ -45,10 +48,13 @@ describe("extractMailboxMessage", () => {
   });
 
   it("prefers the plain-text alternative over the HTML one", async () => {
-    const message = await extractMailboxMessage(raw({ subject: "s", text: "plain words", html: "<p>html words</p>" }), {
-      includeBody: true,
-      maxBytes: 1000,
-    });
+    const message = await extractMailboxMessage(
+      raw({ subject: "s", text: "plain words", html: "<p>html words</p>" }),
+      {
+        includeBody: true,
+        maxBytes: 1000,
+      },
+    );
     expect(message.body).toBe("plain words");
   });
 });
