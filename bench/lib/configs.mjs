@@ -1,0 +1,98 @@
+/** @module Gateway configs and request bodies the scenarios use, generated into the bench's temp dir. */
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { ROOT } from "./processes.mjs";
+
+export const HOOKS_PATH = "/hooks";
+/** Long enough that no periodic heartbeat lands inside a run; requested ones (wake, finished turns) still happen. */
+export const HEARTBEAT_SECONDS = 86_400;
+/** bench/transforms/github-push.ts: the fixture of the same name with a type-only import (see PROFILE.md). */
+export const TRANSFORMS_DIR = path.join(ROOT, "bench", "transforms");
+/** The fixtures' own directory: its github-push.ts imports `defineTransform` from src/ as a value. */
+export const FIXTURE_TRANSFORMS_DIR = path.join(ROOT, "fixtures", "transforms");
+export const PUSH_PAYLOAD = readFileSync(
+  path.join(ROOT, "fixtures", "payloads", "github", "push.json"),
+  "utf8",
+);
+
+/** The template mapping of the demo config (`github/push`, a wake with four expressions). */
+export const TEMPLATE_MAPPING = {
+  id: "github-push",
+  match: { path: "github/push" },
+  action: "wake",
+  textTemplate:
+    "{{pusher.name}} pushed {{commits.length}} commit(s) to {{repository.full_name}}: {{head_commit.message}}",
+};
+
+/** github-push.ts: a typed TypeScript transform loaded with jiti, returning an agent action. */
+export const TRANSFORM_MAPPING = {
+  id: "github-push-ts",
+  match: { path: "github/push-ts" },
+  action: "agent",
+  transform: { module: "github-push.ts" },
+};
+
+export function newToken() {
+  return randomBytes(32).toString("base64url");
+}
+
+function gatewayConfig(token, mappings, transformsDir = TRANSFORMS_DIR) {
+  return {
+    hooks: { enabled: true, token, transformsDir, mappings },
+    session: { mainKey: "main", lastRoute: { channel: "telegram", to: "@bench" } },
+    heartbeat: { everySeconds: HEARTBEAT_SECONDS },
+    runner: { kind: "echo" },
+  };
+}
+
+function write(dir, name, config) {
+  const file = path.join(dir, name);
+  // JSON is JSON5; `hooks serve` reads it as it reads any gateway config.
+  writeFileSync(file, `${JSON.stringify(config, null, 1)}\n`);
+  return file;
+}
+
+/** The config of the wake/agent/template/transform scenarios, start-up and idle RSS: both mappings. */
+export function writeBenchConfig(dir, token) {
+  return write(dir, "gateway.json5", gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING]));
+}
+
+/** The bench config with fixtures/transforms as transformsDir: start-up with the fixture's value import of src/. */
+export function writeFixtureTransformConfig(dir, token) {
+  return write(
+    dir,
+    "gateway-fixture-transform.json5",
+    gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING], FIXTURE_TRANSFORMS_DIR),
+  );
+}
+
+/** `count` mappings: `count - 1` fillers with their own paths and templates, the template mapping last. */
+export function writeManyMappingsConfig(dir, token, count) {
+  const mappings = [];
+  for (let i = 0; i < count - 1; i++) {
+    mappings.push({
+      id: `filler-${i}`,
+      match: { path: `bench/filler-${i}` },
+      action: i % 2 === 0 ? "wake" : "agent",
+      [i % 2 === 0 ? "textTemplate" : "messageTemplate"]:
+        `filler ${i}: {{repository.full_name}} {{head_commit.message}}`,
+    });
+  }
+  mappings.push(TEMPLATE_MAPPING);
+  return write(dir, `gateway-${count}-mappings.json5`, gatewayConfig(token, mappings));
+}
+
+export function jsonRequest(token, pathBelowHooks, body) {
+  return {
+    path: `${HOOKS_PATH}/${pathBelowHooks}`,
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body,
+  };
+}
+
+export const WAKE_BODY = JSON.stringify({ text: "Disk usage on build-17 crossed 80% (bench)", mode: "now" });
+export const AGENT_BODY = JSON.stringify({
+  message: "Summarise the nightly build: 3 failures in the integration suite, 1 flaky test quarantined.",
+  name: "Bench",
+});

@@ -1,0 +1,192 @@
+/** @module Child processes of the bench: spawn, wait for the ready line, read RSS and CPU, clean up on any exit. */
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** The CLI the gateway runs from; BENCH_HOOKS_BIN points the bench at another checkout (before/after a change). */
+export const HOOKS_BIN = process.env.BENCH_HOOKS_BIN ?? path.join(ROOT, "bin", "hooks.js");
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+const children = new Set();
+const tempDirs = new Set();
+
+function cleanupSync() {
+  for (const child of children) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  children.clear();
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+// Whatever ends the bench (error, Ctrl-C, a kill), no gateway or baseline server and no temp dir outlives it.
+process.on("exit", cleanupSync);
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping child processes\n`);
+    cleanupSync();
+    process.exit(130);
+  });
+}
+
+export function makeTempDir(label) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `hooks-bench-${label}-`));
+  tempDirs.add(dir);
+  return dir;
+}
+
+export function removeTempDir(dir) {
+  rmSync(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+
+let clockTicks;
+function ticksPerSecond() {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/** Resident set size of a process in bytes (VmRSS), or undefined when it is gone. */
+export function readRss(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds. */
+export function readCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces; the fields that follow it are fixed (utime is the 14th, stime the 15th).
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Spawns a server process and resolves once it prints `listening on http://...` on stdout. After that,
+ * stdout is drained (the gateway logs there) and only counted.
+ */
+export function spawnServer({ label, args, env = {}, nodeArgs = [], cwd = ROOT }) {
+  const started = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(child);
+  let stdout = "";
+  let stderr = "";
+  let outBytes = 0;
+  let outLines = 0;
+  let ready = false;
+  const exited = new Promise((resolve) => {
+    child.once("exit", (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    });
+  });
+
+  const handle = {
+    label,
+    child,
+    pid: child.pid,
+    url: "",
+    readyMs: 0,
+    exited,
+    get stdoutBytes() {
+      return outBytes;
+    },
+    get stdoutLines() {
+      return outLines;
+    },
+    get stderr() {
+      return stderr;
+    },
+    /** SIGTERM (graceful stop), then SIGKILL if it has not exited in time. */
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    },
+  };
+
+  return new Promise((resolve, reject) => {
+    const fail = (message) => {
+      child.kill("SIGKILL");
+      reject(
+        new Error(
+          `${label}: ${message}\n--- stdout ---\n${stdout.slice(-2000)}\n--- stderr ---\n${stderr.slice(-4000)}`,
+        ),
+      );
+    };
+    const timer = setTimeout(() => fail(`not ready within ${READY_TIMEOUT_MS} ms`), READY_TIMEOUT_MS);
+    child.stdout.on("data", (chunk) => {
+      outBytes += chunk.length;
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) outLines++;
+      if (ready) return;
+      stdout += chunk.toString("utf8");
+      const match = /listening on (http:\/\/[^\s]+)/.exec(stdout);
+      if (match) {
+        ready = true;
+        handle.readyMs = performance.now() - started;
+        handle.url = match[1];
+        clearTimeout(timer);
+        resolve(handle);
+      }
+    });
+    child.stderr.on("data", (chunk) => {
+      if (stderr.length < 64_000) stderr += chunk.toString("utf8");
+    });
+    child.once("error", (error) => fail(`spawn failed: ${error.message}`));
+    void exited.then(({ code, signal }) => {
+      if (!ready) {
+        clearTimeout(timer);
+        fail(`exited before ready (code ${code}, signal ${signal})`);
+      }
+    });
+  });
+}
+
+/** `hooks serve` through the real CLI, on a free port, with its own state directory and no event record. */
+export function spawnGateway({ label, configFile, stateDir, env = {}, nodeArgs = [], bin = HOOKS_BIN }) {
+  return spawnServer({
+    label,
+    nodeArgs,
+    env,
+    args: [bin, "serve", "--config", configFile, "--port", "0", "--state-dir", stateDir],
+  });
+}
+
+export function spawnBaseline({ token, maxBodyBytes = 262_144 }) {
+  return spawnServer({
+    label: "baseline",
+    args: [path.join(ROOT, "bench", "baseline-server.mjs")],
+    env: { BENCH_BASELINE_TOKEN: token, BENCH_BASELINE_MAX_BYTES: String(maxBodyBytes) },
+  });
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
