@@ -1,5 +1,5 @@
 /** @module The safety boundary around untrusted content that reaches a model (SPEC §8). */
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 export type ExternalSource = "Webhook" | "Email";
 
@@ -17,9 +17,25 @@ export interface WrappedContent {
   markerId: string;
 }
 
+// Marker ids come from a pool of random bytes refilled 512 ids at a time: one OpenSSL call per id was a
+// measurable share of a request.
+const MARKER_BYTES = 8;
+const pool = Buffer.alloc(MARKER_BYTES * 512);
+let poolOffset = pool.length;
+
+function nextMarkerId(): string {
+  if (poolOffset >= pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const id = pool.toString("hex", poolOffset, poolOffset + MARKER_BYTES);
+  poolOffset += MARKER_BYTES;
+  return id;
+}
+
 /** Wraps `content` between begin/end markers carrying a fresh random id, after neutralising look-alikes. */
 export function wrapExternalContent(content: string, source: ExternalSource): WrappedContent {
-  const markerId = randomBytes(8).toString("hex");
+  const markerId = nextMarkerId();
   const text =
     `${NOTICE}\n${BEGIN} id="${markerId}" source="${source}">>>\n` +
     `${neutraliseMarkers(content)}\n${END} id="${markerId}">>>`;

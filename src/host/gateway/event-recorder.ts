@@ -11,7 +11,8 @@ export interface EventRecorder {
 
 /** Subscribes before anything else so the record holds events in the order the bus emitted them. */
 export function startEventRecorder(bus: HookBus, file: string): EventRecorder {
-  const writer = createJsonlWriter(file);
+  // Line by line: tests and people read the record while the gateway runs.
+  const writer = createJsonlWriter(file, { flush: "line" });
   const listeners = HOOK_EVENT_NAMES.map((event) => {
     const listener = (payload: unknown) => writer.append({ at: new Date().toISOString(), event, payload });
     bus.on(event, listener as never);

@@ -22,20 +22,21 @@ export interface HeartbeatSubsystem {
 
 export function startHeartbeatSubsystem(deps: HeartbeatDeps): HeartbeatSubsystem {
   const coalesceMs = deps.coalesceMs ?? HEARTBEAT_COALESCE_MS;
-  let reasons: string[] = [];
+  // A Set: finished runs each ask with their own reason, hundreds within one coalescing window under load.
+  let reasons = new Set<string>();
   let pending: NodeJS.Timeout | undefined;
   let stopped = false;
 
   const fire = () => {
     pending = undefined;
-    const answered = reasons;
-    reasons = [];
+    const answered = [...reasons];
+    reasons = new Set();
     deps.beat(answered);
   };
 
   const request = (reason: string) => {
     if (stopped) return;
-    if (!reasons.includes(reason)) reasons.push(reason);
+    reasons.add(reason);
     if (pending === undefined) pending = setTimeout(fire, coalesceMs);
   };
 

@@ -1,5 +1,6 @@
 /** @module The gateway's structured logger: human lines on a TTY, JSON lines otherwise; the plugin logs through it too. */
 import type { HostLogger, LogFields } from "../contract.js";
+import { createTickBuffer } from "./tick-buffer.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFormat = "text" | "json";
@@ -50,14 +51,20 @@ export function createGatewayLogger(options: LoggerOptions = {}): GatewayLogger 
   const format = options.format ?? (out.isTTY ? "text" : "json");
   const threshold = LEVEL_RANK[options.level ?? "info"];
   const now = options.now ?? (() => new Date());
+  // Process output gets one write per event-loop turn (each write to a pipe is a synchronous syscall on Linux);
+  // any other stream, a test's for instance, gets each line as it is logged.
+  const lines =
+    out === process.stdout || out === process.stderr
+      ? createTickBuffer((text) => out.write(text), { last: true })
+      : { push: (text: string) => void out.write(text) };
 
   const write = (level: LogLevel, message: string, fields?: LogFields): void => {
     if (LEVEL_RANK[level] < threshold) return;
     const at = now();
     if (format === "json") {
-      out.write(`${JSON.stringify({ time: at.toISOString(), level, msg: message, ...fields })}\n`);
+      lines.push(`${JSON.stringify({ time: at.toISOString(), level, msg: message, ...fields })}\n`);
     } else {
-      out.write(`${at.toISOString().slice(11, 23)} ${level.padEnd(5)} ${message}${textFields(fields)}\n`);
+      lines.push(`${at.toISOString().slice(11, 23)} ${level.padEnd(5)} ${message}${textFields(fields)}\n`);
     }
   };
 

@@ -1,5 +1,6 @@
 /** @module The session state on disk: main-session queue and transcript, per-key histories, the last route. */
 import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
 import type { EventSource, SystemEvent } from "../../events.js";
 import type { LastRoute } from "./gateway-config.js";
@@ -8,6 +9,8 @@ import type { ChatMessage } from "./runners/runner-types.js";
 
 /** How many session histories are kept in memory at once. */
 const CACHED_HISTORIES = 256;
+/** Messages of a session kept in memory and handed to a runner; the file keeps them all. */
+export const HISTORY_WINDOW = 40;
 
 /** File names inside the state directory; docs/gateway.md describes the layout. */
 export const STATE_FILES = {
@@ -50,6 +53,14 @@ export interface SessionStore {
   close(): void;
 }
 
+function listFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
 /** A file name for any session key: readable when short and safe, hashed when it would be too long. */
 export function sessionFileName(sessionKey: string): string {
   const encoded = encodeURIComponent(sessionKey).replace(/\*/g, "%2A").replace(/^\./, "%2E");
@@ -68,13 +79,22 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
   // The state file is newer than the config: a delivery since the config was written moved the route.
   let route = readJsonFile<LastRoute>(file(STATE_FILES.lastRoute)) ?? initialRoute;
 
-  const sessionFile = (key: string) => path.join(stateDir, STATE_FILES.sessions, sessionFileName(key));
+  const sessionsDir = path.join(stateDir, STATE_FILES.sessions);
+  const sessionFile = (key: string) => path.join(sessionsDir, sessionFileName(key));
+  // File names known to exist, read once: a new key (every `hook:<uuid>`) costs no failed read.
+  const existing = new Set(listFiles(sessionsDir));
+  let sessionsDirMade = existing.size > 0;
   const session = (key: string): ChatMessage[] => {
     let messages = histories.get(key);
     if (messages) {
       histories.delete(key);
     } else {
-      messages = readJsonl<HistoryEntry>(sessionFile(key)).map(({ role, content }) => ({ role, content }));
+      const name = sessionFileName(key);
+      messages = existing.has(name)
+        ? readJsonl<HistoryEntry>(path.join(sessionsDir, name))
+            .slice(-HISTORY_WINDOW)
+            .map(({ role, content }) => ({ role, content }))
+        : [];
       if (histories.size >= CACHED_HISTORIES) histories.delete(histories.keys().next().value as string);
     }
     histories.set(key, messages);
@@ -103,6 +123,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
       transcript.append({ at, kind: "heartbeat", reasons: [...reasons], drained: drained.length });
       // Written to the transcript first: a crash in between repeats events rather than losing them.
       if (drained.length > 0) {
+        transcript.flush();
         queueWriter.close();
         writeFileAtomic(file(STATE_FILES.queue), "");
       }
@@ -112,6 +133,11 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     appendHistory(key, messages, runId) {
       const cached = session(key);
       const at = new Date().toISOString();
+      if (!sessionsDirMade) {
+        mkdirSync(sessionsDir, { recursive: true });
+        sessionsDirMade = true;
+      }
+      existing.add(sessionFileName(key));
       // Opened per append rather than held open: one gateway may see many thousands of session keys.
       appendJsonl(
         sessionFile(key),
@@ -120,6 +146,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
         ),
       );
       for (const { role, content } of messages) cached.push({ role, content });
+      if (cached.length > HISTORY_WINDOW) cached.splice(0, cached.length - HISTORY_WINDOW);
     },
     sessionFile,
     lastRoute: () => route,
