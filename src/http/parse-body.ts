@@ -21,10 +21,11 @@ export function parseBody(kind: BodyKind, raw: Buffer): unknown {
   if (raw.length === 0) return {};
   const text = raw.toString("utf8");
   if (kind === "form") return parseForm(text);
-  if (text.trim() === "") return {};
   try {
     return JSON.parse(text);
   } catch (error) {
+    // Whitespace only counts as empty; checked here so a normal body is not scanned twice.
+    if (text.trim() === "") return {};
     throw new HookError("INVALID_JSON", `The body is not valid JSON: ${(error as Error).message}.`);
   }
 }
