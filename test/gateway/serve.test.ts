@@ -158,7 +158,9 @@ describe("hooks serve with a config file", () => {
       channel: "signal",
       to: "+15550001111",
     });
-    const history = readLines(path.join(state, "sessions", "hook%3Achat.jsonl"));
+    const history = readLines(path.join(state, "sessions.jsonl")).filter(
+      (entry) => entry.sessionKey === "hook:chat",
+    );
     expect(history.map((entry) => [entry.role, entry.runId])).toEqual([
       ["user", first.body.runId],
       ["assistant", first.body.runId],

@@ -1,7 +1,7 @@
 /** @module The gateway's parts in-process: heartbeat coalescing, delivery routing, logger format, router, session state. */
 
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -13,7 +13,8 @@ import { resolveDelivery } from "../../src/host/gateway/delivery-subsystem.js";
 import { startHeartbeatSubsystem } from "../../src/host/gateway/heartbeat-subsystem.js";
 import { createGatewayLogger, silentGatewayLogger } from "../../src/host/gateway/logger.js";
 import { createRouter } from "../../src/host/gateway/router.js";
-import { createSessionStore, sessionFileName } from "../../src/host/gateway/session-store.js";
+import { createCommandRunner } from "../../src/host/gateway/runners/command.js";
+import { createSessionStore, HISTORY_WINDOW } from "../../src/host/gateway/session-store.js";
 
 const source = { hook: "wake", requestId: "r1" };
 
@@ -256,12 +257,71 @@ describe("session store", () => {
     second.close();
   });
 
-  it("names session files safely, hashing keys too long for a file name", () => {
-    expect(sessionFileName("hook:mailbox:<a@b>")).toBe("hook%3Amailbox%3A%3Ca%40b%3E.jsonl");
-    expect(sessionFileName("../../etc/passwd")).not.toContain("/");
-    expect(sessionFileName(".hidden")).toMatch(/^%2E/);
-    const long = sessionFileName(`hook:${"x".repeat(500)}`);
-    expect(long.length).toBeLessThan(160);
-    expect(long).not.toBe(sessionFileName(`hook:${"x".repeat(499)}y`));
+  it("keeps every session in one log, any key, and hands runners the last HISTORY_WINDOW messages", () => {
+    const odd = 'hook:mailbox:<a@b> "quoted" \\ ../../etc/passwd';
+    const first = createSessionStore(dir, undefined);
+    for (let i = 0; i < HISTORY_WINDOW + 10; i++)
+      first.appendHistory("hook:long", [{ role: "user", content: `m${i}` }]);
+    first.appendHistory(odd, [{ role: "user", content: "odd" }], "run-odd");
+    first.appendHistory("hook:one-shot", [{ role: "user", content: "once" }]);
+    expect(first.history("hook:long")).toHaveLength(HISTORY_WINDOW);
+    first.close();
+    expect(readdirSync(dir).sort()).toEqual(["sessions.jsonl"]);
+    const lines = readFileSync(path.join(dir, "sessions.jsonl"), "utf8").trim().split("\n");
+    expect(lines).toHaveLength(HISTORY_WINDOW + 12);
+    expect(JSON.parse(lines.at(-2)!)).toMatchObject({
+      sessionKey: odd,
+      runId: "run-odd",
+      role: "user",
+      content: "odd",
+    });
+
+    const second = createSessionStore(dir, undefined);
+    expect(second.history(odd)).toEqual([{ role: "user", content: "odd" }]);
+    const long = second.history("hook:long");
+    expect(long).toHaveLength(HISTORY_WINDOW);
+    expect(long.at(-1)).toEqual({ role: "user", content: `m${HISTORY_WINDOW + 9}` });
+    expect(second.history("hook:never")).toEqual([]);
+    second.close();
+  });
+});
+
+describe("command runner history file", () => {
+  it("hands the program the session's history in HOOKS_SESSION_FILE and removes it after the turn", async () => {
+    const runner = createCommandRunner(
+      {
+        kind: "command",
+        command: process.execPath,
+        args: [
+          "-e",
+          'const fs=require("fs");const f=process.env.HOOKS_SESSION_FILE;process.stdout.write(f+"\\n"+fs.readFileSync(f,"utf8"))',
+        ],
+      },
+      os.tmpdir(),
+    );
+    const history = [
+      { role: "user" as const, content: "before" },
+      { role: "assistant" as const, content: "reply" },
+    ];
+    const output = await runner.run({
+      turn: {
+        source,
+        runId: "run-1",
+        sessionKey: "hook:h",
+        message: "now",
+        raw: "now",
+        untrusted: true,
+        name: "Hook",
+        timeoutSeconds: 5,
+        wakeMode: "now",
+        deliver: false,
+        channel: "last",
+      },
+      history,
+      signal: new AbortController().signal,
+    });
+    const [file, ...lines] = output.reply.split("\n");
+    expect(lines.map((line) => JSON.parse(line))).toEqual(history);
+    expect(existsSync(file!)).toBe(false);
   });
 });

@@ -1,10 +1,9 @@
 /** @module The session state on disk: main-session queue and transcript, per-key histories, the last route. */
-import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { EventSource, SystemEvent } from "../../events.js";
 import type { LastRoute } from "./gateway-config.js";
-import { appendJsonl, createJsonlWriter, readJsonFile, readJsonl, writeFileAtomic } from "./jsonl-file.js";
+import { createJsonlWriter, readJsonFile, readJsonl, writeFileAtomic } from "./jsonl-file.js";
 import type { ChatMessage } from "./runners/runner-types.js";
 
 /** How many session histories are kept in memory at once. */
@@ -18,7 +17,7 @@ export const STATE_FILES = {
   transcript: "transcript.jsonl",
   lastRoute: "last-route.json",
   outbox: "outbox.jsonl",
-  sessions: "sessions",
+  sessions: "sessions.jsonl",
 } as const;
 
 export interface QueuedSystemEvent {
@@ -34,6 +33,7 @@ export type TranscriptEntry =
   | { at: string; kind: "heartbeat"; reasons: string[]; drained: number };
 
 export interface HistoryEntry extends ChatMessage {
+  sessionKey: string;
   at: string;
   runId?: string;
 }
@@ -47,26 +47,28 @@ export interface SessionStore {
   drain(reasons: readonly string[]): number;
   history(sessionKey: string): readonly ChatMessage[];
   appendHistory(sessionKey: string, messages: readonly ChatMessage[], runId?: string): void;
-  sessionFile(sessionKey: string): string;
   lastRoute(): LastRoute | undefined;
   setLastRoute(route: LastRoute): void;
   close(): void;
 }
 
-function listFiles(dir: string): string[] {
+/** Session keys present in the log, read from the start of each line (where `sessionKey` is always written). */
+function knownSessionKeys(file: string): Set<string> {
+  const keys = new Set<string>();
+  let text: string;
   try {
-    return readdirSync(dir);
+    text = readFileSync(file, "utf8");
   } catch {
-    return [];
+    return keys;
   }
-}
-
-/** A file name for any session key: readable when short and safe, hashed when it would be too long. */
-export function sessionFileName(sessionKey: string): string {
-  const encoded = encodeURIComponent(sessionKey).replace(/\*/g, "%2A").replace(/^\./, "%2E");
-  if (encoded.length <= 180) return `${encoded}.jsonl`;
-  const hash = createHash("sha256").update(sessionKey).digest("hex").slice(0, 32);
-  return `${encoded.slice(0, 100)}~${hash}.jsonl`;
+  for (const match of text.matchAll(/^\{"sessionKey":("(?:[^"\\]|\\.)*")/gm)) {
+    try {
+      keys.add(JSON.parse(match[1]!) as string);
+    } catch {
+      // A torn last line: its key, if any, was never complete.
+    }
+  }
+  return keys;
 }
 
 export function createSessionStore(stateDir: string, initialRoute: LastRoute | undefined): SessionStore {
@@ -74,24 +76,24 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
   const queue = readJsonl<QueuedSystemEvent>(file(STATE_FILES.queue));
   const queueWriter = createJsonlWriter(file(STATE_FILES.queue));
   const transcript = createJsonlWriter(file(STATE_FILES.transcript));
-  // Recently used histories stay in memory; the rest are read again from their file when needed.
+  // Every session's messages in one append-only log: a one-shot `hook:<uuid>` session costs a line, not a file.
+  const sessionsFile = file(STATE_FILES.sessions);
+  const sessionLog = createJsonlWriter(sessionsFile);
+  const known = knownSessionKeys(sessionsFile);
+  // Recently used histories stay in memory (their last HISTORY_WINDOW messages); the rest are read again when needed.
   const histories = new Map<string, ChatMessage[]>();
   // The state file is newer than the config: a delivery since the config was written moved the route.
   let route = readJsonFile<LastRoute>(file(STATE_FILES.lastRoute)) ?? initialRoute;
 
-  const sessionsDir = path.join(stateDir, STATE_FILES.sessions);
-  const sessionFile = (key: string) => path.join(sessionsDir, sessionFileName(key));
-  // File names known to exist, read once: a new key (every `hook:<uuid>`) costs no failed read.
-  const existing = new Set(listFiles(sessionsDir));
-  let sessionsDirMade = existing.size > 0;
   const session = (key: string): ChatMessage[] => {
     let messages = histories.get(key);
     if (messages) {
       histories.delete(key);
     } else {
-      const name = sessionFileName(key);
-      messages = existing.has(name)
-        ? readJsonl<HistoryEntry>(path.join(sessionsDir, name))
+      if (known.has(key)) sessionLog.flush();
+      messages = known.has(key)
+        ? readJsonl<HistoryEntry>(sessionsFile)
+            .filter((entry) => entry.sessionKey === key)
             .slice(-HISTORY_WINDOW)
             .map(({ role, content }) => ({ role, content }))
         : [];
@@ -133,22 +135,17 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     appendHistory(key, messages, runId) {
       const cached = session(key);
       const at = new Date().toISOString();
-      if (!sessionsDirMade) {
-        mkdirSync(sessionsDir, { recursive: true });
-        sessionsDirMade = true;
+      for (const { role, content } of messages) {
+        sessionLog.append(
+          runId === undefined
+            ? { sessionKey: key, at, role, content }
+            : { sessionKey: key, at, runId, role, content },
+        );
+        cached.push({ role, content });
       }
-      existing.add(sessionFileName(key));
-      // Opened per append rather than held open: one gateway may see many thousands of session keys.
-      appendJsonl(
-        sessionFile(key),
-        messages.map(({ role, content }) =>
-          runId === undefined ? { at, role, content } : { at, runId, role, content },
-        ),
-      );
-      for (const { role, content } of messages) cached.push({ role, content });
+      known.add(key);
       if (cached.length > HISTORY_WINDOW) cached.splice(0, cached.length - HISTORY_WINDOW);
     },
-    sessionFile,
     lastRoute: () => route,
     setLastRoute(next) {
       if (route?.channel === next.channel && route.to === next.to) return;
@@ -158,6 +155,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     close() {
       queueWriter.close();
       transcript.close();
+      sessionLog.close();
     },
   };
 }

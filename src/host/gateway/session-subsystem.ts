@@ -65,7 +65,6 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
         turn,
         history: [...store.history(turn.sessionKey)],
         signal,
-        sessionFile: store.sessionFile(turn.sessionKey),
       };
       // The race keeps the deadline even for a runner that ignores its signal.
       const output: RunnerOutput = await Promise.race([runner.run(input), aborted]);

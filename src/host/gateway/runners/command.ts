@@ -1,5 +1,7 @@
 /** @module The `command` runner: spawns a program per turn, message on stdin, reply from stdout, killed on abort. */
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { CommandRunnerConfig } from "../gateway-config.js";
 import { type AgentRunner, abortError } from "./runner-types.js";
@@ -31,12 +33,17 @@ export function createCommandRunner(config: CommandRunnerConfig, configDir: stri
   const cwd = path.resolve(configDir, config.cwd ?? ".");
   return {
     kind: "command",
-    run({ turn, signal, sessionFile }) {
+    run({ turn, signal, history }) {
       return new Promise((resolve, reject) => {
         if (signal.aborted) {
           reject(abortError(signal));
           return;
         }
+        // The program gets the conversation so far as a file of its own, removed when the turn ends.
+        const historyDir = mkdtempSync(path.join(os.tmpdir(), "hooks-turn-"));
+        const sessionFile = path.join(historyDir, "history.jsonl");
+        writeFileSync(sessionFile, history.map((message) => `${JSON.stringify(message)}\n`).join(""));
+        const cleanUp = () => rmSync(historyDir, { recursive: true, force: true });
         const child = spawn(config.command, config.args, {
           cwd,
           stdio: ["pipe", "pipe", "pipe"],
@@ -62,6 +69,7 @@ export function createCommandRunner(config: CommandRunnerConfig, configDir: stri
         signal.addEventListener("abort", onAbort, { once: true });
         const settle = () => {
           signal.removeEventListener("abort", onAbort);
+          cleanUp();
         };
         child.on("error", (error) => {
           settle();

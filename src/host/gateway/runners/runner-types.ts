@@ -1,7 +1,7 @@
 /** @module What every agent runner receives and returns; the session subsystem owns timeouts and history. */
 import type { AgentTurn } from "../../../events.js";
 
-/** One entry of a session's conversation, as persisted under `sessions/` and sent to chat models. */
+/** One entry of a session's conversation, as persisted in `sessions.jsonl` and sent to chat models. */
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
   content: string;
@@ -13,8 +13,6 @@ export interface RunnerInput {
   history: readonly ChatMessage[];
   /** Aborted on timeout or shutdown; a runner stops its work (kills its child, cancels its request). */
   signal: AbortSignal;
-  /** The session's history file, for programs that want to read the conversation themselves. */
-  sessionFile: string;
 }
 
 export interface RunnerOutput {
