@@ -193,6 +193,24 @@ describe("HTTP contract (SPEC §4)", () => {
     expect(Number(third.headers.get("retry-after"))).toBeLessThanOrEqual(30);
   });
 
+  it("believes X-Forwarded-For only from a trusted proxy when counting failures per client", async () => {
+    const wrongFrom = (client: string) => ({
+      body: "{}",
+      headers: { authorization: "Bearer wrong", "x-forwarded-for": client },
+    });
+    await start({ authFailures: { limit: 1, windowSeconds: 60 }, trustedProxies: ["127.0.0.1"] });
+    expect((await send("/hooks/wake", wrongFrom("203.0.113.7"))).status).toBe(401);
+    expect((await send("/hooks/wake", wrongFrom("203.0.113.7"))).status).toBe(429);
+    // Another client behind the same proxy has its own count.
+    expect((await send("/hooks/wake", wrongFrom("198.51.100.9"))).status).toBe(401);
+    await host.close();
+
+    await start({ authFailures: { limit: 1, windowSeconds: 60 } });
+    expect((await send("/hooks/wake", wrongFrom("203.0.113.7"))).status).toBe(401);
+    // Untrusted peer: the header is ignored, so a new forwarded address does not get a fresh count.
+    expect((await send("/hooks/wake", wrongFrom("198.51.100.9"))).status).toBe(429);
+  });
+
   it("answers a 5 GiB declared Content-Length with 413 at once and closes the connection", async () => {
     await start();
     const response = await rawRequest(
