@@ -107,7 +107,7 @@ function sideText(side) {
   return `${fmtRps(side.rps)} req/s, p99 ${side.p99Ms.toFixed(1)} ms, ${side.serverCpuUsPerRequest} µs CPU/req`;
 }
 
-/** The Markdown table the runner prints and docs/performance.md carries. */
+/** The Markdown table the runner prints and the README's Performance section carries. */
 export function formatTable(rows) {
   const lines = [
     "| Scenario | Result | Target | Pass | min / median / max | Target side | Baseline side |",
