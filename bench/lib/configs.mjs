@@ -7,10 +7,8 @@ import { ROOT } from "./processes.mjs";
 export const HOOKS_PATH = "/hooks";
 /** Long enough that no periodic heartbeat lands inside a run; requested ones (wake, finished turns) still happen. */
 export const HEARTBEAT_SECONDS = 86_400;
-/** bench/transforms/github-push.ts: the fixture of the same name with a type-only import (see PROFILE.md). */
-export const TRANSFORMS_DIR = path.join(ROOT, "bench", "transforms");
-/** The fixtures' own directory: its github-push.ts imports `defineTransform` from src/ as a value. */
-export const FIXTURE_TRANSFORMS_DIR = path.join(ROOT, "fixtures", "transforms");
+/** The fixtures' transforms: github-push.ts is the TypeScript transform the mapped scenario runs. */
+export const TRANSFORMS_DIR = path.join(ROOT, "fixtures", "transforms");
 export const PUSH_PAYLOAD = readFileSync(
   path.join(ROOT, "fixtures", "payloads", "github", "push.json"),
   "utf8",
@@ -37,9 +35,9 @@ export function newToken() {
   return randomBytes(32).toString("base64url");
 }
 
-function gatewayConfig(token, mappings, transformsDir = TRANSFORMS_DIR) {
+function gatewayConfig(token, mappings) {
   return {
-    hooks: { enabled: true, token, transformsDir, mappings },
+    hooks: { enabled: true, token, transformsDir: TRANSFORMS_DIR, mappings },
     session: { mainKey: "main", lastRoute: { channel: "telegram", to: "@bench" } },
     heartbeat: { everySeconds: HEARTBEAT_SECONDS },
     runner: { kind: "echo" },
@@ -56,15 +54,6 @@ function write(dir, name, config) {
 /** The config of the wake/agent/template/transform scenarios, start-up and idle RSS: both mappings. */
 export function writeBenchConfig(dir, token) {
   return write(dir, "gateway.json5", gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING]));
-}
-
-/** The bench config with fixtures/transforms as transformsDir: start-up with the fixture's value import of src/. */
-export function writeFixtureTransformConfig(dir, token) {
-  return write(
-    dir,
-    "gateway-fixture-transform.json5",
-    gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING], FIXTURE_TRANSFORMS_DIR),
-  );
 }
 
 /** `count` mappings: `count - 1` fillers with their own paths and templates, the template mapping last. */

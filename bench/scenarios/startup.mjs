@@ -1,5 +1,4 @@
 /** @module Scenario: `hooks serve` from spawn to its ready line, five cold starts of the bench config, median. */
-import { writeFixtureTransformConfig } from "../lib/configs.mjs";
 import { isMain, runStandalone } from "../lib/context.mjs";
 import { median } from "../lib/load.mjs";
 import { valueRow } from "../lib/report.mjs";
@@ -35,25 +34,6 @@ export const scenario = {
           "spawn of `node bin/hooks.js serve` to its ready line; bench config (template + TS transform mapping)",
       }),
     ];
-    if (process.env.BENCH_DIAGNOSTICS !== "0") {
-      const fixture = await startTimes(
-        context,
-        writeFixtureTransformConfig(context.dir, context.token),
-        "fixture transform",
-      );
-      rows.push(
-        valueRow({
-          id: "startup.fixture-transform",
-          title: "start to ready, fixtures/transforms/github-push.ts instead (diagnostic)",
-          value: median(fixture) / 1000,
-          unit: "s",
-          digits: 3,
-          values: fixture.map((ms) => ms / 1000),
-          detail:
-            "the fixture imports defineTransform from ../../src/index.js as a value: jiti compiles the plugin's source tree",
-        }),
-      );
-    }
     return rows;
   },
 };

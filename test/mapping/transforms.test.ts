@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHooksPlugin } from "../../src/index.js";
+import { createHooksPlugin, defineTransform } from "../../src/index.js";
 import { TRANSFORM_TIMEOUT_MS } from "../../src/mapping/call-transform.js";
 import type { MappingInput } from "../../src/mapping/schema.js";
 import { TransformLoader } from "../../src/mapping/transform-loader.js";
@@ -255,5 +255,12 @@ describe("transforms (SPEC §7.2)", () => {
 
   it("gives transforms 5 seconds by default", () => {
     expect(TRANSFORM_TIMEOUT_MS).toBe(5000);
+  });
+});
+
+describe("authoring helpers", () => {
+  it("defineTransform returns the function it is given, for types only", () => {
+    const fn = () => null;
+    expect(defineTransform(fn)).toBe(fn);
   });
 });
