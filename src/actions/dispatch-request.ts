@@ -47,20 +47,21 @@ export class RequestDispatcher {
     return route.kind === "mapped" ? route.claim.maxBodyBytes : this.config.maxBodyBytes;
   }
 
-  async dispatch(route: HookRoute, request: MappedRequest): Promise<DispatchOutcome> {
+  /**
+   * Never rejects: failures come back as outcomes. Direct wake/agent requests are answered synchronously (no
+   * promise hop on the hot path); mapped ones may wait for a transform.
+   */
+  dispatch(route: HookRoute, request: MappedRequest): DispatchOutcome | Promise<DispatchOutcome> {
+    if (route.kind === "mapped") return this.dispatchMapped(route.claim, request).catch(failedOutcome);
     try {
-      if (route.kind !== "mapped") {
-        const action: HookAction =
-          route.kind === "wake"
-            ? validateWakeAction(request.body)
-            : validateAgentAction(request.body, this.policy);
-        const plan = planAction(action, this.planContext(request, undefined, false, "Webhook"));
-        return { status: statusOf(plan), body: directBody(plan), plans: [plan] };
-      }
-      return await this.dispatchMapped(route.claim, request);
+      const action: HookAction =
+        route.kind === "wake"
+          ? validateWakeAction(request.body)
+          : validateAgentAction(request.body, this.policy);
+      const plan = planAction(action, this.planContext(request, undefined, false, "Webhook"));
+      return { status: statusOf(plan), body: directBody(plan), plans: [plan] };
     } catch (error) {
-      const hookError = toHookError(error);
-      return { status: hookError.status, body: hookError.toJSON(), plans: [], error: hookError };
+      return failedOutcome(error);
     }
   }
 
@@ -105,6 +106,11 @@ export class RequestDispatcher {
         : { hook: request.hook, mappingId, requestId: request.requestId };
     return { source, mainSessionKey: this.config.mainSessionKey, allowUnsafe, contentSource };
   }
+}
+
+function failedOutcome(error: unknown): DispatchOutcome {
+  const hookError = toHookError(error);
+  return { status: hookError.status, body: hookError.toJSON(), plans: [], error: hookError };
 }
 
 function statusOf(plan: ActionPlan): number {

@@ -1,9 +1,9 @@
 /** @module Authenticates a hook request: finds the token, compares it in constant time, throttles failures. */
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { HostLogger } from "../host/contract.js";
 import type { AuthFailureLimiter } from "./auth-failures.js";
 import { HookError } from "./errors.js";
+import { createTokenMatcher } from "./token-matcher.js";
 
 export interface AuthResult {
   /** The token came from `?token=` (deprecated). */
@@ -11,10 +11,6 @@ export interface AuthResult {
 }
 
 const QUERY_WARNING_INTERVAL_MS = 60_000;
-
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value).digest();
-}
 
 /** Bearer first, then X-Service-Token, then the query; the first one present is the one judged. */
 export function findToken(
@@ -40,15 +36,14 @@ export function createAuthenticator(options: {
   logger: HostLogger;
   now?: () => number;
 }): (req: IncomingMessage, query: URLSearchParams | undefined, requestId: string) => AuthResult {
-  // Hashing both sides gives equal-length buffers, so the comparison time does not depend on either length.
-  const expected = digest(options.token);
+  const matches = createTokenMatcher(options.token);
   const now = options.now ?? Date.now;
   let lastQueryWarning = Number.NEGATIVE_INFINITY;
 
   return (req, query, requestId) => {
     const found = findToken(req, query);
     const address = options.clientAddress(req);
-    if (found.token !== undefined && timingSafeEqual(digest(found.token), expected)) {
+    if (found.token !== undefined && matches(found.token)) {
       options.limiter.reset(address);
       if (found.viaQuery && now() - lastQueryWarning >= QUERY_WARNING_INTERVAL_MS) {
         lastQueryWarning = now();

@@ -87,7 +87,7 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
         });
       }
       const body = parseBody(kind, raw);
-      const outcome = await dispatcher.dispatch(route, {
+      const dispatched = dispatcher.dispatch(route, {
         hook,
         url,
         headers: req.headers,
@@ -95,6 +95,7 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
         body,
         requestId,
       });
+      const outcome = dispatched instanceof Promise ? await dispatched : dispatched;
       mappingId = outcome.mappingId;
       status = outcome.status;
       if (outcome.error) {

@@ -16,6 +16,8 @@ export interface JsonlWriter {
   readonly file: string;
   /** Adds one line; whole lines only ever reach the file, so a reader never sees half a record. */
   append(record: unknown): void;
+  /** Adds a record already serialised as one line of JSON (no newline). */
+  appendJson(json: string): void;
   /** Writes pending lines now. */
   flush(): void;
   close(): void;
@@ -41,13 +43,15 @@ export function createJsonlWriter(file: string, options: JsonlWriterOptions = {}
     writeSync(fd, text);
   };
   const buffer = options.flush === "line" ? undefined : createTickBuffer(writeText);
+  const appendJson = (json: string) => {
+    const line = `${json}\n`;
+    if (buffer) buffer.push(line);
+    else writeText(line);
+  };
   return {
     file,
-    append(record) {
-      const line = `${JSON.stringify(record)}\n`;
-      if (buffer) buffer.push(line);
-      else writeText(line);
-    },
+    append: (record) => appendJson(JSON.stringify(record)),
+    appendJson,
     flush() {
       buffer?.flush();
     },

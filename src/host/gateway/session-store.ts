@@ -29,7 +29,7 @@ export interface QueuedSystemEvent {
 }
 
 export type TranscriptEntry =
-  | ({ kind: "system-event"; queuedAt: string } & QueuedSystemEvent)
+  | ({ kind: "system-event"; drainedAt: string } & QueuedSystemEvent)
   | { at: string; kind: "heartbeat"; reasons: string[]; drained: number };
 
 export interface HistoryEntry extends ChatMessage {
@@ -74,6 +74,8 @@ function knownSessionKeys(file: string): Set<string> {
 export function createSessionStore(stateDir: string, initialRoute: LastRoute | undefined): SessionStore {
   const file = (name: string) => path.join(stateDir, name);
   const queue = readJsonl<QueuedSystemEvent>(file(STATE_FILES.queue));
+  // Each queued event's JSON, kept so the heartbeat writes the transcript line without serialising it again.
+  const queueJson = queue.map((event) => JSON.stringify(event));
   const queueWriter = createJsonlWriter(file(STATE_FILES.queue));
   const transcript = createJsonlWriter(file(STATE_FILES.transcript));
   // Every session's messages in one append-only log: a one-shot `hook:<uuid>` session costs a line, not a file.
@@ -113,15 +115,17 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
         untrusted: event.untrusted,
         source: event.source,
       };
+      const json = JSON.stringify(queued);
       queue.push(queued);
-      queueWriter.append(queued);
+      queueJson.push(json);
+      queueWriter.appendJson(json);
     },
     pending: () => queue,
     drain(reasons) {
       const at = new Date().toISOString();
       const drained = queue.splice(0, queue.length);
-      for (const event of drained)
-        transcript.append({ ...event, at, kind: "system-event", queuedAt: event.at });
+      const prefix = `{"kind":"system-event","drainedAt":${JSON.stringify(at)},`;
+      for (const json of queueJson.splice(0, queueJson.length)) transcript.appendJson(prefix + json.slice(1));
       transcript.append({ at, kind: "heartbeat", reasons: [...reasons], drained: drained.length });
       // Written to the transcript first: a crash in between repeats events rather than losing them.
       if (drained.length > 0) {

@@ -68,27 +68,39 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
       };
       // The race keeps the deadline even for a runner that ignores its signal.
       const output: RunnerOutput = await Promise.race([runner.run(input), aborted]);
-      store.appendHistory(
-        turn.sessionKey,
-        [
-          { role: "user", content: turn.message },
-          { role: "assistant", content: output.reply },
-        ],
-        turn.runId,
-      );
-      finish(
-        turn,
-        output.summary === undefined ? { status: "ok", reply: output.reply } : { status: "ok", ...output },
-        started,
-      );
+      complete(turn, output, started);
     } catch (error) {
       if (error instanceof TurnTimeout) finish(turn, { status: "timeout", error: error.message }, started);
       else finish(turn, { status: "error", error: (error as Error)?.message ?? String(error) }, started);
     }
   };
 
+  const complete = (turn: AgentTurn, output: RunnerOutput, started: number) => {
+    store.appendHistory(
+      turn.sessionKey,
+      [
+        { role: "user", content: turn.message },
+        { role: "assistant", content: output.reply },
+      ],
+      turn.runId,
+    );
+    finish(
+      turn,
+      output.summary === undefined ? { status: "ok", reply: output.reply } : { status: "ok", ...output },
+      started,
+    );
+  };
+
   const onAgentTurn = (turn: AgentTurn) => {
     const started = performance.now();
+    if (runner.runNow && !chains.has(turn.sessionKey)) {
+      try {
+        complete(turn, runner.runNow({ turn, history: store.history(turn.sessionKey) }), started);
+      } catch (error) {
+        finish(turn, { status: "error", error: (error as Error)?.message ?? String(error) }, started);
+      }
+      return;
+    }
     const controller = new AbortController();
     // The clock starts on receipt, as the plugin's own deadline does, even if the turn waits behind another.
     const timer = setTimeout(

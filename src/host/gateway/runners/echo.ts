@@ -7,5 +7,8 @@ export function createEchoRunner(): AgentRunner {
     async run({ turn }) {
       return { reply: turn.raw };
     },
+    runNow({ turn }) {
+      return { reply: turn.raw };
+    },
   };
 }
