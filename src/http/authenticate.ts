@@ -1,9 +1,9 @@
 /** @module Authenticates a hook request: finds the token, compares it in constant time, throttles failures. */
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { HostLogger } from "../host/contract.js";
 import type { AuthFailureLimiter } from "./auth-failures.js";
 import { HookError } from "./errors.js";
-import { createTokenMatcher } from "./token-matcher.js";
 
 export interface AuthResult {
   /** The token came from `?token=` (deprecated). */
@@ -11,6 +11,10 @@ export interface AuthResult {
 }
 
 const QUERY_WARNING_INTERVAL_MS = 60_000;
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}
 
 /** Bearer first, then X-Service-Token, then the query; the first one present is the one judged. */
 export function findToken(
@@ -36,14 +40,15 @@ export function createAuthenticator(options: {
   logger: HostLogger;
   now?: () => number;
 }): (req: IncomingMessage, query: URLSearchParams | undefined, requestId: string) => AuthResult {
-  const matches = createTokenMatcher(options.token);
+  // Hashing both sides gives equal-length buffers, so the comparison time depends on neither length.
+  const expected = digest(options.token);
   const now = options.now ?? Date.now;
   let lastQueryWarning = Number.NEGATIVE_INFINITY;
 
   return (req, query, requestId) => {
     const found = findToken(req, query);
     const address = options.clientAddress(req);
-    if (found.token !== undefined && matches(found.token)) {
+    if (found.token !== undefined && timingSafeEqual(digest(found.token), expected)) {
       options.limiter.reset(address);
       if (found.viaQuery && now() - lastQueryWarning >= QUERY_WARNING_INTERVAL_MS) {
         lastQueryWarning = now();

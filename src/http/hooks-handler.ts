@@ -11,6 +11,7 @@ import { classifyContentType, parseBody } from "./parse-body.js";
 import { readBody } from "./read-body.js";
 import { requestIdFor } from "./request-id.js";
 import { sendError, sendJson, sendNoContent } from "./respond.js";
+import { headersWithoutCredentials, queryWithoutToken, urlWithoutToken } from "./strip-credentials.js";
 
 export interface HooksHandlerDeps {
   basePath: string;
@@ -34,16 +35,12 @@ export function commitPlans(plans: readonly ActionPlan[], bus: HookBus, tracker:
   }
 }
 
-function queryRecord(query: URLSearchParams | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (query) for (const [key, value] of query) out[key] = value;
-  return out;
-}
-
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers["content-length"];
   return (length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined;
 }
+
+const NO_VIEW = { headers: {}, query: {}, url: "" };
 
 const methodNotAllowed = () =>
   new HookError("METHOD_NOT_ALLOWED", "Hooks accept POST only.", { headers: { Allow: "POST" } });
@@ -76,23 +73,31 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
         maxBytes: dispatcher.bodyLimit(route),
         timeoutMs: deps.bodyTimeoutMs,
       });
+      // Mappings and captures see the request without credentials; direct wake/agent bodies need none of it.
+      const view =
+        route.kind === "mapped" || deps.capture
+          ? {
+              headers: headersWithoutCredentials(req.headers),
+              query: queryWithoutToken(query),
+              url: urlWithoutToken(pathname, query),
+            }
+          : NO_VIEW;
       if (deps.capture) {
         captureSafely(deps, {
           requestId,
           method: req.method ?? "POST",
           hook,
-          headers: req.headers,
-          query,
+          headers: view.headers,
+          query: view.query,
           rawBody: raw,
         });
       }
       const body = parseBody(kind, raw);
       const dispatched = dispatcher.dispatch(route, {
         hook,
-        url,
-        headers: req.headers,
-        query: queryRecord(query),
+        ...view,
         body,
+        bodyBytes: raw.length,
         requestId,
       });
       const outcome = dispatched instanceof Promise ? await dispatched : dispatched;
@@ -146,36 +151,10 @@ export function hookName(pathname: string, basePath: string): string | undefined
   }
 }
 
-const CREDENTIAL_HEADERS = new Set(["authorization", "x-service-token", "cookie", "proxy-authorization"]);
-
-/** Hands the request to the host's capture hook with credentials removed; a failing hook never fails the request. */
-function captureSafely(
-  deps: HooksHandlerDeps,
-  request: {
-    requestId: string;
-    method: string;
-    hook: string;
-    headers: IncomingMessage["headers"];
-    query: URLSearchParams | undefined;
-    rawBody: Buffer;
-  },
-): void {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || CREDENTIAL_HEADERS.has(name)) continue;
-    headers[name] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  const query = queryRecord(request.query);
-  delete query.token;
+/** Hands the request to the host's capture hook; a failing hook never fails the request. */
+function captureSafely(deps: HooksHandlerDeps, request: CapturedRequest): void {
   try {
-    deps.capture!({
-      requestId: request.requestId,
-      method: request.method,
-      hook: request.hook,
-      headers,
-      query,
-      rawBody: request.rawBody,
-    });
+    deps.capture!(request);
   } catch (error) {
     deps.logger.warn(`request capture failed: ${(error as Error).message}`, { requestId: request.requestId });
   }
@@ -191,12 +170,13 @@ function refuseConnection(req: IncomingMessage, res: ServerResponse): void {
   });
 }
 
+/** Mapping failures are logged by the mapping engine, with the module; everything else 5xx is logged here. */
 function logFailure(
   logger: HostLogger,
   error: HookError,
   fields: { requestId: string; hook: string | undefined; mappingId: string | undefined },
 ): void {
-  if (error.status < 500) return;
+  if (error.status < 500 || error.code === "MAPPING_FAILED") return;
   const cause =
     error.cause instanceof Error
       ? error.cause.message

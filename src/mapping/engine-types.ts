@@ -8,12 +8,15 @@ import type { ExternalSource } from "../safety/wrap-external.js";
 export interface MappedRequest {
   /** The hook name: the path below `hooks.path`, outer slashes trimmed (`github/push`). */
   hook: string;
-  /** Path and query as received. */
+  /** Path and query as received, without a `token` parameter. */
   url: string;
+  /** Request headers without credentials (Authorization, X-Service-Token, Cookie, Proxy-Authorization). */
   headers: IncomingHttpHeaders;
-  /** Query parameters, last value wins. */
+  /** Query parameters, last value wins, without `token`. */
   query: Record<string, string>;
   body: unknown;
+  /** Size of the body as received, checked against the winning mapping's own limit. */
+  bodyBytes: number;
   requestId: string;
 }
 

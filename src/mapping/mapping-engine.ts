@@ -10,6 +10,7 @@ import {
 } from "../actions/validate-action.js";
 import type { HostLogger } from "../host/contract.js";
 import { HookError, isHookError } from "../http/errors.js";
+import { tooLarge } from "../http/read-body.js";
 import { callTransform } from "./call-transform.js";
 import type { CompiledMapping } from "./compile-mappings.js";
 import type {
@@ -107,6 +108,10 @@ export class DefaultMappingEngine implements MappingEngine {
       return { ok: false, mappingId: undefined, error, trace };
     }
     trace.mappingId = winner.id;
+    if (request.bodyBytes > winner.maxBodyBytes) {
+      // The claim allowed the largest limit of every candidate; the owner's own limit is the one that counts.
+      return { ok: false, mappingId: winner.id, error: tooLarge(winner.maxBodyBytes), trace };
+    }
     try {
       const actions = await this.execute(winner, request, trace);
       return { ok: true, mappingId: winner.id, actions, trace };

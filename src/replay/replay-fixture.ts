@@ -9,6 +9,7 @@ import { HookError, toHookError } from "../http/errors.js";
 import { hookName } from "../http/hooks-handler.js";
 import { classifyContentType, parseBody } from "../http/parse-body.js";
 import { tooLarge } from "../http/read-body.js";
+import { headersWithoutCredentials, queryWithoutToken, urlWithoutToken } from "../http/strip-credentials.js";
 import type { MappingTrace } from "../mapping/engine-types.js";
 import type { DefaultMappingEngine } from "../mapping/mapping-engine.js";
 import type { PreparedHooks } from "../prepare-hooks.js";
@@ -108,13 +109,15 @@ export class ReplayPipeline {
       const kind = classifyContentType(headers["content-type"]);
       if (raw.length > this.dispatcher.bodyLimit(route)) throw tooLarge(this.dispatcher.bodyLimit(route));
       const parsed = parseBody(kind, raw);
-      const query = new URLSearchParams(request.query).toString();
+      // The same credential-free view the live handler gives mappings.
+      const query = Object.keys(request.query).length > 0 ? new URLSearchParams(request.query) : undefined;
       const outcome = await this.dispatcher.dispatch(route, {
         hook,
-        url: query ? `${pathname}?${query}` : pathname,
-        headers,
-        query: request.query,
+        url: urlWithoutToken(pathname, query),
+        headers: headersWithoutCredentials(headers),
+        query: queryWithoutToken(query),
         body: parsed,
+        bodyBytes: raw.length,
         requestId: `replay-${fixture.name}`,
       });
       report.status = outcome.status;

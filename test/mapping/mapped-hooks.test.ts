@@ -260,6 +260,21 @@ describe("mapped hooks (SPEC §7)", () => {
     expect((await hook("small", { blob })).status).toBe(413);
   });
 
+  it("holds the winning mapping to its own limit even when a catch-all allows more", async () => {
+    await start(
+      [
+        { match: { path: "small" }, messageTemplate: "{{ blob }}" },
+        { id: "big-catch-all", maxBodyBytes: 65536, messageTemplate: "{{ blob }}" },
+      ],
+      { maxBodyBytes: 1024 },
+    );
+    const blob = "z".repeat(4000);
+    const small = await hook("small", { blob });
+    expect(small.status).toBe(413);
+    expect(small.body.code).toBe("PAYLOAD_TOO_LARGE");
+    expect((await hook("anything", { blob })).status).toBe(202);
+  });
+
   it("accepts form-encoded bodies for mappings", async () => {
     await start([{ match: { path: "form" }, action: "wake", textTemplate: "{{ name }} likes {{ colour }}" }]);
     const response = await post(`${host.url}/hooks/form`, "name=Ada&colour=red&colour=blue", {

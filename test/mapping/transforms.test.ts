@@ -114,8 +114,26 @@ describe("transforms (SPEC §7.2)", () => {
       mapping: { id: "echo" },
       query: { page: "4" },
       header: "yes",
+      credentialHeaders: [],
       now: "string",
       payload: { a: [1] },
+    });
+  });
+
+  it("never hands a transform the token: no credential headers, no token in query or url", async () => {
+    await start([{ id: "echo", match: { path: "ctx/echo" }, transform: { module: "context-echo.ts" } }]);
+    const response = await post(
+      `${host.url}/hooks/ctx/echo?token=${TOKEN}&page=1`,
+      {},
+      { "x-service-token": TOKEN, cookie: "s=1" },
+    );
+    expect(response.status).toBe(202);
+    const raw = host.eventsOf("session:agent-turn")[0]!.raw;
+    expect(raw).not.toContain(TOKEN);
+    expect(JSON.parse(raw)).toMatchObject({
+      url: "/hooks/ctx/echo?page=1",
+      query: { page: "1" },
+      credentialHeaders: [],
     });
   });
 
