@@ -56,10 +56,11 @@ export function readyBanner(
     lines.push(`token generated for this run: ${loaded.generatedToken}`);
     lines.push(`  (export ${DEMO_TOKEN_ENV} to keep one token across runs)`);
   }
-  // The demo's token is printed so the line works as pasted; a real config's secret is only referred to.
+  // Only a token generated for this run (printed above anyway) appears in the line; a token the user set is
+  // referred to, never printed: stdout often ends up in a service log.
   const curlToken =
-    loaded.origin === "demo"
-      ? { literal: token }
+    loaded.generatedToken !== undefined
+      ? { literal: loaded.generatedToken }
       : token !== "" && token === process.env[DEMO_TOKEN_ENV]
         ? { shellVar: DEMO_TOKEN_ENV }
         : { literal: "<hooks.token>" };

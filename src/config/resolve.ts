@@ -114,6 +114,14 @@ function checkSemantics(
   const hooksPath = normalizeHooksPath(view.path);
   if (!hooksPath.ok) issues.push({ path: "hooks.path", message: hooksPath.message });
 
+  const generatedKeysPass = view.prefixes.length === 0 || view.prefixes.some((p) => "hook:".startsWith(p.toLowerCase()));
+  if (view.defaultSessionKey === undefined && !generatedKeysPass) {
+    issues.push({
+      path: "hooks.allowedSessionKeyPrefixes",
+      message:
+        'agent runs that name no session key get "hook:<uuid>", which these prefixes refuse: add "hook:" or set hooks.defaultSessionKey',
+    });
+  }
   if (view.defaultSessionKey !== undefined) {
     const key = view.defaultSessionKey.toLowerCase();
     const prefixes = view.prefixes.map((prefix) => prefix.toLowerCase());

@@ -26,7 +26,9 @@ export function parseBody(kind: BodyKind, raw: Buffer): unknown {
   } catch (error) {
     // Whitespace only counts as empty; checked here so a normal body is not scanned twice.
     if (text.trim() === "") return {};
-    throw new HookError("INVALID_JSON", `The body is not valid JSON: ${(error as Error).message}.`);
+    // The parser's own message quotes the body; only the position goes back to the sender.
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    throw new HookError("INVALID_JSON", `The body is not valid JSON${position ? ` (at position ${position})` : ""}.`);
   }
 }
 

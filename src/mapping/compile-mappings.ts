@@ -4,6 +4,7 @@ import type { ConfigIssue } from "../config/issues.js";
 import type { ResolvedHooksConfig } from "../config/resolve.js";
 import type { WakeMode } from "../events.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
+import { checkStaticFields } from "./check-static-fields.js";
 import { presetDefinition } from "./presets.js";
 import { type MappingConfig, MappingSchema } from "./schema.js";
 import { type CompiledTemplate, compileTemplate } from "./template.js";
@@ -43,6 +44,8 @@ export interface CompiledMapping {
   contentSource: ExternalSource;
   /** Shape the payload must have before anything renders (presets). */
   bodySchema?: v.GenericSchema;
+  /** Presets: the key template is the operator's; rendering just this prefix means "no key" (see presets.ts). */
+  presetSessionKeyPrefix?: string;
 }
 
 export interface CompileResult {
@@ -97,6 +100,7 @@ function compileOne(
       });
     }
   }
+  checkStaticFields(mapping, compiled.templates, config, configPath, issues);
   if (mapping.transform) {
     const located = checkTransformPath(config.transformsDir, mapping.transform.module);
     if (!located.ok) {
@@ -125,6 +129,7 @@ export function compileMappings(config: ResolvedHooksConfig): CompileResult {
     );
     compiled.contentSource = preset.contentSource;
     if (preset.bodySchema) compiled.bodySchema = preset.bodySchema;
+    if (preset.sessionKeyPrefix !== undefined) compiled.presetSessionKeyPrefix = preset.sessionKeyPrefix;
     mappings.push(compiled);
   });
   return { mappings, issues };

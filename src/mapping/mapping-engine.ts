@@ -145,7 +145,8 @@ export class DefaultMappingEngine implements MappingEngine {
       const rendered = renderFields(mapping, context);
       trace.rendered.push(rendered);
       let body = templatedBody(mapping, rendered);
-      let callerKey = mapping.templates.sessionKey?.dynamic === true;
+      let callerKey =
+        mapping.templates.sessionKey?.dynamic === true && mapping.presetSessionKeyPrefix === undefined;
       let fromTransform = false;
       if (transform) {
         const output = await callTransform(

@@ -35,6 +35,11 @@ export interface PresetDefinition {
   mapping: MappingInput;
   bodySchema?: v.GenericSchema;
   contentSource: "Webhook" | "Email";
+  /**
+   * The preset's session key is its author's (the operator turned the preset on), not the caller's; a payload
+   * that lacks the part it is built from gets a fresh key instead of one shared by every such payload.
+   */
+  sessionKeyPrefix?: string;
 }
 
 /** The mailbox preset: one agent turn per message, keyed by the message id. */
@@ -56,7 +61,12 @@ export function mailboxPreset(mailbox: MailboxConfig | undefined): PresetDefinit
   };
   if (mailbox?.model) mapping.model = mailbox.model;
   if (mailbox?.thinking) mapping.thinking = mailbox.thinking;
-  return { mapping, bodySchema: MailboxBodySchema, contentSource: "Email" };
+  return {
+    mapping,
+    bodySchema: MailboxBodySchema,
+    contentSource: "Email",
+    sessionKeyPrefix: "hook:mailbox:",
+  };
 }
 
 export function presetDefinition(name: "mailbox", mailbox: MailboxConfig | undefined): PresetDefinition {

@@ -14,12 +14,19 @@ export function renderFields(mapping: CompiledMapping, context: TemplateContext)
     const template = mapping.templates[field];
     if (template) out[field] = template.render(context).trim();
   }
+  if (mapping.presetSessionKeyPrefix !== undefined && out.sessionKey === mapping.presetSessionKeyPrefix) {
+    delete out.sessionKey;
+  }
   return out;
 }
 
 /** The action body a direct request would have sent, built from the mapping and its rendered fields. */
 export function templatedBody(mapping: CompiledMapping, rendered: RenderedFields): HookActionOverride {
-  if (mapping.templates.sessionKey && rendered.sessionKey === "") {
+  if (
+    mapping.templates.sessionKey &&
+    rendered.sessionKey === "" &&
+    mapping.presetSessionKeyPrefix === undefined
+  ) {
     throw new HookError(
       "INVALID_PAYLOAD",
       "The mapping's sessionKey template rendered an empty key for this payload.",

@@ -82,6 +82,29 @@ describe("config rules (SPEC §3)", () => {
       { mappings: [{ maxBodyBytes: 40_000_000 }] },
       "hooks.mappings[0].maxBodyBytes: must be at most 33554432",
     ],
+    [
+      { mappings: [{ timeoutSeconds: 0 }] },
+      "hooks.mappings[0].timeoutSeconds: timeoutSeconds must be a positive number",
+    ],
+    [{ mappings: [{ channel: "sms" }] }, 'hooks.mappings[0].channel: channel "sms" is not offered here'],
+    [
+      { mappings: [{ channel: "whatsapp", to: "12345" }] },
+      "hooks.mappings[0].to: to must be an E.164 phone number",
+    ],
+    [{ mappings: [{ thinking: "ultra" }] }, "hooks.mappings[0].thinking: must be off, minimal"],
+    [{ mappings: [{ model: "bare-name" }] }, "hooks.mappings[0].model: must be a provider/model reference"],
+    [
+      { mappings: [{ sessionKey: "agent:fixed" }] },
+      "hooks.mappings[0].sessionKey: The session key must start with one of",
+    ],
+    [
+      { mappings: [{ sessionKey: "main" }], allowedSessionKeyPrefixes: [] },
+      "hooks.mappings[0].sessionKey: The main session cannot be targeted",
+    ],
+    [
+      { allowedSessionKeyPrefixes: ["team:"] },
+      'hooks.allowedSessionKeyPrefixes: agent runs that name no session key get "hook:<uuid>"',
+    ],
   ])("%j → %s", (hooks, expected) => {
     const found = problems(hooks as Record<string, unknown>);
     expect(found.some((line) => line.startsWith(expected))).toBe(true);

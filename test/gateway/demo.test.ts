@@ -85,6 +85,9 @@ describe("embedded default", () => {
     const cwd = makeTempDir();
     const gateway = await startServe([], { cwd, env: { HOOKS_TOKEN: TOKEN } });
     expect(gateway.stdout()).not.toContain("token generated");
+    // A token the user set is referred to in the curl line, never printed.
+    expect(gateway.stdout()).not.toContain(TOKEN);
+    expect(gateway.stdout()).toContain('"Authorization: Bearer $HOOKS_TOKEN"');
 
     const push = await postJson(`${gateway.url}/hooks/github/push`, {
       pusher: { name: "ann" },

@@ -64,6 +64,28 @@ describe("mailbox preset (SPEC §7.3)", () => {
     expect(host.eventsOf("session:agent-turn")).toHaveLength(0);
   });
 
+  it("keys sessions by message id even when callers may not choose keys, and gives id-less mail a fresh key", async () => {
+    await start({ allowRequestSessionKey: false });
+    const response = await post(
+      `${host.url}/hooks/mailbox`,
+      {
+        source: "mailbox",
+        messages: [
+          message("m9"),
+          { from: "x@example.com", subject: "s", snippet: "no id" },
+          { from: "y@example.com", subject: "t", snippet: "no id either" },
+        ],
+      },
+      AUTH,
+    );
+    expect(response.status).toBe(202);
+    const keys = host.eventsOf("session:agent-turn").map((t) => t.sessionKey);
+    expect(keys[0]).toBe("hook:mailbox:m9");
+    expect(keys[1]).toMatch(/^hook:[0-9a-f-]{36}$/);
+    expect(keys[2]).toMatch(/^hook:[0-9a-f-]{36}$/);
+    expect(keys[1]).not.toBe(keys[2]);
+  });
+
   it("takes model, thinking and the unsafe flag from hooks.mailbox", async () => {
     await start({ mailbox: { model: "local/qwen", thinking: "low", allowUnsafeExternalContent: true } });
     await post(`${host.url}/hooks/mailbox`, { source: "mailbox", messages: [message("x")] }, AUTH);

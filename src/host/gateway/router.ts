@@ -1,4 +1,5 @@
 /** @module The gateway's router: prefix routes registered through the host contract, longest prefix first. */
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HttpRoute } from "../contract.js";
 import type { GatewayLogger } from "./logger.js";
@@ -17,6 +18,8 @@ function normalizePrefix(path: string): string {
 function sendGatewayError(res: ServerResponse, status: number, code: string, error: string): void {
   const body = JSON.stringify({ ok: false, error, code });
   res.statusCode = status;
+  // A route may already have set its own id before failing; every answer carries one.
+  if (!res.hasHeader("X-Request-Id")) res.setHeader("X-Request-Id", randomUUID());
   res.setHeader("Content-Type", "application/json; charset=utf-8");
   res.setHeader("Content-Length", Buffer.byteLength(body));
   res.end(body);

@@ -1,0 +1,71 @@
+/** @module Startup checks of a mapping's fixed fields, so a config mistake stops the start instead of failing every request. */
+import * as v from "valibot";
+import { TimeoutSecondsSchema } from "../actions/action-schemas.js";
+import { checkChannel } from "../actions/channels.js";
+import { resolveSessionKey } from "../actions/session-key.js";
+import type { ConfigIssue } from "../config/issues.js";
+import type { ResolvedHooksConfig } from "../config/resolve.js";
+import { ThinkingSchema } from "../events.js";
+import { isHookError } from "../http/errors.js";
+import type { MappingConfig } from "./schema.js";
+import type { CompiledTemplate } from "./template.js";
+
+type Templates = Partial<Record<"sessionKey" | "to" | "model" | "thinking", CompiledTemplate>>;
+
+/** The fixed text of a template with no `{{ }}`, or undefined when it depends on the request. */
+function fixedText(template: CompiledTemplate | undefined): string | undefined {
+  if (!template || template.dynamic) return undefined;
+  const text = template.source.trim();
+  return text === "" ? undefined : text;
+}
+
+export function checkStaticFields(
+  mapping: MappingConfig,
+  templates: Templates,
+  config: ResolvedHooksConfig,
+  configPath: string,
+  issues: ConfigIssue[],
+): void {
+  const timeout = v.safeParse(TimeoutSecondsSchema, mapping.timeoutSeconds);
+  if (!timeout.success)
+    issues.push({ path: `${configPath}.timeoutSeconds`, message: timeout.issues[0].message });
+
+  const to = fixedText(templates.to);
+  const channel = checkChannel(mapping.channel, to, config.channels);
+  if (!channel.ok) issues.push({ path: `${configPath}.${channel.field}`, message: channel.message });
+
+  const thinking = fixedText(templates.thinking);
+  if (thinking !== undefined && !v.is(ThinkingSchema, thinking)) {
+    issues.push({
+      path: `${configPath}.thinking`,
+      message: "must be off, minimal, low, medium, high or xhigh",
+    });
+  }
+  const model = fixedText(templates.model);
+  if (model !== undefined && config.models.resolve(model) === undefined) {
+    issues.push({
+      path: `${configPath}.model`,
+      message: config.models.enforced
+        ? `"${model}" is not in agents.defaults.models`
+        : `must be a provider/model reference, got "${model}"`,
+    });
+  }
+  const sessionKey = fixedText(templates.sessionKey);
+  if (sessionKey !== undefined) {
+    try {
+      resolveSessionKey(
+        {
+          allowRequestSessionKey: config.allowRequestSessionKey,
+          allowedSessionKeyPrefixes: config.allowedSessionKeyPrefixes,
+          defaultSessionKey: config.defaultSessionKey,
+          mainSessionKey: config.mainSessionKey,
+        },
+        sessionKey,
+        "operator",
+      );
+    } catch (error) {
+      if (!isHookError(error)) throw error;
+      issues.push({ path: `${configPath}.sessionKey`, message: error.message });
+    }
+  }
+}
