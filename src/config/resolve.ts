@@ -114,7 +114,8 @@ function checkSemantics(
   const hooksPath = normalizeHooksPath(view.path);
   if (!hooksPath.ok) issues.push({ path: "hooks.path", message: hooksPath.message });
 
-  const generatedKeysPass = view.prefixes.length === 0 || view.prefixes.some((p) => "hook:".startsWith(p.toLowerCase()));
+  const generatedKeysPass =
+    view.prefixes.length === 0 || view.prefixes.some((p) => "hook:".startsWith(p.toLowerCase()));
   if (view.defaultSessionKey === undefined && !generatedKeysPass) {
     issues.push({
       path: "hooks.allowedSessionKeyPrefixes",

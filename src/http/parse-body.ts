@@ -28,7 +28,10 @@ export function parseBody(kind: BodyKind, raw: Buffer): unknown {
     if (text.trim() === "") return {};
     // The parser's own message quotes the body; only the position goes back to the sender.
     const position = /position (\d+)/.exec((error as Error).message)?.[1];
-    throw new HookError("INVALID_JSON", `The body is not valid JSON${position ? ` (at position ${position})` : ""}.`);
+    throw new HookError(
+      "INVALID_JSON",
+      `The body is not valid JSON${position ? ` (at position ${position})` : ""}.`,
+    );
   }
 }
 
