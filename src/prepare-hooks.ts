@@ -2,7 +2,7 @@
 import type { ConfigIssue } from "./config/issues.js";
 import { type ResolveContext, type ResolvedHooksConfig, resolveHooksConfig } from "./config/resolve.js";
 import { type CompiledMapping, compileMappings } from "./mapping/compile-mappings.js";
-import { pickExport, type TransformLoader } from "./mapping/transform-loader.js";
+import type { TransformLoader } from "./mapping/transform-loader.js";
 
 export interface PreparedHooks {
   config: ResolvedHooksConfig;
@@ -43,8 +43,7 @@ export async function loadAllTransforms(
     const transform = mapping.transform;
     if (!transform) continue;
     try {
-      const module = await loader.load(transform.file);
-      pickExport(module, transform.exportName, `transform module ${transform.module}`);
+      await loader.loadTransform(transform);
       reports.push({ mappingId: mapping.id, module: transform.module });
     } catch (error) {
       reports.push({ mappingId: mapping.id, module: transform.module, error: (error as Error).message });

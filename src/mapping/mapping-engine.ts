@@ -24,7 +24,7 @@ import type {
 import type { MappingIndex } from "./mapping-index.js";
 import { MAX_FAN_OUT } from "./presets.js";
 import { mergeOverride, renderFields, templatedBody } from "./render-action.js";
-import { pickExport, type TransformLoader } from "./transform-loader.js";
+import type { TransformLoader } from "./transform-loader.js";
 import type { HookTransform } from "./transform-types.js";
 
 interface IndexedClaim extends MappingClaim {
@@ -201,8 +201,7 @@ export class DefaultMappingEngine implements MappingEngine {
   private async loadTransform(mapping: CompiledMapping): Promise<HookTransform> {
     const transform = mapping.transform!;
     try {
-      const module = await this.options.loader.load(transform.file);
-      return pickExport(module, transform.exportName, `transform module ${transform.module}`);
+      return await this.options.loader.loadTransform(transform);
     } catch (error) {
       throw mappingFailed(mapping, error);
     }

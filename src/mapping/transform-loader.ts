@@ -82,6 +82,16 @@ export class TransformLoader {
 
   constructor(private readonly transformsDir: string) {}
 
+  /** The function a mapping calls: its module loaded (or reused), then the export it names. */
+  async loadTransform(transform: {
+    file: string;
+    module: string;
+    exportName?: string;
+  }): Promise<HookTransform> {
+    const module = await this.load(transform.file);
+    return pickExport(module, transform.exportName, `transform module ${transform.module}`);
+  }
+
   /** The module's exports, imported again only when the file's mtime, size or inode changed. */
   load(file: string): Promise<Record<string, unknown>> {
     let stamp: string;

@@ -103,9 +103,11 @@ export class ReplayPipeline {
       const route = hook === "" ? undefined : this.dispatcher.route(hook);
       const headers = lowerCaseHeaders(request.headers);
       const raw = encodeBody(loaded, headers["content-type"]);
-      const body = raw.length === 0 ? {} : safeJsonPreview(raw);
-      report.candidates = this.engine.explain(hook, body);
-      if (!route) throw new HookError("NOT_FOUND", "No hook is configured at this path.");
+      if (!route) {
+        // Nothing claims the name: show every mapping's verdict against a best-effort parse of the body.
+        report.candidates = this.engine.explain(hook, raw.length === 0 ? {} : safeJsonPreview(raw));
+        throw new HookError("NOT_FOUND", "No hook is configured at this path.");
+      }
       const kind = classifyContentType(headers["content-type"]);
       if (raw.length > this.dispatcher.bodyLimit(route)) throw tooLarge(this.dispatcher.bodyLimit(route));
       const parsed = parseBody(kind, raw);

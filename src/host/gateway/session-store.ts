@@ -92,13 +92,15 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     if (messages) {
       histories.delete(key);
     } else {
-      if (known.has(key)) sessionLog.flush();
-      messages = known.has(key)
-        ? readJsonl<HistoryEntry>(sessionsFile)
-            .filter((entry) => entry.sessionKey === key)
-            .slice(-HISTORY_WINDOW)
-            .map(({ role, content }) => ({ role, content }))
-        : [];
+      messages = [];
+      if (known.has(key)) {
+        // Lines still waiting for this turn's flush belong to the history too.
+        sessionLog.flush();
+        messages = readJsonl<HistoryEntry>(sessionsFile)
+          .filter((entry) => entry.sessionKey === key)
+          .slice(-HISTORY_WINDOW)
+          .map(({ role, content }) => ({ role, content }));
+      }
       if (histories.size >= CACHED_HISTORIES) histories.delete(histories.keys().next().value as string);
     }
     histories.set(key, messages);
