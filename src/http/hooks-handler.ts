@@ -1,16 +1,17 @@
 /** @module The route handler for `hooks.path`: the order of checks of SPEC §4, then dispatch, respond, emit. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RequestDispatcher } from "../actions/dispatch-request.js";
+import type { DispatchOutcome, HookRoute, RequestDispatcher } from "../actions/dispatch-request.js";
 import type { ActionPlan } from "../actions/plan-action.js";
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { HookBus } from "../events.js";
 import type { CapturedRequest, HostLogger } from "../host/contract.js";
 import type { AuthResult } from "./authenticate.js";
+import { BodyDeadlines } from "./body-deadlines.js";
 import { HookError, isHookError, toHookError } from "./errors.js";
-import { classifyContentType, parseBody } from "./parse-body.js";
-import { readBody } from "./read-body.js";
+import { type BodyKind, classifyContentType, parseBody } from "./parse-body.js";
+import { checkDeclaredLength, readBody } from "./read-body.js";
 import { requestIdFor } from "./request-id.js";
-import { sendError, sendJson, sendNoContent } from "./respond.js";
+import { type ExtraHeaders, sendError, sendJson, sendNoContent } from "./respond.js";
 import { headersWithoutCredentials, queryWithoutToken, urlWithoutToken } from "./strip-credentials.js";
 
 export interface HooksHandlerDeps {
@@ -46,92 +47,161 @@ const methodNotAllowed = () =>
   new HookError("METHOD_NOT_ALLOWED", "Hooks accept POST only.", { headers: { Allow: "POST" } });
 const notFound = () => new HookError("NOT_FOUND", "No hook is configured at this path.");
 
+/** What the handler knows about one request, carried from the checks to the answer and its event. */
+interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly started: number;
+  readonly requestId: string;
+  readonly hook: string | undefined;
+  /** Deprecation when the token came in the query. */
+  extraHeaders: ExtraHeaders;
+  mappingId: string | undefined;
+}
+
+/**
+ * The handler works with callbacks, not async/await: a direct wake or agent request is read, dispatched and
+ * answered in the turn its body arrives, with no promise per request. Only a mapped request whose transform
+ * is asynchronous waits on one.
+ */
 export function createHooksHandler(deps: HooksHandlerDeps) {
   const { basePath, dispatcher, bus } = deps;
+  const deadlines = new BodyDeadlines(deps.bodyTimeoutMs);
 
-  return async function handleHookRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = performance.now();
-    const requestId = requestIdFor(req.headers["x-request-id"]);
-    res.setHeader("X-Request-Id", requestId);
+  /** Emits `hooks:request`, the one event every request causes; a failing listener never fails the request. */
+  const emitRequestEvent = (exchange: Exchange, status: number): void => {
+    const { hook = "", requestId, mappingId } = exchange;
+    const durationMs = Math.round((performance.now() - exchange.started) * 1000) / 1000;
+    const method = exchange.req.method ?? "";
+    try {
+      bus.emit(
+        "hooks:request",
+        mappingId === undefined
+          ? { source: { hook, requestId }, method, hook, status, durationMs }
+          : { source: { hook, mappingId, requestId }, method, hook, status, mappingId, durationMs },
+      );
+    } catch (error) {
+      deps.logger.error(`a hooks:request listener failed: ${(error as Error)?.message ?? String(error)}`, {
+        requestId,
+      });
+    }
+  };
+
+  /** Answers with the error (when nothing was sent yet) and closes a connection whose body was not read. */
+  const fail = (exchange: Exchange, thrown: unknown): void => {
+    const { req, res } = exchange;
+    const error = toHookError(thrown);
+    if (!isHookError(thrown)) logFailure(deps.logger, error, exchange);
+    if (!req.complete && hasBody(req)) refuseConnection(req, res);
+    if (!res.headersSent) sendError(res, error, exchange.requestId, exchange.extraHeaders);
+    emitRequestEvent(exchange, error.status);
+  };
+
+  const answer = (exchange: Exchange, outcome: DispatchOutcome): void => {
+    const { res } = exchange;
+    exchange.mappingId = outcome.mappingId;
+    if (outcome.error) {
+      logFailure(deps.logger, outcome.error, exchange);
+      sendError(res, outcome.error, exchange.requestId, exchange.extraHeaders);
+    } else {
+      commitPlans(outcome.plans, bus, deps.tracker);
+      if (outcome.body === undefined) sendNoContent(res, exchange.requestId, exchange.extraHeaders);
+      else sendJson(res, outcome.status, outcome.body, exchange.requestId, exchange.extraHeaders);
+    }
+    emitRequestEvent(exchange, outcome.status);
+  };
+
+  const afterBody = (
+    exchange: Exchange,
+    route: HookRoute,
+    kind: BodyKind,
+    raw: Buffer,
+    pathname: string,
+    query: URLSearchParams | undefined,
+  ): void => {
+    const { req } = exchange;
+    const hook = exchange.hook!;
+    // Mappings and captures see the request without credentials; direct wake/agent bodies need none of it.
+    const view =
+      route.kind === "mapped" || deps.capture
+        ? {
+            headers: headersWithoutCredentials(req.headers),
+            query: queryWithoutToken(query),
+            url: urlWithoutToken(pathname, query),
+          }
+        : NO_VIEW;
+    if (deps.capture) {
+      captureSafely(deps, {
+        requestId: exchange.requestId,
+        method: req.method ?? "POST",
+        hook,
+        headers: view.headers,
+        query: view.query,
+        rawBody: raw,
+      });
+    }
+    const body = parseBody(kind, raw);
+    const dispatched = dispatcher.dispatch(route, {
+      hook,
+      ...view,
+      body,
+      bodyBytes: raw.length,
+      requestId: exchange.requestId,
+    });
+    if (!(dispatched instanceof Promise)) answer(exchange, dispatched);
+    // dispatch never rejects; answer is guarded, so the promise cannot reject unhandled either.
+    else void dispatched.then((outcome) => guarded(exchange, () => answer(exchange, outcome)));
+  };
+
+  /** Runs a step outside the handler's own call (a stream event, a promise): nothing may be thrown from there. */
+  const guarded = (exchange: Exchange, step: () => void): void => {
+    try {
+      step();
+    } catch (thrown) {
+      fail(exchange, thrown);
+    }
+  };
+
+  return function handleHookRequest(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? "/";
     const queryStart = url.indexOf("?");
     const pathname = queryStart === -1 ? url : url.slice(0, queryStart);
     const query = queryStart === -1 ? undefined : new URLSearchParams(url.slice(queryStart + 1));
-    const hook = hookName(pathname, basePath);
-    let mappingId: string | undefined;
-    let status = 500;
-
+    const exchange: Exchange = {
+      req,
+      res,
+      started: performance.now(),
+      requestId: requestIdFor(req.headers["x-request-id"]),
+      hook: hookName(pathname, basePath),
+      extraHeaders: undefined,
+      mappingId: undefined,
+    };
+    let route: HookRoute | undefined;
+    let kind: BodyKind;
+    let maxBytes: number;
     try {
+      const { hook } = exchange;
       if (hook === undefined) throw notFound();
       if (req.method !== "POST") throw methodNotAllowed();
-      const auth = deps.authenticate(req, query, requestId);
-      if (auth.viaQuery) res.setHeader("Deprecation", "true");
-      const route = hook === "" ? undefined : dispatcher.route(hook);
+      const auth = deps.authenticate(req, query, exchange.requestId);
+      if (auth.viaQuery) exchange.extraHeaders = DEPRECATED;
+      route = hook === "" ? undefined : dispatcher.route(hook);
       if (!route) throw notFound();
-      const kind = classifyContentType(req.headers["content-type"]);
-      const raw = await readBody(req, {
-        maxBytes: dispatcher.bodyLimit(route),
-        timeoutMs: deps.bodyTimeoutMs,
-      });
-      // Mappings and captures see the request without credentials; direct wake/agent bodies need none of it.
-      const view =
-        route.kind === "mapped" || deps.capture
-          ? {
-              headers: headersWithoutCredentials(req.headers),
-              query: queryWithoutToken(query),
-              url: urlWithoutToken(pathname, query),
-            }
-          : NO_VIEW;
-      if (deps.capture) {
-        captureSafely(deps, {
-          requestId,
-          method: req.method ?? "POST",
-          hook,
-          headers: view.headers,
-          query: view.query,
-          rawBody: raw,
-        });
-      }
-      const body = parseBody(kind, raw);
-      const dispatched = dispatcher.dispatch(route, {
-        hook,
-        ...view,
-        body,
-        bodyBytes: raw.length,
-        requestId,
-      });
-      const outcome = dispatched instanceof Promise ? await dispatched : dispatched;
-      mappingId = outcome.mappingId;
-      status = outcome.status;
-      if (outcome.error) {
-        logFailure(deps.logger, outcome.error, { requestId, hook, mappingId });
-        sendError(res, outcome.error);
-      } else {
-        commitPlans(outcome.plans, bus, deps.tracker);
-        if (outcome.body === undefined) sendNoContent(res);
-        else sendJson(res, status, outcome.body);
-      }
+      kind = classifyContentType(req.headers["content-type"]);
+      maxBytes = dispatcher.bodyLimit(route);
+      checkDeclaredLength(req, maxBytes);
     } catch (thrown) {
-      const error = toHookError(thrown);
-      status = error.status;
-      if (!isHookError(thrown)) logFailure(deps.logger, error, { requestId, hook, mappingId });
-      if (!req.complete && hasBody(req)) refuseConnection(req, res);
-      if (!res.headersSent) sendError(res, error);
-    } finally {
-      const event = {
-        source:
-          mappingId === undefined
-            ? { hook: hook ?? "", requestId }
-            : { hook: hook ?? "", mappingId, requestId },
-        method: req.method ?? "",
-        hook: hook ?? "",
-        status,
-        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-      };
-      bus.emit("hooks:request", mappingId === undefined ? event : { ...event, mappingId });
+      fail(exchange, thrown);
+      return;
     }
+    readBody(req, maxBytes, deadlines, (error, raw) => {
+      if (error) fail(exchange, error);
+      else guarded(exchange, () => afterBody(exchange, route, kind, raw!, pathname, query));
+    });
   };
 }
+
+const DEPRECATED: ExtraHeaders = { Deprecation: "true" };
 
 /** The hook name below the base path with outer slashes trimmed, or undefined when the path is not ours. */
 export function hookName(pathname: string, basePath: string): string | undefined {

@@ -1,11 +1,7 @@
 /** @module Reads a request body with a byte limit and a deadline, never buffering past the limit. */
 import type { IncomingMessage } from "node:http";
+import type { BodyDeadlines } from "./body-deadlines.js";
 import { HookError } from "./errors.js";
-
-export interface BodyLimits {
-  maxBytes: number;
-  timeoutMs: number;
-}
 
 export function tooLarge(maxBytes: number): HookError {
   return new HookError(
@@ -20,46 +16,50 @@ export function checkDeclaredLength(req: IncomingMessage, maxBytes: number): voi
   if (declared !== undefined && Number(declared) > maxBytes) throw tooLarge(maxBytes);
 }
 
-export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
-  checkDeclaredLength(req, limits.maxBytes);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let received = 0;
-    let settled = false;
+export type BodyCallback = (error: HookError | undefined, body: Buffer | undefined) => void;
 
-    const settle = (error: HookError | undefined, body?: Buffer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onError);
-      req.off("aborted", onAborted);
-      if (error) {
-        // Stop pulling bytes: the caller answers and closes the connection instead of draining it.
-        req.pause();
-        reject(error);
-      } else resolve(body!);
-    };
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > limits.maxBytes) return settle(tooLarge(limits.maxBytes));
-      chunks.push(chunk);
-    };
-    const onEnd = () => settle(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
-    const onError = () => settle(new HookError("INVALID_PAYLOAD", "The request body could not be read."));
-    const onAborted = onError;
-    const timer = setTimeout(
-      () =>
-        settle(
-          new HookError("BODY_TIMEOUT", `The body was not fully received within ${limits.timeoutMs} ms.`),
-        ),
-      limits.timeoutMs,
-    );
+/**
+ * Calls `done` exactly once: with the body, or with the reason it was not read (413, 408, a broken stream).
+ * A callback rather than a promise: a small request is answered in the turn its body arrives, without a
+ * promise and a microtask per request. The caller checks the declared length first (`checkDeclaredLength`).
+ */
+export function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  deadlines: BodyDeadlines,
+  done: BodyCallback,
+): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let settled = false;
 
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", onError);
-    req.on("aborted", onAborted);
-  });
+  const fail = (error: HookError) => {
+    if (settled) return;
+    settled = true;
+    deadlines.release(watched);
+    // Stop pulling bytes: the caller answers and closes the connection instead of draining it.
+    req.off("data", onData);
+    req.pause();
+    done(error, undefined);
+  };
+  const onData = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > maxBytes) return fail(tooLarge(maxBytes));
+    chunks.push(chunk);
+  };
+  const onEnd = () => {
+    if (settled) return;
+    settled = true;
+    deadlines.release(watched);
+    done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+  };
+  // An aborted request is destroyed with an error, so "error" covers "aborted" too.
+  const onError = () => fail(new HookError("INVALID_PAYLOAD", "The request body could not be read."));
+  const watched = deadlines.watch(() =>
+    fail(new HookError("BODY_TIMEOUT", `The body was not fully received within ${deadlines.timeoutMs} ms.`)),
+  );
+
+  req.on("data", onData);
+  req.on("end", onEnd);
+  req.on("error", onError);
 }

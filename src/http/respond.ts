@@ -1,31 +1,48 @@
-/** @module Writes the intake's responses: JSON with the request id, or 204; errors from HookError only. */
+/** @module Writes the intake's responses: JSON or 204, each with its request id, in one writeHead; errors from HookError only. */
 import type { ServerResponse } from "node:http";
 import type { HookError } from "./errors.js";
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
+/** Headers beyond the content headers and the request id (Deprecation, Allow, Retry-After, ...). */
+export type ExtraHeaders = Record<string, string> | undefined;
+
+// Every header goes through one writeHead: a setHeader before it sends Node down its slower merging path,
+// a measurable share of a small request.
 export function sendJson(
   res: ServerResponse,
   status: number,
   body: unknown,
-  headers?: Record<string, string>,
+  requestId: string,
+  extra?: ExtraHeaders,
 ): void {
   const payload = JSON.stringify(body);
-  // One writeHead instead of a setHeader per header: measurably cheaper on the hot path.
-  const all: Record<string, string | number> = {
+  const headers: Record<string, string | number> = {
     "Content-Type": JSON_TYPE,
     "Content-Length": Buffer.byteLength(payload),
+    "X-Request-Id": requestId,
   };
-  if (headers) Object.assign(all, headers);
-  res.writeHead(status, all);
+  if (extra) Object.assign(headers, extra);
+  res.writeHead(status, headers);
   res.end(payload);
 }
 
-export function sendNoContent(res: ServerResponse): void {
-  res.statusCode = 204;
+export function sendNoContent(res: ServerResponse, requestId: string, extra?: ExtraHeaders): void {
+  res.writeHead(204, extra ? { "X-Request-Id": requestId, ...extra } : { "X-Request-Id": requestId });
   res.end();
 }
 
-export function sendError(res: ServerResponse, error: HookError): void {
-  sendJson(res, error.status, error.toJSON(), error.headers);
+export function sendError(
+  res: ServerResponse,
+  error: HookError,
+  requestId: string,
+  extra?: ExtraHeaders,
+): void {
+  sendJson(
+    res,
+    error.status,
+    error.toJSON(),
+    requestId,
+    extra && error.headers ? { ...extra, ...error.headers } : (extra ?? error.headers),
+  );
 }

@@ -143,6 +143,23 @@ describe("logger", () => {
     ]);
   });
 
+  it("writes the request line exactly as the generic JSON line would, quotes and all", () => {
+    const { lines, out } = sink();
+    const logger = createGatewayLogger({ out, format: "json", level: "info", now });
+    const fields = {
+      method: "POST",
+      hook: 'odd "hook"\\name\n\u2028',
+      status: 503,
+      durationMs: 0.125,
+      requestId: "r-1",
+      mappingId: "map\tping",
+    };
+    logger.request(fields);
+    expect(lines).toEqual([
+      `${JSON.stringify({ time: "2026-01-02T03:04:05.678Z", level: "error", msg: "request", ...fields })}\n`,
+    ]);
+  });
+
   it("writes one readable line per request on a terminal, server errors at error level", () => {
     const { lines, out } = sink();
     const logger = createGatewayLogger({ out, format: "text", now });

@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CapturedRequest } from "../../src/host/contract.js";
 import { createHooksPlugin } from "../../src/index.js";
@@ -252,6 +254,31 @@ describe("HTTP contract (SPEC §4)", () => {
     expect(response.status).toBe(408);
     expect(JSON.parse(response.body).code).toBe("BODY_TIMEOUT");
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+  });
+
+  it("reports a request whose client went away mid-body, queues nothing, and keeps serving", async () => {
+    await start();
+    const socket = connect(Number(new URL(host.url).port), "127.0.0.1");
+    await once(socket, "connect");
+    socket.write(
+      headFor("/hooks/wake", {
+        Authorization: `Bearer ${TOKEN}`,
+        "Content-Type": "application/json",
+        "Content-Length": "100",
+        "X-Request-Id": "gone-mid-body",
+      }) + '{"text":',
+    );
+    // The handler has the request once its own event source knows about it; then the client vanishes.
+    const reported = host.waitForEvent(
+      "hooks:request",
+      (event) => event.source.requestId === "gone-mid-body",
+    );
+    socket.destroy();
+    const event = await reported;
+    expect(event.status).toBe(400);
+    expect(host.eventsOf("session:system-event")).toEqual([]);
+    const after = await send("/hooks/wake", { headers: AUTH, body: JSON.stringify({ text: "still here" }) });
+    expect(after.status).toBe(200);
   });
 
   it("echoes a sane X-Request-Id into the response and every event; replaces an insane one", async () => {

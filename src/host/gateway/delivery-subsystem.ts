@@ -2,6 +2,7 @@
 import { checkChannel } from "../../actions/channels.js";
 import type { DeliverySend, HookBus } from "../../events.js";
 import type { LastRoute } from "./gateway-config.js";
+import { isoNow } from "./iso-clock.js";
 import type { JsonlWriter } from "./jsonl-file.js";
 import type { GatewayLogger } from "./logger.js";
 
@@ -59,7 +60,7 @@ export function startDeliverySubsystem(deps: DeliveryDeps): DeliverySubsystem {
   const onSend = (send: DeliverySend) => {
     const resolved = resolveDelivery(send, deps.lastRoute(), offered);
     const entry: OutboxEntry = {
-      at: new Date().toISOString(),
+      at: isoNow(),
       runId: send.runId,
       requestId: send.source.requestId,
       hook: send.source.hook,

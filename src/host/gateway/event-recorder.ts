@@ -1,5 +1,6 @@
 /** @module `--record`: appends every bus event as `{ at, event, payload }`, one JSON line per event. */
 import { HOOK_EVENT_SCHEMAS, type HookBus, type HookEventName } from "../../events.js";
+import { isoNow } from "./iso-clock.js";
 import { createJsonlWriter } from "./jsonl-file.js";
 
 export const HOOK_EVENT_NAMES = Object.keys(HOOK_EVENT_SCHEMAS) as HookEventName[];
@@ -14,7 +15,7 @@ export function startEventRecorder(bus: HookBus, file: string): EventRecorder {
   // Line by line: tests and people read the record while the gateway runs.
   const writer = createJsonlWriter(file, { flush: "line" });
   const listeners = HOOK_EVENT_NAMES.map((event) => {
-    const listener = (payload: unknown) => writer.append({ at: new Date().toISOString(), event, payload });
+    const listener = (payload: unknown) => writer.append({ at: isoNow(), event, payload });
     bus.on(event, listener as never);
     return { event, listener };
   });

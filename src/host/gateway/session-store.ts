@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { EventSource, SystemEvent } from "../../events.js";
 import type { LastRoute } from "./gateway-config.js";
+import { isoNow } from "./iso-clock.js";
 import { createJsonlWriter, readJsonFile, readJsonl, writeFileAtomic } from "./jsonl-file.js";
 import type { ChatMessage } from "./runners/runner-types.js";
 
@@ -111,7 +112,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     stateDir,
     enqueue(event) {
       const queued: QueuedSystemEvent = {
-        at: new Date().toISOString(),
+        at: isoNow(),
         eventId: event.eventId,
         text: event.text,
         untrusted: event.untrusted,
@@ -124,7 +125,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     },
     pending: () => queue,
     drain(reasons) {
-      const at = new Date().toISOString();
+      const at = isoNow();
       const drained = queue.splice(0, queue.length);
       const prefix = `{"kind":"system-event","drainedAt":${JSON.stringify(at)},`;
       for (const json of queueJson.splice(0, queueJson.length)) transcript.appendJson(prefix + json.slice(1));
@@ -140,7 +141,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     history: (key) => session(key),
     appendHistory(key, messages, runId) {
       const cached = session(key);
-      const at = new Date().toISOString();
+      const at = isoNow();
       for (const { role, content } of messages) {
         sessionLog.append(
           runId === undefined
