@@ -1,4 +1,6 @@
 /** @module Waits for each agent run to finish (or for its deadline), then publishes summary, heartbeat and delivery. */
+
+import { DeadlineSweeper, type WatchedDeadline } from "../deadline-sweeper.js";
 import type { AgentTurnFinished, HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { PendingRun } from "./plan-action.js";
@@ -9,20 +11,24 @@ export const DEFAULT_DEADLINE_GRACE_MS = 5_000;
 
 interface Tracked {
   run: PendingRun;
-  timer: NodeJS.Timeout;
+  deadline: WatchedDeadline;
 }
 
 export class RunCompletionTracker {
   private readonly pending = new Map<string, Tracked>();
   private readonly onFinished = (finished: AgentTurnFinished) => this.finish(finished.runId, finished);
   private listening = false;
+  // One timer for every pending run; a deadline fires at most a quarter of the grace late (and within a second).
+  private readonly deadlines: DeadlineSweeper;
 
   constructor(
     private readonly bus: HookBus,
     private readonly logger: HostLogger,
     private readonly mainSessionKey: string,
     private readonly graceMs: number = DEFAULT_DEADLINE_GRACE_MS,
-  ) {}
+  ) {
+    this.deadlines = new DeadlineSweeper(Math.min(1_000, Math.max(10, Math.floor(graceMs / 4))));
+  }
 
   /** Starts listening for finished turns; called by the plugin's service start (and lazily by track). */
   start(): void {
@@ -35,7 +41,7 @@ export class RunCompletionTracker {
   stop(): void {
     this.bus.off("session:agent-turn-finished", this.onFinished);
     this.listening = false;
-    for (const { timer } of this.pending.values()) clearTimeout(timer);
+    this.deadlines.clear();
     this.pending.clear();
   }
 
@@ -47,27 +53,22 @@ export class RunCompletionTracker {
   /** Must be called before the turn is emitted: a subsystem may answer synchronously. */
   track(run: PendingRun): void {
     this.start();
-    const timer = setTimeout(
-      () => {
-        this.finish(run.runId, {
-          source: run.source,
-          runId: run.runId,
-          status: "timeout",
-          error: `no answer within ${run.timeoutSeconds}s`,
-        });
-      },
-      run.timeoutSeconds * 1000 + this.graceMs,
-    );
-    // A pending run must not keep a stopping gateway alive.
-    timer.unref();
-    this.pending.set(run.runId, { run, timer });
+    const deadline = this.deadlines.watch(run.timeoutSeconds * 1000 + this.graceMs, () => {
+      this.finish(run.runId, {
+        source: run.source,
+        runId: run.runId,
+        status: "timeout",
+        error: `no answer within ${run.timeoutSeconds}s`,
+      });
+    });
+    this.pending.set(run.runId, { run, deadline });
   }
 
   private finish(runId: string, finished: AgentTurnFinished): void {
     const tracked = this.pending.get(runId);
     if (!tracked) return;
     this.pending.delete(runId);
-    clearTimeout(tracked.timer);
+    this.deadlines.release(tracked.deadline);
     const { run } = tracked;
     const source = run.source;
     this.bus.emit("session:system-event", {

@@ -3,10 +3,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DispatchOutcome, HookRoute, RequestDispatcher } from "../actions/dispatch-request.js";
 import type { ActionPlan } from "../actions/plan-action.js";
 import type { RunCompletionTracker } from "../actions/run-completion.js";
+import { DeadlineSweeper } from "../deadline-sweeper.js";
 import type { HookBus } from "../events.js";
 import type { CapturedRequest, HostLogger } from "../host/contract.js";
 import type { AuthResult } from "./authenticate.js";
-import { BodyDeadlines } from "./body-deadlines.js";
 import { HookError, isHookError, toHookError } from "./errors.js";
 import { type BodyKind, classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readBody } from "./read-body.js";
@@ -66,7 +66,7 @@ interface Exchange {
  */
 export function createHooksHandler(deps: HooksHandlerDeps) {
   const { basePath, dispatcher, bus } = deps;
-  const deadlines = new BodyDeadlines(deps.bodyTimeoutMs);
+  const deadlines = DeadlineSweeper.forTimeout(deps.bodyTimeoutMs);
 
   /** Emits `hooks:request`, the one event every request causes; a failing listener never fails the request. */
   const emitRequestEvent = (exchange: Exchange, status: number): void => {
@@ -194,7 +194,7 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
       fail(exchange, thrown);
       return;
     }
-    readBody(req, maxBytes, deadlines, (error, raw) => {
+    readBody(req, maxBytes, deps.bodyTimeoutMs, deadlines, (error, raw) => {
       if (error) fail(exchange, error);
       else guarded(exchange, () => afterBody(exchange, route, kind, raw!, pathname, query));
     });

@@ -1,6 +1,6 @@
 /** @module Reads a request body with a byte limit and a deadline, never buffering past the limit. */
 import type { IncomingMessage } from "node:http";
-import type { BodyDeadlines } from "./body-deadlines.js";
+import type { DeadlineSweeper } from "../deadline-sweeper.js";
 import { HookError } from "./errors.js";
 
 export function tooLarge(maxBytes: number): HookError {
@@ -26,7 +26,8 @@ export type BodyCallback = (error: HookError | undefined, body: Buffer | undefin
 export function readBody(
   req: IncomingMessage,
   maxBytes: number,
-  deadlines: BodyDeadlines,
+  timeoutMs: number,
+  deadlines: DeadlineSweeper,
   done: BodyCallback,
 ): void {
   const chunks: Buffer[] = [];
@@ -55,8 +56,8 @@ export function readBody(
   };
   // An aborted request is destroyed with an error, so "error" covers "aborted" too.
   const onError = () => fail(new HookError("INVALID_PAYLOAD", "The request body could not be read."));
-  const watched = deadlines.watch(() =>
-    fail(new HookError("BODY_TIMEOUT", `The body was not fully received within ${deadlines.timeoutMs} ms.`)),
+  const watched = deadlines.watch(timeoutMs, () =>
+    fail(new HookError("BODY_TIMEOUT", `The body was not fully received within ${timeoutMs} ms.`)),
   );
 
   req.on("data", onData);

@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { DeadlineSweeper } from "../src/deadline-sweeper.js";
+
+describe("DeadlineSweeper", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("expires a watched body after the timeout, at most one check interval late, and only once", () => {
+    vi.useFakeTimers();
+    let clock = 0;
+    const deadlines = DeadlineSweeper.forTimeout(800, () => clock);
+    const expired: string[] = [];
+    deadlines.watch(800, () => expired.push("slow"));
+    for (let step = 0; step < 8; step++) {
+      clock += 100;
+      vi.advanceTimersByTime(100);
+    }
+    // 800 ms passed: due now, and the check interval is 100 ms (an eighth of the timeout).
+    expect(expired).toEqual(["slow"]);
+    clock += 1_000;
+    vi.advanceTimersByTime(1_000);
+    expect(expired).toEqual(["slow"]);
+    expect(deadlines.size).toBe(0);
+  });
+
+  it("never expires a released body, and stops its timer once nothing is watched", () => {
+    vi.useFakeTimers();
+    let clock = 0;
+    const deadlines = DeadlineSweeper.forTimeout(400, () => clock);
+    const expired: string[] = [];
+    const fast = deadlines.watch(400, () => expired.push("fast"));
+    deadlines.watch(400, () => expired.push("slow"));
+    deadlines.release(fast);
+    clock += 500;
+    vi.advanceTimersByTime(500);
+    expect(expired).toEqual(["slow"]);
+    vi.advanceTimersByTime(100);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("checks often enough for short timeouts and at least once a second for long ones", () => {
+    vi.useFakeTimers();
+    let clock = 0;
+    const long = DeadlineSweeper.forTimeout(30_000, () => clock);
+    const expired: number[] = [];
+    long.watch(30_000, () => expired.push(clock));
+    clock = 30_000;
+    vi.advanceTimersByTime(30_000);
+    expect(expired).toEqual([30_000]);
+  });
+});
+
+describe("DeadlineSweeper with deadlines of different lengths", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("fires each deadline on the first check at or after it, in one shared timer", () => {
+    vi.useFakeTimers();
+    let clock = 0;
+    const sweeper = new DeadlineSweeper(1_000, () => clock);
+    const fired: string[] = [];
+    sweeper.watch(2_500, () => fired.push("short"));
+    sweeper.watch(5_000, () => fired.push("long"));
+    expect(vi.getTimerCount()).toBe(1);
+    const step = (ms: number) => {
+      clock += ms;
+      vi.advanceTimersByTime(ms);
+    };
+    step(2_000);
+    expect(fired).toEqual([]);
+    step(1_000);
+    expect(fired).toEqual(["short"]);
+    step(2_000);
+    expect(fired).toEqual(["short", "long"]);
+  });
+
+  it("clear forgets every deadline without firing it", () => {
+    vi.useFakeTimers();
+    let clock = 0;
+    const sweeper = new DeadlineSweeper(100, () => clock);
+    const fired: string[] = [];
+    sweeper.watch(100, () => fired.push("x"));
+    sweeper.clear();
+    clock += 500;
+    vi.advanceTimersByTime(500);
+    expect(fired).toEqual([]);
+    expect(sweeper.size).toBe(0);
+  });
+});
