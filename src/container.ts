@@ -50,7 +50,13 @@ export function buildHooksContainer(inputs: ContainerInputs): DependencyContaine
     }),
   });
   c.register(TOKENS.transformLoader, {
-    useFactory: instanceCachingFactory((r) => new TransformLoader(r.resolve(TOKENS.config).transformsDir)),
+    useFactory: instanceCachingFactory(
+      (r) =>
+        new TransformLoader(
+          r.resolve(TOKENS.config).transformsDir,
+          r.resolve(TOKENS.options).transformReloadCheckMs,
+        ),
+    ),
   });
   c.register(TOKENS.mappingEngine, {
     useFactory: instanceCachingFactory((r) => {

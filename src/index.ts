@@ -5,6 +5,7 @@ import { ConfigError } from "./config/issues.js";
 import { buildHooksContainer } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
 import { TRANSFORM_TIMEOUT_MS } from "./mapping/call-transform.js";
+import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
 import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
 import { type RuntimeOptions, TOKENS } from "./tokens.js";
 
@@ -23,6 +24,7 @@ export function createHooksPlugin(overrides: Partial<RuntimeOptions> = {}): Hook
   const options: RuntimeOptions = {
     runDeadlineGraceMs: overrides.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
     transformTimeoutMs: overrides.transformTimeoutMs ?? TRANSFORM_TIMEOUT_MS,
+    transformReloadCheckMs: overrides.transformReloadCheckMs ?? DEFAULT_RELOAD_CHECK_MS,
   };
   return {
     id: "hooks",

@@ -15,6 +15,8 @@ export interface RuntimeOptions {
   runDeadlineGraceMs: number;
   /** Limit for one transform call. */
   transformTimeoutMs: number;
+  /** How often a loaded transform's file is checked for changes (0: on every request). */
+  transformReloadCheckMs: number;
 }
 
 export const TOKENS = {

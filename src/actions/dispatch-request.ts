@@ -2,7 +2,13 @@
 import type { ResolvedHooksConfig } from "../config/resolve.js";
 import type { EventSource } from "../events.js";
 import { type HookError, toHookError } from "../http/errors.js";
-import type { MappedRequest, MappingClaim, MappingEngine, MappingTrace } from "../mapping/engine-types.js";
+import type {
+  MappedRequest,
+  MappingClaim,
+  MappingEngine,
+  MappingResult,
+  MappingTrace,
+} from "../mapping/engine-types.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
 import { type ActionPlan, planAction } from "./plan-action.js";
 import {
@@ -48,12 +54,18 @@ export class RequestDispatcher {
   }
 
   /**
-   * Never rejects: failures come back as outcomes. Direct wake/agent requests are answered synchronously (no
-   * promise hop on the hot path); mapped ones may wait for a transform.
+   * Never rejects: failures come back as outcomes. Answered synchronously (no promise hop on the hot path)
+   * unless a mapping waits for an asynchronous transform.
    */
   dispatch(route: HookRoute, request: MappedRequest): DispatchOutcome | Promise<DispatchOutcome> {
-    if (route.kind === "mapped") return this.dispatchMapped(route.claim, request).catch(failedOutcome);
     try {
+      if (route.kind === "mapped") {
+        const result = this.engine.run(route.claim, request);
+        if (result instanceof Promise) {
+          return result.then((settled) => this.mappedOutcome(settled, request)).catch(failedOutcome);
+        }
+        return this.mappedOutcome(result, request);
+      }
       const action: HookAction =
         route.kind === "wake"
           ? validateWakeAction(request.body)
@@ -65,8 +77,7 @@ export class RequestDispatcher {
     }
   }
 
-  private async dispatchMapped(claim: MappingClaim, request: MappedRequest): Promise<DispatchOutcome> {
-    const result = await this.engine.run(claim, request);
+  private mappedOutcome(result: MappingResult, request: MappedRequest): DispatchOutcome {
     const base = result.mappingId === undefined ? {} : { mappingId: result.mappingId };
     if (!result.ok) {
       return {

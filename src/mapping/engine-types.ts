@@ -51,5 +51,6 @@ export type MappingResult =
 
 export interface MappingEngine {
   claim(hook: string): MappingClaim | undefined;
-  run(claim: MappingClaim, request: MappedRequest): Promise<MappingResult>;
+  /** Synchronous when nothing needs waiting for (templates, a loaded synchronous transform). */
+  run(claim: MappingClaim, request: MappedRequest): MappingResult | Promise<MappingResult>;
 }

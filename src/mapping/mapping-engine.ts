@@ -8,6 +8,7 @@ import {
   validateAgentAction,
   validateWakeAction,
 } from "../actions/validate-action.js";
+import { DeadlineSweeper } from "../deadline-sweeper.js";
 import type { HostLogger } from "../host/contract.js";
 import { HookError, isHookError } from "../http/errors.js";
 import { tooLarge } from "../http/read-body.js";
@@ -25,7 +26,7 @@ import type { MappingIndex } from "./mapping-index.js";
 import { MAX_FAN_OUT } from "./presets.js";
 import { mergeOverride, renderFields, templatedBody } from "./render-action.js";
 import type { TransformLoader } from "./transform-loader.js";
-import type { HookTransform } from "./transform-types.js";
+import type { HookTransform, TransformContext, TransformResult } from "./transform-types.js";
 
 interface IndexedClaim extends MappingClaim {
   candidates: readonly CompiledMapping[];
@@ -78,7 +79,12 @@ const mappingFailed = (mapping: CompiledMapping, cause: unknown) =>
   });
 
 export class DefaultMappingEngine implements MappingEngine {
-  constructor(private readonly options: MappingEngineOptions) {}
+  // One timer for the deadlines of every asynchronous transform call.
+  private readonly deadlines: DeadlineSweeper;
+
+  constructor(private readonly options: MappingEngineOptions) {
+    this.deadlines = DeadlineSweeper.forTimeout(options.transformTimeoutMs);
+  }
 
   claim(hook: string): IndexedClaim | undefined {
     const candidates = this.options.index.candidates(hook);
@@ -91,7 +97,8 @@ export class DefaultMappingEngine implements MappingEngine {
     return this.options.mappings.map((mapping) => ({ id: mapping.id, ...matchMapping(mapping, hook, body) }));
   }
 
-  async run(claim: MappingClaim, request: MappedRequest): Promise<MappingResult> {
+  /** Synchronous when the winner needs no waiting (templates, or a loaded synchronous transform). */
+  run(claim: MappingClaim, request: MappedRequest): MappingResult | Promise<MappingResult> {
     const trace: MappingTrace = { candidates: [], rendered: [], transformOutput: [] };
     const candidates = (claim as IndexedClaim).candidates ?? this.options.index.candidates(claim.hook) ?? [];
     let winner: CompiledMapping | undefined;
@@ -107,77 +114,124 @@ export class DefaultMappingEngine implements MappingEngine {
       const error = new HookError("NOT_FOUND", "No mapping matches this hook and payload.");
       return { ok: false, mappingId: undefined, error, trace };
     }
-    trace.mappingId = winner.id;
-    if (request.bodyBytes > winner.maxBodyBytes) {
+    const mapping = winner;
+    trace.mappingId = mapping.id;
+    if (request.bodyBytes > mapping.maxBodyBytes) {
       // The claim allowed the largest limit of every candidate; the owner's own limit is the one that counts.
-      return { ok: false, mappingId: winner.id, error: tooLarge(winner.maxBodyBytes), trace };
+      return { ok: false, mappingId: mapping.id, error: tooLarge(mapping.maxBodyBytes), trace };
     }
+    const succeeded = (actions: MappedAction[]): MappingResult => ({
+      ok: true,
+      mappingId: mapping.id,
+      actions,
+      trace,
+    });
+    const failed = (thrown: unknown): MappingResult => this.failure(mapping, request, trace, thrown);
     try {
-      const actions = await this.execute(winner, request, trace);
-      return { ok: true, mappingId: winner.id, actions, trace };
+      const actions = this.execute(mapping, request, trace);
+      return actions instanceof Promise ? actions.then(succeeded, failed) : succeeded(actions);
     } catch (thrown) {
-      const error = isHookError(thrown) ? thrown : mappingFailed(winner, thrown);
-      if (error.code === "MAPPING_FAILED") {
-        const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
-        this.options.logger.error(`mapping "${winner.id}" failed: ${cause}`, {
-          requestId: request.requestId,
-          mappingId: winner.id,
-          module: winner.transform?.module,
-        });
-      }
-      return { ok: false, mappingId: winner.id, error, trace };
+      return failed(thrown);
     }
   }
 
-  private async execute(
+  private failure(
     mapping: CompiledMapping,
     request: MappedRequest,
     trace: MappingTrace,
-  ): Promise<MappedAction[]> {
+    thrown: unknown,
+  ): MappingResult {
+    const error = isHookError(thrown) ? thrown : mappingFailed(mapping, thrown);
+    if (error.code === "MAPPING_FAILED") {
+      const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
+      this.options.logger.error(`mapping "${mapping.id}" failed: ${cause}`, {
+        requestId: request.requestId,
+        mappingId: mapping.id,
+        module: mapping.transform?.module,
+      });
+    }
+    return { ok: false, mappingId: mapping.id, error, trace };
+  }
+
+  private execute(
+    mapping: CompiledMapping,
+    request: MappedRequest,
+    trace: MappingTrace,
+  ): MappedAction[] | Promise<MappedAction[]> {
     if (mapping.bodySchema) checkBodyShape(mapping.bodySchema, request.body);
     const payloads = this.fanOut(mapping, request, trace);
     if (payloads.length === 0) return [];
-    const transform = mapping.transform ? await this.loadTransform(mapping) : undefined;
-    const now = new Date().toISOString();
-    const actions: MappedAction[] = [];
-    for (const payload of payloads) {
-      const context = { payload, headers: request.headers, query: request.query, path: request.hook, now };
-      const rendered = renderFields(mapping, context);
-      trace.rendered.push(rendered);
-      let body = templatedBody(mapping, rendered);
-      let callerKey =
-        mapping.templates.sessionKey?.dynamic === true && mapping.presetSessionKeyPrefix === undefined;
-      let fromTransform = false;
-      if (transform) {
-        const output = await callTransform(
-          transform,
-          { ...context, url: request.url, mapping: { id: mapping.id } },
-          this.options.transformTimeoutMs,
-        ).catch((error: unknown) => {
-          throw mappingFailed(mapping, error);
-        });
-        trace.transformOutput.push(output);
-        if (output === null) continue;
-        if (output !== undefined) {
-          const parsed = v.safeParse(HookActionOverrideSchema, output);
-          if (!parsed.success) {
-            throw mappingFailed(
-              mapping,
-              new Error(`transform returned an invalid action: ${v.summarize(parsed.issues)}`),
-            );
-          }
-          body = mergeOverride(body, parsed.output);
-          if (parsed.output.sessionKey !== undefined) callerKey = true;
-          fromTransform = true;
-        }
-      }
-      actions.push({
-        action: this.validate(mapping, body, callerKey, fromTransform),
-        allowUnsafe: mapping.allowUnsafe,
-        contentSource: mapping.contentSource,
-      });
+    const run = new MappingRun(this, mapping, request, trace, payloads);
+    if (!mapping.transform) return run.withoutTransform();
+    let transform: HookTransform | Promise<HookTransform>;
+    try {
+      transform = this.options.loader.transformFor(mapping.transform);
+    } catch (error) {
+      throw mappingFailed(mapping, error);
     }
-    return actions;
+    if (!(transform instanceof Promise)) return run.withTransform(transform, 0, []);
+    return transform.then(
+      (loaded) => run.withTransform(loaded, 0, []),
+      (error: unknown) => {
+        throw mappingFailed(mapping, error);
+      },
+    );
+  }
+
+  /** The context a transform or a template sees for one payload. */
+  context(request: MappedRequest, payload: unknown, now: string) {
+    return { payload, headers: request.headers, query: request.query, path: request.hook, now };
+  }
+
+  /** Calls the transform; a failure or a timeout becomes the mapping's failure. */
+  callTransform(
+    mapping: CompiledMapping,
+    transform: HookTransform,
+    context: TransformContext,
+  ): TransformResult | Promise<TransformResult> {
+    let output: TransformResult | Promise<TransformResult>;
+    try {
+      output = callTransform(transform, context, this.options.transformTimeoutMs, this.deadlines);
+    } catch (error) {
+      throw mappingFailed(mapping, error);
+    }
+    if (!(output instanceof Promise)) return output;
+    return output.catch((error: unknown) => {
+      throw mappingFailed(mapping, error);
+    });
+  }
+
+  /** The transform's output merged over the rendered fields, then validated into an action. */
+  actionFrom(
+    mapping: CompiledMapping,
+    rendered: Record<string, string | undefined>,
+    output: TransformResult,
+    transformed: boolean,
+  ): MappedAction | undefined {
+    let body = templatedBody(mapping, rendered);
+    let callerKey =
+      mapping.templates.sessionKey?.dynamic === true && mapping.presetSessionKeyPrefix === undefined;
+    let fromTransform = false;
+    if (transformed) {
+      if (output === null) return undefined;
+      if (output !== undefined) {
+        const parsed = v.safeParse(HookActionOverrideSchema, output);
+        if (!parsed.success) {
+          throw mappingFailed(
+            mapping,
+            new Error(`transform returned an invalid action: ${v.summarize(parsed.issues)}`),
+          );
+        }
+        body = mergeOverride(body, parsed.output);
+        if (parsed.output.sessionKey !== undefined) callerKey = true;
+        fromTransform = true;
+      }
+    }
+    return {
+      action: this.validate(mapping, body, callerKey, fromTransform),
+      allowUnsafe: mapping.allowUnsafe,
+      contentSource: mapping.contentSource,
+    };
   }
 
   /** One payload per forEach item (the array replaced by `[item]`), at most MAX_FAN_OUT. */
@@ -198,16 +252,7 @@ export class DefaultMappingEngine implements MappingEngine {
     return items.slice(0, MAX_FAN_OUT).map((item) => ({ ...body, [key]: [item] }));
   }
 
-  private async loadTransform(mapping: CompiledMapping): Promise<HookTransform> {
-    const transform = mapping.transform!;
-    try {
-      return await this.options.loader.loadTransform(transform);
-    } catch (error) {
-      throw mappingFailed(mapping, error);
-    }
-  }
-
-  private validate(
+  validate(
     mapping: CompiledMapping,
     body: HookActionOverride,
     callerKey: boolean,
@@ -229,4 +274,71 @@ export class DefaultMappingEngine implements MappingEngine {
 function checkBodyShape(schema: v.GenericSchema, body: unknown): void {
   const parsed = v.safeParse(schema, body);
   if (!parsed.success) throw invalidPayload(parsed.issues, "The payload does not have the expected shape");
+}
+
+/**
+ * One request's walk over its payloads (one, or one per forEach item). It stays synchronous until a
+ * transform returns a promise, and only then continues asynchronously from that item on.
+ */
+class MappingRun {
+  private readonly now = new Date().toISOString();
+
+  constructor(
+    private readonly engine: DefaultMappingEngine,
+    private readonly mapping: CompiledMapping,
+    private readonly request: MappedRequest,
+    private readonly trace: MappingTrace,
+    private readonly payloads: readonly unknown[],
+  ) {}
+
+  withoutTransform(): MappedAction[] {
+    const actions: MappedAction[] = [];
+    for (const payload of this.payloads) {
+      const rendered = this.render(payload);
+      const action = this.engine.actionFrom(this.mapping, rendered, undefined, false);
+      if (action) actions.push(action);
+    }
+    return actions;
+  }
+
+  withTransform(
+    transform: HookTransform,
+    from: number,
+    actions: MappedAction[],
+  ): MappedAction[] | Promise<MappedAction[]> {
+    for (let i = from; i < this.payloads.length; i++) {
+      const payload = this.payloads[i];
+      const rendered = this.render(payload);
+      const context = {
+        ...this.engine.context(this.request, payload, this.now),
+        url: this.request.url,
+        mapping: { id: this.mapping.id },
+      };
+      const output = this.engine.callTransform(this.mapping, transform, context);
+      if (output instanceof Promise) {
+        return output.then((settled) => {
+          this.collect(actions, rendered, settled);
+          return this.withTransform(transform, i + 1, actions);
+        });
+      }
+      this.collect(actions, rendered, output);
+    }
+    return actions;
+  }
+
+  private render(payload: unknown): Record<string, string | undefined> {
+    const rendered = renderFields(this.mapping, this.engine.context(this.request, payload, this.now));
+    this.trace.rendered.push(rendered);
+    return rendered;
+  }
+
+  private collect(
+    actions: MappedAction[],
+    rendered: Record<string, string | undefined>,
+    output: TransformResult,
+  ): void {
+    this.trace.transformOutput.push(output);
+    const action = this.engine.actionFrom(this.mapping, rendered, output, true);
+    if (action) actions.push(action);
+  }
 }

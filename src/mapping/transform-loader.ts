@@ -53,8 +53,17 @@ export function checkRealPath(transformsDir: string, file: string): TransformPat
 
 interface CachedModule {
   stamp: string;
+  /** When the stamp was last compared with the file (performance.now()). */
+  checkedAt: number;
   module: Promise<Record<string, unknown>>;
+  /** The exports once the import succeeded, so a warm request picks its function without a promise. */
+  loaded?: Record<string, unknown>;
+  /** Functions already picked from `loaded`, by export name ("" for the default choice). */
+  picked: Map<string, HookTransform>;
 }
+
+/** How often a cached module's file is checked for changes; 0 checks on every call. */
+export const DEFAULT_RELOAD_CHECK_MS = 250;
 
 /** The function a mapping calls: the named export, else `default`, else `transform`. */
 export function pickExport(
@@ -80,20 +89,49 @@ export class TransformLoader {
   private jiti: Promise<Jiti> | undefined;
   private readonly cache = new Map<string, CachedModule>();
 
-  constructor(private readonly transformsDir: string) {}
+  constructor(
+    private readonly transformsDir: string,
+    /** A changed file is picked up at most this long after the change: a stat per request was measurable. */
+    private readonly reloadCheckMs = DEFAULT_RELOAD_CHECK_MS,
+  ) {}
 
   /** The function a mapping calls: its module loaded (or reused), then the export it names. */
-  async loadTransform(transform: {
-    file: string;
-    module: string;
-    exportName?: string;
-  }): Promise<HookTransform> {
-    const module = await this.load(transform.file);
-    return pickExport(module, transform.exportName, `transform module ${transform.module}`);
+  async loadTransform(transform: TransformRef): Promise<HookTransform> {
+    return await this.transformFor(transform);
+  }
+
+  /**
+   * Like `loadTransform`, but a module already loaded and still current comes back at once, not as a
+   * promise: the mapping engine then runs a synchronous transform without a single promise hop. May throw
+   * (a module without the export).
+   */
+  transformFor(transform: TransformRef): HookTransform | Promise<HookTransform> {
+    const entry = this.current(transform.file);
+    if (entry instanceof Promise) return entry;
+    const key = transform.exportName ?? "";
+    const picked = entry.picked.get(key);
+    if (picked) return picked;
+    if (!entry.loaded) {
+      return entry.module.then((module) =>
+        pickExport(module, transform.exportName, `transform module ${transform.module}`),
+      );
+    }
+    const chosen = pickExport(entry.loaded, transform.exportName, `transform module ${transform.module}`);
+    entry.picked.set(key, chosen);
+    return chosen;
   }
 
   /** The module's exports, imported again only when the file's mtime, size or inode changed. */
   load(file: string): Promise<Record<string, unknown>> {
+    const entry = this.current(file);
+    return entry instanceof Promise ? entry : entry.module;
+  }
+
+  /** The cache entry for `file`, re-stamped when due; a rejected promise when the file cannot be read. */
+  private current(file: string): CachedModule | Promise<never> {
+    const now = performance.now();
+    const cached = this.cache.get(file);
+    if (cached && now - cached.checkedAt < this.reloadCheckMs) return cached;
     let stamp: string;
     try {
       const stat = statSync(file);
@@ -103,13 +141,21 @@ export class TransformLoader {
         new Error(`cannot read transform module ${path.relative(this.transformsDir, file)}`),
       );
     }
-    const cached = this.cache.get(file);
-    if (cached && cached.stamp === stamp) return cached.module;
+    if (cached && cached.stamp === stamp) {
+      cached.checkedAt = now;
+      return cached;
+    }
     const module = this.importFresh(file);
+    const entry: CachedModule = { stamp, checkedAt: now, module, picked: new Map() };
     // Failures are cached under the same stamp too: a broken file is not re-imported until it changes.
-    module.catch(() => undefined);
-    this.cache.set(file, { stamp, module });
-    return module;
+    module.then(
+      (exports) => {
+        entry.loaded = exports;
+      },
+      () => undefined,
+    );
+    this.cache.set(file, entry);
+    return entry;
   }
 
   private async importFresh(file: string): Promise<Record<string, unknown>> {
@@ -120,4 +166,10 @@ export class TransformLoader {
     );
     return (await (await this.jiti).import(file)) as Record<string, unknown>;
   }
+}
+
+export interface TransformRef {
+  file: string;
+  module: string;
+  exportName?: string | undefined;
 }

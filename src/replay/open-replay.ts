@@ -18,6 +18,10 @@ export function openReplay(configFlag: string | undefined): OpenedReplay {
       `invalid config ${config.file}:\n${config.issues.map((issue) => `  - ${formatIssue(issue)}`).join("\n")}`,
     );
   }
-  const pipeline = new ReplayPipeline(prepared, { runDeadlineGraceMs: 0, transformTimeoutMs: 5_000 });
+  const pipeline = new ReplayPipeline(prepared, {
+    runDeadlineGraceMs: 0,
+    transformTimeoutMs: 5_000,
+    transformReloadCheckMs: 0,
+  });
   return { config, pipeline };
 }

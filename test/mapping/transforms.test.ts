@@ -1,12 +1,15 @@
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { EventEmitter } from "eventemitter3";
 import { afterEach, describe, expect, it } from "vitest";
+import { buildHooksContainer } from "../../src/container.js";
 import { createHooksPlugin, defineTransform } from "../../src/index.js";
 import { TRANSFORM_TIMEOUT_MS } from "../../src/mapping/call-transform.js";
 import type { MappingInput } from "../../src/mapping/schema.js";
 import { TransformLoader } from "../../src/mapping/transform-loader.js";
 import { loadAllTransforms, prepareHooks } from "../../src/prepare-hooks.js";
+import { TOKENS } from "../../src/tokens.js";
 import { REPO_ROOT, readPayload, TRANSFORMS_DIR } from "../helpers/repo.js";
 import { post, startTestHost, type TestHost } from "../helpers/test-host.js";
 
@@ -222,7 +225,8 @@ describe("transforms (SPEC §7.2)", () => {
     temps.push(dir);
     const file = path.join(dir, "live.ts");
     writeFileSync(file, "export default () => ({ message: 'version one' });\n");
-    host = await startTestHost(createHooksPlugin(), {
+    // Checked on every request here; by default a change is seen within DEFAULT_RELOAD_CHECK_MS.
+    host = await startTestHost(createHooksPlugin({ transformReloadCheckMs: 0 }), {
       hooks: {
         enabled: true,
         token: TOKEN,
@@ -269,6 +273,62 @@ describe("transforms (SPEC §7.2)", () => {
       ["export", "broken/wrong-export.ts", false],
       ["missing", "not-there.ts", false],
     ]);
+  });
+
+  it("answers a template mapping and a loaded synchronous transform without a promise; waits for an async one", async () => {
+    const { prepared } = prepareHooks(
+      {
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          transformsDir: "fixtures/transforms",
+          mappings: [
+            { id: "templated", match: { path: "t" }, action: "wake", textTemplate: "hello {{who}}" },
+            { id: "sync", match: { path: "s" }, transform: { module: "github-push.ts" } },
+            {
+              id: "async",
+              match: { path: "a" },
+              transform: { module: "named-exports.ts", export: "toAgent" },
+            },
+          ],
+        },
+      },
+      { configDir: REPO_ROOT },
+    );
+    const container = buildHooksContainer({
+      config: prepared!.config,
+      mappings: prepared!.mappings,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      bus: new EventEmitter(),
+      options: { runDeadlineGraceMs: 0, transformTimeoutMs: 1_000, transformReloadCheckMs: 60_000 },
+    });
+    const engine = container.resolve(TOKENS.mappingEngine);
+    await loadAllTransforms(container.resolve(TOKENS.transformLoader), prepared!.mappings);
+    const request = (hook: string, body: unknown) => ({
+      hook,
+      url: `/hooks/${hook}`,
+      headers: {},
+      query: {},
+      body,
+      bodyBytes: 10,
+      requestId: "r1",
+    });
+
+    const templated = engine.run(engine.claim("t")!, request("t", { who: "you" }));
+    expect(templated).not.toBeInstanceOf(Promise);
+    expect(templated).toMatchObject({ ok: true, actions: [{ action: { kind: "wake", text: "hello you" } }] });
+
+    const sync = engine.run(engine.claim("s")!, request("s", readPayload("github/push.json")));
+    expect(sync).not.toBeInstanceOf(Promise);
+    expect(sync).toMatchObject({ ok: true, mappingId: "sync", actions: [{ action: { kind: "agent" } }] });
+
+    const pending = engine.run(engine.claim("a")!, request("a", { alert: "disk full" }));
+    expect(pending).toBeInstanceOf(Promise);
+    expect(await pending).toMatchObject({
+      ok: true,
+      mappingId: "async",
+      actions: [{ action: { kind: "agent" } }],
+    });
   });
 
   it("gives transforms 5 seconds by default", () => {
