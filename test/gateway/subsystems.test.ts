@@ -143,6 +143,23 @@ describe("logger", () => {
     ]);
   });
 
+  it("writes each line exactly as JSON.stringify of time, level, msg and the fields would", () => {
+    const { lines, out } = sink();
+    const logger = createGatewayLogger({ out, format: "json", level: "debug", now });
+    const cases: Array<Record<string, string | number | boolean | undefined>> = [
+      {},
+      { n: 1.5, ok: false, gone: undefined, text: 'quote " backslash \\ newline \n' },
+      { msg: "a field named like a leading key wins, in its place", extra: 1 },
+    ];
+    for (const fields of cases) logger.debug('message with \u2028 and "quotes"', fields);
+    expect(lines).toEqual(
+      cases.map(
+        (fields) =>
+          `${JSON.stringify({ time: "2026-01-02T03:04:05.678Z", level: "debug", msg: 'message with \u2028 and "quotes"', ...fields })}\n`,
+      ),
+    );
+  });
+
   it("writes the request line exactly as the generic JSON line would, quotes and all", () => {
     const { lines, out } = sink();
     const logger = createGatewayLogger({ out, format: "json", level: "info", now });

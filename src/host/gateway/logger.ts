@@ -49,14 +49,24 @@ function textFields(fields: LogFields | undefined): string {
 
 const quote = JSON.stringify;
 
-/** The request line, written out directly: the line every request logs, the same fields `write` would give. */
-function jsonRequestLine(time: string, level: LogLevel, fields: RequestLogFields): string {
-  const mapping = fields.mappingId === undefined ? "" : `,"mappingId":${quote(fields.mappingId)}`;
-  return (
-    `{"time":"${time}","level":"${level}","msg":"request","method":${quote(fields.method)},` +
-    `"hook":${quote(fields.hook)},"status":${fields.status},"durationMs":${fields.durationMs},` +
-    `"requestId":${quote(fields.requestId)}${mapping}}\n`
-  );
+/**
+ * `JSON.stringify({ time, level, msg, ...fields })`, written out field by field: building that object for
+ * every line was a measurable share of a request. A field named like a leading key takes the generic path,
+ * which keeps the spread's meaning (the field's value wins, in the leading key's place).
+ */
+function jsonLine(time: string, level: LogLevel, message: string, fields: object | undefined): string {
+  let line = `{"time":"${time}","level":"${level}","msg":${quote(message)}`;
+  if (fields) {
+    for (const key of Object.keys(fields)) {
+      const value = (fields as Record<string, unknown>)[key];
+      if (value === undefined) continue;
+      if (key === "time" || key === "level" || key === "msg") {
+        return `${JSON.stringify({ time, level, msg: message, ...fields })}\n`;
+      }
+      line += `,${quote(key)}:${quote(value)}`;
+    }
+  }
+  return `${line}}\n`;
 }
 
 export function createGatewayLogger(options: LoggerOptions = {}): GatewayLogger {
@@ -75,7 +85,7 @@ export function createGatewayLogger(options: LoggerOptions = {}): GatewayLogger 
     if (LEVEL_RANK[level] < threshold) return;
     const time = isoTime();
     if (format === "json") {
-      lines.push(`${JSON.stringify({ time, level, msg: message, ...fields })}\n`);
+      lines.push(jsonLine(time, level, message, fields));
     } else {
       lines.push(`${time.slice(11, 23)} ${level.padEnd(5)} ${message}${textFields(fields)}\n`);
     }
@@ -89,7 +99,7 @@ export function createGatewayLogger(options: LoggerOptions = {}): GatewayLogger 
     request(fields) {
       const level: LogLevel = fields.status >= 500 ? "error" : "info";
       if (format === "json") {
-        if (LEVEL_RANK[level] >= threshold) lines.push(jsonRequestLine(isoTime(), level, fields));
+        if (LEVEL_RANK[level] >= threshold) lines.push(jsonLine(isoTime(), level, "request", fields));
         return;
       }
       // The readable form leads with what a person scans for: method, hook, status, time.
