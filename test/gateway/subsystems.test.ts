@@ -14,7 +14,7 @@ import { startHeartbeatSubsystem } from "../../src/host/gateway/heartbeat-subsys
 import { createGatewayLogger, silentGatewayLogger } from "../../src/host/gateway/logger.js";
 import { createRouter } from "../../src/host/gateway/router.js";
 import { createCommandRunner } from "../../src/host/gateway/runners/command.js";
-import { createSessionStore, HISTORY_WINDOW } from "../../src/host/gateway/session-store.js";
+import { createSessionStore, HISTORY_WINDOW, sessionKeyHash } from "../../src/host/gateway/session-store.js";
 
 const source = { hook: "wake", requestId: "r1" };
 
@@ -317,6 +317,16 @@ describe("session store", () => {
     expect(long.at(-1)).toEqual({ role: "user", content: `m${HISTORY_WINDOW + 9}` });
     expect(second.history("hook:never")).toEqual([]);
     second.close();
+  });
+});
+
+describe("session key hashes", () => {
+  it("are stable safe integers that tell apart keys differing in one character", () => {
+    const keys = ["hook:a", "hook:b", "hook:ab", "hook:ba", "main", "hook:github:o/r", "hook:github:o/s"];
+    const hashes = keys.map(sessionKeyHash);
+    expect(new Set(hashes).size).toBe(keys.length);
+    expect(hashes.every(Number.isSafeInteger)).toBe(true);
+    expect(keys.map(sessionKeyHash)).toEqual(hashes);
   });
 });
 

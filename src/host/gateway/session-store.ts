@@ -53,9 +53,26 @@ export interface SessionStore {
   close(): void;
 }
 
-/** Session keys present in the log, read from the start of each line (where `sessionKey` is always written). */
-function knownSessionKeys(file: string): Set<string> {
-  const keys = new Set<string>();
+/**
+ * A 52-bit hash of a session key. The store remembers which keys have history by these hashes, not by the
+ * keys: every `/agent` call without a key starts a one-shot `hook:<uuid>` session, and a million of those
+ * would otherwise keep a million strings alive. A collision (about one in 10^9 after a million keys) reads
+ * the log and finds nothing; 52 bits because a read of a large log per collision is not cheap.
+ */
+export function sessionKeyHash(key: string): number {
+  let low = 0x811c9dc5;
+  let high = 0x050c5d1f;
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i);
+    low = Math.imul(low ^ code, 0x01000193);
+    high = Math.imul(high ^ code, 0x01000193) ^ (low >>> 13);
+  }
+  return (high & 0xfffff) * 0x100000000 + (low >>> 0);
+}
+
+/** Hashes of the session keys present in the log, read from the start of each line (where `sessionKey` is). */
+function knownSessionKeys(file: string): Set<number> {
+  const keys = new Set<number>();
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -64,7 +81,7 @@ function knownSessionKeys(file: string): Set<string> {
   }
   for (const match of text.matchAll(/^\{"sessionKey":("(?:[^"\\]|\\.)*")/gm)) {
     try {
-      keys.add(JSON.parse(match[1]!) as string);
+      keys.add(sessionKeyHash(JSON.parse(match[1]!) as string));
     } catch {
       // A torn last line: its key, if any, was never complete.
     }
@@ -94,7 +111,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
       histories.delete(key);
     } else {
       messages = [];
-      if (known.has(key)) {
+      if (known.has(sessionKeyHash(key))) {
         // Lines still waiting for this turn's flush belong to the history too.
         sessionLog.flush();
         messages = readJsonl<HistoryEntry>(sessionsFile)
@@ -150,7 +167,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
         );
         cached.push({ role, content });
       }
-      known.add(key);
+      known.add(sessionKeyHash(key));
       if (cached.length > HISTORY_WINDOW) cached.splice(0, cached.length - HISTORY_WINDOW);
     },
     lastRoute: () => route,

@@ -21,6 +21,8 @@ import { createSessionStore, STATE_FILES } from "./session-store.js";
 import { startSessionSubsystem } from "./session-subsystem.js";
 
 export const DEFAULT_STATE_DIR = ".hooks-state";
+/** Reasons a heartbeat's log line lists by name; the transcript has them all. */
+const LOGGED_REASONS = 10;
 /** How long a stop waits for in-flight requests and running turns before cutting them. */
 export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
 
@@ -103,7 +105,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     everySeconds: sections.heartbeat.everySeconds,
     beat(reasons) {
       const drained = store.drain(reasons);
-      logger.info("heartbeat", { reasons: reasons.join(","), drained });
+      // Under load one heartbeat answers thousands of finished runs; the transcript keeps every reason, the
+      // log line the first few and the count.
+      const shown = reasons.length > LOGGED_REASONS ? [...reasons.slice(0, LOGGED_REASONS), "…"] : reasons;
+      logger.info("heartbeat", { reasons: shown.join(","), reasonCount: reasons.length, drained });
     },
   });
   const delivery = startDeliverySubsystem({
