@@ -1,7 +1,7 @@
 /** @module The gateway's parts in-process: heartbeat coalescing, delivery routing, logger format, router, session state. */
 
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -267,6 +267,48 @@ describe("session store", () => {
     const third = createSessionStore(dir, undefined);
     expect(third.pending().map((e) => e.eventId)).toEqual(["e3"]);
     third.close();
+  });
+
+  it("moves queued lines to the transcript byte for byte, each drain followed by its heartbeat line", () => {
+    const store = createSessionStore(dir, undefined);
+    store.enqueue(event("e1"));
+    store.enqueue(event("e2"));
+    store.close();
+    const queued = readFileSync(path.join(dir, "queue.jsonl"), "utf8");
+    const again = createSessionStore(dir, undefined);
+    expect(again.drain(["hook:wake"])).toBe(2);
+    expect(again.drain(["interval"])).toBe(0);
+    again.close();
+    const transcript = readFileSync(path.join(dir, "transcript.jsonl"), "utf8");
+    expect(transcript.startsWith(queued)).toBe(true);
+    const lines = transcript
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.kind)).toEqual([
+      "system-event",
+      "system-event",
+      "heartbeat",
+      "heartbeat",
+    ]);
+    expect(lines[2]).toMatchObject({ reasons: ["hook:wake"], drained: 2 });
+    expect(readFileSync(path.join(dir, "queue.jsonl"), "utf8")).toBe("");
+  });
+
+  it("rewrites a queue left by an older version or cut mid-line, so its lines can move whole", () => {
+    const old = { at: "2026-01-01T00:00:00.000Z", eventId: "old", text: "t", untrusted: true, source };
+    writeFileSync(path.join(dir, "queue.jsonl"), `${JSON.stringify(old)}\n{"kind":"system-ev`);
+    const store = createSessionStore(dir, undefined);
+    expect(store.pending()).toEqual([{ kind: "system-event", ...old }]);
+    store.enqueue(event("new"));
+    store.drain(["interval"]);
+    store.close();
+    const lines = readFileSync(path.join(dir, "transcript.jsonl"), "utf8").trim().split("\n");
+    expect(lines.map((line) => JSON.parse(line).eventId ?? JSON.parse(line).kind)).toEqual([
+      "old",
+      "new",
+      "heartbeat",
+    ]);
   });
 
   it("persists per-key history and the last route, which wins over the configured one", () => {

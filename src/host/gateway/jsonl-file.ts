@@ -2,6 +2,7 @@
 import {
   appendFileSync,
   closeSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -20,6 +21,10 @@ export interface JsonlWriter {
   appendJson(json: string): void;
   /** Writes pending lines now. */
   flush(): void;
+  /** Writes pending lines, then `bytes` as they are (whole lines, already encoded). */
+  appendBytes(bytes: Buffer): void;
+  /** Writes pending lines, then empties the file. */
+  truncate(): void;
   close(): void;
 }
 
@@ -35,12 +40,15 @@ export interface JsonlWriterOptions {
 /** Opens lazily in append mode. */
 export function createJsonlWriter(file: string, options: JsonlWriterOptions = {}): JsonlWriter {
   let fd: number | undefined;
-  const writeText = (text: string) => {
+  const open = (): number => {
     if (fd === undefined) {
       mkdirSync(path.dirname(file), { recursive: true });
       fd = openSync(file, "a");
     }
-    writeSync(fd, text);
+    return fd;
+  };
+  const writeText = (text: string) => {
+    writeSync(open(), text);
   };
   const buffer = options.flush === "line" ? undefined : createTickBuffer(writeText);
   const appendJson = (json: string) => {
@@ -54,6 +62,15 @@ export function createJsonlWriter(file: string, options: JsonlWriterOptions = {}
     appendJson,
     flush() {
       buffer?.flush();
+    },
+    appendBytes(bytes) {
+      buffer?.flush();
+      if (bytes.length > 0) writeSync(open(), bytes);
+    },
+    truncate() {
+      buffer?.flush();
+      // Appends go to the end whatever the offset, so the open descriptor stays usable.
+      ftruncateSync(open(), 0);
     },
     close() {
       buffer?.flush();
@@ -78,6 +95,11 @@ export function readJsonl<T = unknown>(file: string): T[] {
   } catch {
     return [];
   }
+  return parseJsonl<T>(text);
+}
+
+/** Every parseable line of JSON-lines text; a torn line is skipped. */
+export function parseJsonl<T = unknown>(text: string): T[] {
   const out: T[] = [];
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { EventSource, SystemEvent } from "../../events.js";
 import type { LastRoute } from "./gateway-config.js";
 import { isoNow } from "./iso-clock.js";
-import { createJsonlWriter, readJsonFile, readJsonl, writeFileAtomic } from "./jsonl-file.js";
+import { createJsonlWriter, parseJsonl, readJsonFile, readJsonl, writeFileAtomic } from "./jsonl-file.js";
 import type { ChatMessage } from "./runners/runner-types.js";
 
 /** How many session histories are kept in memory at once. */
@@ -22,6 +22,7 @@ export const STATE_FILES = {
 } as const;
 
 export interface QueuedSystemEvent {
+  kind: "system-event";
   at: string;
   eventId: string;
   text: string;
@@ -29,9 +30,13 @@ export interface QueuedSystemEvent {
   source: EventSource;
 }
 
+/**
+ * A drained event is its queued record, byte for byte; the heartbeat line after it says when it was drained
+ * (`at`) and how many lines before it it drained.
+ */
 export type TranscriptEntry =
-  | ({ kind: "system-event"; drainedAt: string } & QueuedSystemEvent)
-  | { at: string; kind: "heartbeat"; reasons: string[]; drained: number };
+  | QueuedSystemEvent
+  | { kind: "heartbeat"; at: string; reasons: string[]; drained: number };
 
 export interface HistoryEntry extends ChatMessage {
   sessionKey: string;
@@ -89,12 +94,31 @@ function knownSessionKeys(file: string): Set<number> {
   return keys;
 }
 
+/**
+ * The queued events a previous run left. A file from an older version (records without `kind`) or ending in
+ * a torn line is rewritten whole, so that its lines can later move to the transcript byte for byte.
+ */
+function loadQueue(queueFile: string): QueuedSystemEvent[] {
+  let text: string;
+  try {
+    text = readFileSync(queueFile, "utf8");
+  } catch {
+    return [];
+  }
+  const queue = parseJsonl<QueuedSystemEvent>(text);
+  const clean = text === "" || (text.endsWith("\n") && queue.every((event) => event.kind === "system-event"));
+  if (clean) return queue;
+  // An old record has no `kind`; it goes first, as in records written now.
+  const normalised = queue.map(({ kind: _kind, ...event }) => ({ kind: "system-event" as const, ...event }));
+  writeFileAtomic(queueFile, normalised.map((event) => `${JSON.stringify(event)}\n`).join(""));
+  return normalised;
+}
+
 export function createSessionStore(stateDir: string, initialRoute: LastRoute | undefined): SessionStore {
   const file = (name: string) => path.join(stateDir, name);
-  const queue = readJsonl<QueuedSystemEvent>(file(STATE_FILES.queue));
-  // Each queued event's JSON, kept so the heartbeat writes the transcript line without serialising it again.
-  const queueJson = queue.map((event) => JSON.stringify(event));
-  const queueWriter = createJsonlWriter(file(STATE_FILES.queue));
+  const queueFile = file(STATE_FILES.queue);
+  const queue = loadQueue(queueFile);
+  const queueWriter = createJsonlWriter(queueFile);
   const transcript = createJsonlWriter(file(STATE_FILES.transcript));
   // Every session's messages in one append-only log: a one-shot `hook:<uuid>` session costs a line, not a file.
   const sessionsFile = file(STATE_FILES.sessions);
@@ -129,31 +153,33 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     stateDir,
     enqueue(event) {
       const queued: QueuedSystemEvent = {
+        kind: "system-event",
         at: isoNow(),
         eventId: event.eventId,
         text: event.text,
         untrusted: event.untrusted,
         source: event.source,
       };
-      const json = JSON.stringify(queued);
       queue.push(queued);
-      queueJson.push(json);
-      queueWriter.appendJson(json);
+      queueWriter.append(queued);
     },
     pending: () => queue,
     drain(reasons) {
-      const at = isoNow();
-      const drained = queue.splice(0, queue.length);
-      const prefix = `{"kind":"system-event","drainedAt":${JSON.stringify(at)},`;
-      for (const json of queueJson.splice(0, queueJson.length)) transcript.appendJson(prefix + json.slice(1));
-      transcript.append({ at, kind: "heartbeat", reasons: [...reasons], drained: drained.length });
-      // Written to the transcript first: a crash in between repeats events rather than losing them.
-      if (drained.length > 0) {
-        transcript.flush();
-        queueWriter.close();
-        writeFileAtomic(file(STATE_FILES.queue), "");
+      const drained = queue.length;
+      if (drained > 0) {
+        queueWriter.flush();
+        // The queue file's lines move as they are: no event is parsed or serialised again. Under load a
+        // heartbeat drains thousands, and re-serialising them stalled every request behind it.
+        transcript.appendBytes(readFileSync(queueFile));
       }
-      return drained.length;
+      transcript.append({ kind: "heartbeat", at: isoNow(), reasons: [...reasons], drained });
+      // Written to the transcript first: a crash in between repeats events rather than losing them.
+      if (drained > 0) {
+        transcript.flush();
+        queueWriter.truncate();
+        queue.length = 0;
+      }
+      return drained;
     },
     history: (key) => session(key),
     appendHistory(key, messages, runId) {
