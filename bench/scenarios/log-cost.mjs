@@ -6,7 +6,7 @@ import { pairRows } from "../lib/report.mjs";
 
 const CASES = [
   { id: "wake", hook: "wake", body: WAKE_BODY, status: 200, note: "1 info line per request" },
-  { id: "agent", hook: "agent", body: AGENT_BODY, status: 202, note: "3 info lines per request" },
+  { id: "agent", hook: "agent", body: AGENT_BODY, status: 202, note: "2 info lines per request" },
 ];
 
 export const scenario = {

@@ -105,7 +105,7 @@ describe("embedded default", () => {
     const resolved = await postJson(`${gateway.url}/hooks/alerts`, { status: "resolved" });
     expect(resolved.status).toBe(204);
 
-    await gateway.waitForLog((r) => r.msg === "delivered to outbox" && r.runId === alert.body.runId);
+    await gateway.waitForLog((r) => r.msg === "agent turn finished" && r.runId === alert.body.runId);
     const outbox = readLines(path.join(cwd, ".hooks-state", "outbox.jsonl"));
     expect(outbox[0]).toMatchObject({ channel: "telegram", to: "@demo_chat", mappingId: "alert" });
     expect(outbox[0]!.text).toMatch(/^\[CRITICAL\] db: disk full/);

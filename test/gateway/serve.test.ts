@@ -31,7 +31,7 @@ describe("hooks serve with a config file", () => {
 
     // The summary's heartbeat request comes after the summary itself, so this heartbeat has drained it.
     await gateway.waitForLog((r) => r.msg === "heartbeat" && String(r.reasons).includes(`hook:${runId}`));
-    await gateway.waitForLog((r) => r.msg === "delivered to outbox" && r.runId === runId);
+    await gateway.waitForLog((r) => r.msg === "agent turn finished" && r.runId === runId);
 
     const events = readRecord(record);
     const names = events.map((line) => line.event);
@@ -142,12 +142,12 @@ describe("hooks serve with a config file", () => {
       to: "+15550001111",
     });
     expect(first.status).toBe(202);
-    await gateway.waitForLog((r) => r.msg === "delivered to outbox" && r.runId === first.body.runId);
+    await gateway.waitForLog((r) => r.msg === "agent turn finished" && r.runId === first.body.runId);
     const second = await postJson(`${gateway.url}/hooks/agent`, {
       message: "second",
       sessionKey: "hook:chat",
     });
-    await gateway.waitForLog((r) => r.msg === "delivered to outbox" && r.runId === second.body.runId);
+    await gateway.waitForLog((r) => r.msg === "agent turn finished" && r.runId === second.body.runId);
 
     const outbox = readLines(path.join(state, "outbox.jsonl"));
     expect(outbox.map((entry) => [entry.requested, entry.channel, entry.to])).toEqual([

@@ -84,7 +84,8 @@ export function startDeliverySubsystem(deps: DeliveryDeps): DeliverySubsystem {
       deps.logger.warn(`delivery not sent: ${resolved.reason}`, fields);
       return;
     }
-    deps.logger.info("delivered to outbox", fields);
+    // Debug, not info: the outbox line is the record, and "agent turn finished" already marks the turn at info.
+    deps.logger.debug("delivered to outbox", fields);
     // Only a delivery that reached someone moves the route; `last` then means "where the last reply went".
     if (resolved.to !== undefined)
       deps.setLastRoute({ channel: resolved.channel as LastRoute["channel"], to: resolved.to });
