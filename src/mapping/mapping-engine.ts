@@ -12,6 +12,7 @@ import { DeadlineSweeper } from "../deadline-sweeper.js";
 import type { HostLogger } from "../host/contract.js";
 import { HookError, isHookError } from "../http/errors.js";
 import { tooLarge } from "../http/read-body.js";
+import { isoNow } from "../iso-clock.js";
 import { callTransform } from "./call-transform.js";
 import type { CompiledMapping } from "./compile-mappings.js";
 import type {
@@ -281,7 +282,7 @@ function checkBodyShape(schema: v.GenericSchema, body: unknown): void {
  * transform returns a promise, and only then continues asynchronously from that item on.
  */
 class MappingRun {
-  private readonly now = new Date().toISOString();
+  private readonly now = isoNow();
 
   constructor(
     private readonly engine: DefaultMappingEngine,

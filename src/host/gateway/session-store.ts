@@ -2,8 +2,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { EventSource, SystemEvent } from "../../events.js";
+import { isoNow } from "../../iso-clock.js";
 import type { LastRoute } from "./gateway-config.js";
-import { isoNow } from "./iso-clock.js";
 import { createJsonlWriter, parseJsonl, readJsonFile, readJsonl, writeFileAtomic } from "./jsonl-file.js";
 import type { ChatMessage } from "./runners/runner-types.js";
 
