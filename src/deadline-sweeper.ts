@@ -8,6 +8,10 @@ export interface WatchedDeadline {
   readonly expire: () => void;
 }
 
+function reportExpireError(error: unknown): void {
+  process.emitWarning(`a deadline callback failed: ${(error as Error)?.message ?? String(error)}`);
+}
+
 export class DeadlineSweeper {
   private readonly watched = new Set<WatchedDeadline>();
   private timer: NodeJS.Timeout | undefined;
@@ -16,6 +20,8 @@ export class DeadlineSweeper {
   constructor(
     private readonly checkEveryMs: number,
     private readonly now: () => number = () => performance.now(),
+    /** Where a failing `expire` is reported; the other deadlines of the same check still fire. */
+    private readonly onError: (error: unknown) => void = reportExpireError,
   ) {}
 
   /** A sweeper whose checks run eight times per timeout (5 ms to 1 s apart), for deadlines of one length. */
@@ -59,7 +65,11 @@ export class DeadlineSweeper {
     for (const entry of this.watched) {
       if (entry.deadline > now) continue;
       this.watched.delete(entry);
-      entry.expire();
+      try {
+        entry.expire();
+      } catch (error) {
+        this.onError(error);
+      }
     }
   };
 }

@@ -72,6 +72,26 @@ describe("DeadlineSweeper with deadlines of different lengths", () => {
     expect(fired).toEqual(["short", "long"]);
   });
 
+  it("a failing deadline is reported and the others of the same check still fire", () => {
+    vi.useFakeTimers();
+    let clock = 0;
+    const errors: unknown[] = [];
+    const sweeper = new DeadlineSweeper(
+      100,
+      () => clock,
+      (error) => errors.push(error),
+    );
+    const fired: string[] = [];
+    sweeper.watch(100, () => {
+      throw new Error("broken");
+    });
+    sweeper.watch(100, () => fired.push("fine"));
+    clock += 100;
+    vi.advanceTimersByTime(100);
+    expect(fired).toEqual(["fine"]);
+    expect(errors).toEqual([new Error("broken")]);
+  });
+
   it("clear forgets every deadline without firing it", () => {
     vi.useFakeTimers();
     let clock = 0;

@@ -11,6 +11,11 @@ export interface HostLogger {
   error(message: string, fields?: LogFields): void;
 }
 
+/**
+ * Answers the request itself, possibly after it returns: the plugin's handler returns at once and ends the
+ * response when the body has arrived (at the end of that event-loop turn), so a host must not treat a handler
+ * that returned without ending the response as one that did not answer.
+ */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
 export interface HttpRoute {

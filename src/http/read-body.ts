@@ -52,7 +52,11 @@ export function readBody(
     if (settled) return;
     settled = true;
     deadlines.release(watched);
-    done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+    // Nothing keeps the chunks once the body is whole, however long the request lives afterwards.
+    req.off("data", onData);
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
+    chunks.length = 0;
+    done(undefined, body);
   };
   // An aborted request is destroyed with an error, so "error" covers "aborted" too.
   const onError = () => fail(new HookError("INVALID_PAYLOAD", "The request body could not be read."));

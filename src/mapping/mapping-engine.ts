@@ -84,7 +84,8 @@ export class DefaultMappingEngine implements MappingEngine {
   private readonly deadlines: DeadlineSweeper;
 
   constructor(private readonly options: MappingEngineOptions) {
-    this.deadlines = DeadlineSweeper.forTimeout(options.transformTimeoutMs);
+    // Checked 32 times per timeout: a 5 s limit is enforced within about 160 ms.
+    this.deadlines = new DeadlineSweeper(Math.max(5, Math.floor(options.transformTimeoutMs / 32)));
   }
 
   claim(hook: string): IndexedClaim | undefined {

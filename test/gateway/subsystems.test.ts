@@ -150,6 +150,8 @@ describe("logger", () => {
       {},
       { n: 1.5, ok: false, gone: undefined, text: 'quote " backslash \\ newline \n' },
       { msg: "a field named like a leading key wins, in its place", extra: 1 },
+      { level: undefined, after: "a leading key set to undefined drops out of the line" },
+      { b: 1, 2: "integer-like keys go first", a: 3 },
     ];
     for (const fields of cases) logger.debug('message with \u2028 and "quotes"', fields);
     expect(lines).toEqual(
@@ -297,7 +299,7 @@ describe("session store", () => {
 
   it("rewrites a queue left by an older version or cut mid-line, so its lines can move whole", () => {
     const old = { at: "2026-01-01T00:00:00.000Z", eventId: "old", text: "t", untrusted: true, source };
-    writeFileSync(path.join(dir, "queue.jsonl"), `${JSON.stringify(old)}\n{"kind":"system-ev`);
+    writeFileSync(path.join(dir, "queue.jsonl"), `null\n${JSON.stringify(old)}\n{"kind":"system-ev`);
     const store = createSessionStore(dir, undefined);
     expect(store.pending()).toEqual([{ kind: "system-event", ...old }]);
     store.enqueue(event("new"));

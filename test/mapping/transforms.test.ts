@@ -36,6 +36,16 @@ async function start(
 const hook = (name: string, body: unknown, headers: Record<string, string> = {}) =>
   post(`${host.url}/hooks/${name}`, body, { ...AUTH, ...headers });
 
+/** The mappings prepared as the plugin would, against the fixture transforms. */
+function prepareFixtureMappings(mappings: MappingInput[]) {
+  const { prepared } = prepareHooks(
+    { hooks: { enabled: true, token: TOKEN, transformsDir: "fixtures/transforms", mappings } },
+    { configDir: REPO_ROOT },
+  );
+  if (!prepared) throw new Error("the test mappings did not prepare");
+  return prepared;
+}
+
 describe("transforms (SPEC §7.2)", () => {
   it("runs a TypeScript transform with interfaces and generics on a real GitHub push", async () => {
     await start([{ id: "push", match: { path: "github/push" }, transform: { module: "github-push.ts" } }]);
@@ -247,25 +257,15 @@ describe("transforms (SPEC §7.2)", () => {
   });
 
   it("reports every failing module with its mapping id and path (what hooks check prints)", async () => {
-    const { prepared } = prepareHooks(
-      {
-        hooks: {
-          enabled: true,
-          token: TOKEN,
-          transformsDir: "fixtures/transforms",
-          mappings: [
-            { id: "good", transform: { module: "github-push.ts" } },
-            { id: "parse", transform: { module: "broken/error-parse.ts" } },
-            { id: "export", transform: { module: "broken/wrong-export.ts" } },
-            { id: "missing", transform: { module: "not-there.ts" } },
-          ],
-        },
-      },
-      { configDir: REPO_ROOT },
-    );
+    const prepared = prepareFixtureMappings([
+      { id: "good", transform: { module: "github-push.ts" } },
+      { id: "parse", transform: { module: "broken/error-parse.ts" } },
+      { id: "export", transform: { module: "broken/wrong-export.ts" } },
+      { id: "missing", transform: { module: "not-there.ts" } },
+    ]);
     const reports = await loadAllTransforms(
-      new TransformLoader(prepared!.config.transformsDir),
-      prepared!.mappings,
+      new TransformLoader(prepared.config.transformsDir),
+      prepared.mappings,
     );
     expect(reports.map((r) => [r.mappingId, r.module, r.error === undefined])).toEqual([
       ["good", "github-push.ts", true],
@@ -276,34 +276,24 @@ describe("transforms (SPEC §7.2)", () => {
   });
 
   it("answers a template mapping and a loaded synchronous transform without a promise; waits for an async one", async () => {
-    const { prepared } = prepareHooks(
+    const prepared = prepareFixtureMappings([
+      { id: "templated", match: { path: "t" }, action: "wake", textTemplate: "hello {{who}}" },
+      { id: "sync", match: { path: "s" }, transform: { module: "github-push.ts" } },
       {
-        hooks: {
-          enabled: true,
-          token: TOKEN,
-          transformsDir: "fixtures/transforms",
-          mappings: [
-            { id: "templated", match: { path: "t" }, action: "wake", textTemplate: "hello {{who}}" },
-            { id: "sync", match: { path: "s" }, transform: { module: "github-push.ts" } },
-            {
-              id: "async",
-              match: { path: "a" },
-              transform: { module: "named-exports.ts", export: "toAgent" },
-            },
-          ],
-        },
+        id: "async",
+        match: { path: "a" },
+        transform: { module: "named-exports.ts", export: "toAgent" },
       },
-      { configDir: REPO_ROOT },
-    );
+    ]);
     const container = buildHooksContainer({
-      config: prepared!.config,
-      mappings: prepared!.mappings,
+      config: prepared.config,
+      mappings: prepared.mappings,
       logger: { debug() {}, info() {}, warn() {}, error() {} },
       bus: new EventEmitter(),
       options: { runDeadlineGraceMs: 0, transformTimeoutMs: 1_000, transformReloadCheckMs: 60_000 },
     });
     const engine = container.resolve(TOKENS.mappingEngine);
-    await loadAllTransforms(container.resolve(TOKENS.transformLoader), prepared!.mappings);
+    await loadAllTransforms(container.resolve(TOKENS.transformLoader), prepared.mappings);
     const request = (hook: string, body: unknown) => ({
       hook,
       url: `/hooks/${hook}`,

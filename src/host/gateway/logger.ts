@@ -49,6 +49,7 @@ function textFields(fields: LogFields | undefined): string {
 }
 
 const quote = JSON.stringify;
+const INTEGER_KEY = /^(?:0|[1-9]\d*)$/;
 
 /**
  * `JSON.stringify({ time, level, msg, ...fields })`, written out field by field: building that object for
@@ -59,12 +60,14 @@ function jsonLine(time: string, level: LogLevel, message: string, fields: object
   let line = `{"time":"${time}","level":"${level}","msg":${quote(message)}`;
   if (fields) {
     for (const key of Object.keys(fields)) {
-      const value = (fields as Record<string, unknown>)[key];
-      if (value === undefined) continue;
-      if (key === "time" || key === "level" || key === "msg") {
+      // Leading names and integer-like keys (which JSON.stringify orders first) take the generic path.
+      if (key === "time" || key === "level" || key === "msg" || INTEGER_KEY.test(key)) {
         return `${JSON.stringify({ time, level, msg: message, ...fields })}\n`;
       }
-      line += `,${quote(key)}:${quote(value)}`;
+      const value = quote((fields as Record<string, unknown>)[key]);
+      // undefined, a function or a symbol: JSON.stringify leaves the key out.
+      if (value === undefined) continue;
+      line += `,${quote(key)}:${value}`;
     }
   }
   return `${line}}\n`;

@@ -105,8 +105,14 @@ function loadQueue(queueFile: string): QueuedSystemEvent[] {
   } catch {
     return [];
   }
-  const queue = parseJsonl<QueuedSystemEvent>(text);
-  const clean = text === "" || (text.endsWith("\n") && queue.every((event) => event.kind === "system-event"));
+  // Only records: a stray `null` or number in the file is dropped with the rest of what cannot be an event.
+  const queue = parseJsonl<QueuedSystemEvent>(text).filter(
+    (event) => event !== null && typeof event === "object" && !Array.isArray(event),
+  );
+  const lines = text.split("\n").filter((line) => line.trim() !== "").length;
+  const clean =
+    text === "" ||
+    (text.endsWith("\n") && lines === queue.length && queue.every((event) => event.kind === "system-event"));
   if (clean) return queue;
   // An old record has no `kind`; it goes first, as in records written now.
   const normalised = queue.map(({ kind: _kind, ...event }) => ({ kind: "system-event" as const, ...event }));
@@ -149,6 +155,15 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     return messages;
   };
 
+  // The queue file as bytes; if someone removed it, the events in memory are written out instead.
+  const queueFileOr = (events: readonly QueuedSystemEvent[]): Buffer => {
+    try {
+      return readFileSync(queueFile);
+    } catch {
+      return Buffer.from(events.map((event) => `${JSON.stringify(event)}\n`).join(""));
+    }
+  };
+
   return {
     stateDir,
     enqueue(event) {
@@ -170,7 +185,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
         queueWriter.flush();
         // The queue file's lines move as they are: no event is parsed or serialised again. Under load a
         // heartbeat drains thousands, and re-serialising them stalled every request behind it.
-        transcript.appendBytes(readFileSync(queueFile));
+        transcript.appendBytes(queueFileOr(queue));
       }
       transcript.append({ kind: "heartbeat", at: isoNow(), reasons: [...reasons], drained });
       // Written to the transcript first: a crash in between repeats events rather than losing them.
