@@ -24,9 +24,12 @@ export class DeadlineSweeper {
     private readonly onError: (error: unknown) => void = reportExpireError,
   ) {}
 
-  /** A sweeper whose checks run eight times per timeout (5 ms to 1 s apart), for deadlines of one length. */
-  static forTimeout(timeoutMs: number, now?: () => number): DeadlineSweeper {
-    return new DeadlineSweeper(Math.min(1_000, Math.max(5, Math.floor(timeoutMs / 8))), now);
+  /**
+   * A sweeper that checks `checksPerTimeout` times per `timeoutMs` (5 ms to 1 s apart): a deadline of that
+   * length fires at most that fraction of it late.
+   */
+  static forTimeout(timeoutMs: number, checksPerTimeout = 8, now?: () => number): DeadlineSweeper {
+    return new DeadlineSweeper(Math.min(1_000, Math.max(5, Math.floor(timeoutMs / checksPerTimeout))), now);
   }
 
   /** Calls `expire` once `timeoutMs` has passed, unless `release` comes first. */

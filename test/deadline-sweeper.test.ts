@@ -7,7 +7,7 @@ describe("DeadlineSweeper", () => {
   it("expires a watched body after the timeout, at most one check interval late, and only once", () => {
     vi.useFakeTimers();
     let clock = 0;
-    const deadlines = DeadlineSweeper.forTimeout(800, () => clock);
+    const deadlines = DeadlineSweeper.forTimeout(800, 8, () => clock);
     const expired: string[] = [];
     deadlines.watch(800, () => expired.push("slow"));
     for (let step = 0; step < 8; step++) {
@@ -25,7 +25,7 @@ describe("DeadlineSweeper", () => {
   it("never expires a released body, and stops its timer once nothing is watched", () => {
     vi.useFakeTimers();
     let clock = 0;
-    const deadlines = DeadlineSweeper.forTimeout(400, () => clock);
+    const deadlines = DeadlineSweeper.forTimeout(400, 8, () => clock);
     const expired: string[] = [];
     const fast = deadlines.watch(400, () => expired.push("fast"));
     deadlines.watch(400, () => expired.push("slow"));
@@ -37,15 +37,27 @@ describe("DeadlineSweeper", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("checks often enough for short timeouts and at least once a second for long ones", () => {
+  it("checks at least once a second for long timeouts, and more often when asked", () => {
     vi.useFakeTimers();
-    let clock = 0;
-    const long = DeadlineSweeper.forTimeout(30_000, () => clock);
-    const expired: number[] = [];
-    long.watch(30_000, () => expired.push(clock));
-    clock = 30_000;
-    vi.advanceTimersByTime(30_000);
-    expect(expired).toEqual([30_000]);
+    vi.setSystemTime(0);
+    const clock = () => Date.now();
+    const expired: string[] = [];
+    const long = DeadlineSweeper.forTimeout(30_000, 8, clock);
+    const fine = DeadlineSweeper.forTimeout(3_300, 32, clock);
+    // Each interval starts with a first deadline; the measured ones come 50 ms later, between two checks.
+    long.watch(60_000, () => undefined);
+    fine.watch(60_000, () => undefined);
+    vi.advanceTimersByTime(50);
+    long.watch(30_000, () => expired.push("long"));
+    fine.watch(3_300, () => expired.push("fine"));
+    // 32 checks per 3.3 s are 103 ms apart: the check at 3,399 ms fires it (at 412 ms apart, not before 3,708).
+    vi.advanceTimersByTime(3_350);
+    expect(expired).toEqual(["fine"]);
+    // Eight checks per 30 s would be 3.75 s apart; capped at a second, the check at 31,000 ms fires it.
+    vi.advanceTimersByTime(30_049 - 3_400);
+    expect(expired).toEqual(["fine"]);
+    vi.advanceTimersByTime(951);
+    expect(expired).toEqual(["fine", "long"]);
   });
 });
 

@@ -53,15 +53,17 @@ export function pairRows({ id, title, pairs, rpsTarget, p99Target = 2, baselineN
   );
   const cpuRatio = round(baselineSide.serverCpuUsPerRequest / targetSide.serverCpuUsPerRequest, 3);
   const common = { baseline: baselineName, targetSide, baselineSide, runs, ...extra };
+  const rpsGoal = rpsTarget ? { op: ">=", value: rpsTarget } : undefined;
+  const p99Goal = p99Target ? { op: "<=", value: p99Target } : undefined;
   return [
     {
       id: `${id}.throughput`,
       title: `${title}: throughput`,
-      kind: rpsTarget ? "ratio" : "diagnostic",
+      kind: rpsGoal ? "ratio" : "diagnostic",
       value: rpsRatios.median,
       unit: "x",
-      target: rpsTarget ? { op: ">=", value: rpsTarget } : undefined,
-      pass: judge(rpsRatios.median, rpsTarget ? { op: ">=", value: rpsTarget } : undefined),
+      target: rpsGoal,
+      pass: judge(rpsRatios.median, rpsGoal),
       ratios: rpsRatios,
       // Server CPU per request, baseline over target: the same comparison without the client's speed as a cap.
       cpuEfficiencyRatio: cpuRatio,
@@ -70,11 +72,11 @@ export function pairRows({ id, title, pairs, rpsTarget, p99Target = 2, baselineN
     {
       id: `${id}.p99`,
       title: `${title}: p99 latency`,
-      kind: p99Target ? "ratio" : "diagnostic",
+      kind: p99Goal ? "ratio" : "diagnostic",
       value: p99Ratios.median,
       unit: "x",
-      target: p99Target ? { op: "<=", value: p99Target } : undefined,
-      pass: judge(p99Ratios.median, p99Target ? { op: "<=", value: p99Target } : undefined),
+      target: p99Goal,
+      pass: judge(p99Ratios.median, p99Goal),
       ratios: p99Ratios,
       ...common,
     },

@@ -27,7 +27,7 @@ export class RunCompletionTracker {
     private readonly mainSessionKey: string,
     private readonly graceMs: number = DEFAULT_DEADLINE_GRACE_MS,
   ) {
-    this.deadlines = new DeadlineSweeper(Math.min(1_000, Math.max(10, Math.floor(graceMs / 4))));
+    this.deadlines = DeadlineSweeper.forTimeout(graceMs, 4);
   }
 
   /** Starts listening for finished turns; called by the plugin's service start (and lazily by track). */

@@ -85,7 +85,7 @@ export class DefaultMappingEngine implements MappingEngine {
 
   constructor(private readonly options: MappingEngineOptions) {
     // Checked 32 times per timeout: a 5 s limit is enforced within about 160 ms.
-    this.deadlines = new DeadlineSweeper(Math.max(5, Math.floor(options.transformTimeoutMs / 32)));
+    this.deadlines = DeadlineSweeper.forTimeout(options.transformTimeoutMs, 32);
   }
 
   claim(hook: string): IndexedClaim | undefined {
@@ -254,7 +254,7 @@ export class DefaultMappingEngine implements MappingEngine {
     return items.slice(0, MAX_FAN_OUT).map((item) => ({ ...body, [key]: [item] }));
   }
 
-  validate(
+  private validate(
     mapping: CompiledMapping,
     body: HookActionOverride,
     callerKey: boolean,
@@ -296,7 +296,7 @@ class MappingRun {
   withoutTransform(): MappedAction[] {
     const actions: MappedAction[] = [];
     for (const payload of this.payloads) {
-      const rendered = this.render(payload);
+      const rendered = this.render(this.engine.context(this.request, payload, this.now));
       const action = this.engine.actionFrom(this.mapping, rendered, undefined, false);
       if (action) actions.push(action);
     }
@@ -309,14 +309,13 @@ class MappingRun {
     actions: MappedAction[],
   ): MappedAction[] | Promise<MappedAction[]> {
     for (let i = from; i < this.payloads.length; i++) {
-      const payload = this.payloads[i];
-      const rendered = this.render(payload);
-      const context = {
-        ...this.engine.context(this.request, payload, this.now),
+      const context = this.engine.context(this.request, this.payloads[i], this.now);
+      const rendered = this.render(context);
+      const output = this.engine.callTransform(this.mapping, transform, {
+        ...context,
         url: this.request.url,
         mapping: { id: this.mapping.id },
-      };
-      const output = this.engine.callTransform(this.mapping, transform, context);
+      });
       if (output instanceof Promise) {
         return output.then((settled) => {
           this.collect(actions, rendered, settled);
@@ -328,8 +327,8 @@ class MappingRun {
     return actions;
   }
 
-  private render(payload: unknown): Record<string, string | undefined> {
-    const rendered = renderFields(this.mapping, this.engine.context(this.request, payload, this.now));
+  private render(context: ReturnType<DefaultMappingEngine["context"]>): Record<string, string | undefined> {
+    const rendered = renderFields(this.mapping, context);
     this.trace.rendered.push(rendered);
     return rendered;
   }

@@ -13,6 +13,16 @@ function transformsDir(dir: string, files: Record<string, string>): void {
   for (const [name, source] of Object.entries(files)) writeFileSync(path.join(target, name), source);
 }
 
+/** One mapping per kind of problem `hooks check` must report. */
+const BROKEN_MAPPINGS = [
+  { id: "broken", match: { path: "broken" }, transform: { module: "broken.ts" } },
+  { id: "no-export", match: { path: "no-export" }, transform: { module: "no-export.mjs" } },
+  { id: "throws", match: { path: "throws" }, transform: { module: "throws.mjs" } },
+  { id: "escape", match: { path: "escape" }, transform: { module: "../outside.ts" } },
+  { id: "bad-template", match: { path: "t" }, messageTemplate: "{{ unclosed" },
+  { id: "reserved", match: { path: "wake" } },
+];
+
 describe("hooks check", () => {
   it("accepts a good config: loads its transforms, lists endpoints and mappings, exits 0", async () => {
     const dir = makeTempDir();
@@ -64,14 +74,7 @@ describe("hooks check", () => {
         enabled: true,
         token: "${CHECK_TEST_UNSET_VAR}",
         maxBodyBytes: "big",
-        mappings: [
-          { id: "broken", match: { path: "broken" }, transform: { module: "broken.ts" } },
-          { id: "no-export", match: { path: "no-export" }, transform: { module: "no-export.mjs" } },
-          { id: "throws", match: { path: "throws" }, transform: { module: "throws.mjs" } },
-          { id: "escape", match: { path: "escape" }, transform: { module: "../outside.ts" } },
-          { id: "bad-template", match: { path: "t" }, messageTemplate: "{{ unclosed" },
-          { id: "reserved", match: { path: "wake" } },
-        ],
+        mappings: BROKEN_MAPPINGS,
       },
       heartbeat: { everySecond: 10 },
       runner: { kind: "openai", baseUrl: "not a url", model: "" },
@@ -91,14 +94,7 @@ describe("hooks check", () => {
       hooks: {
         enabled: true,
         token: "check-test-token-0123456789abcdef",
-        mappings: [
-          { id: "broken", match: { path: "broken" }, transform: { module: "broken.ts" } },
-          { id: "no-export", match: { path: "no-export" }, transform: { module: "no-export.mjs" } },
-          { id: "throws", match: { path: "throws" }, transform: { module: "throws.mjs" } },
-          { id: "escape", match: { path: "escape" }, transform: { module: "../outside.ts" } },
-          { id: "bad-template", match: { path: "t" }, messageTemplate: "{{ unclosed" },
-          { id: "reserved", match: { path: "wake" } },
-        ],
+        mappings: BROKEN_MAPPINGS,
       },
     });
     const second = await runCli(["check", "--config", fixed]);

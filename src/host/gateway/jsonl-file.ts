@@ -81,10 +81,15 @@ export function createJsonlWriter(file: string, options: JsonlWriterOptions = {}
   };
 }
 
+/** Records as JSON-lines text, one line each. */
+export function toJsonLines(records: readonly unknown[]): string {
+  return records.map((record) => `${JSON.stringify(record)}\n`).join("");
+}
+
 /** Appends records in one write, opening and closing the file: for files written now and then. */
 export function appendJsonl(file: string, records: readonly unknown[]): void {
   if (records.length === 0) return;
-  appendFileSync(file, records.map((record) => `${JSON.stringify(record)}\n`).join(""));
+  appendFileSync(file, toJsonLines(records));
 }
 
 /** Every parseable line of a JSON-lines file; a missing file is empty and a torn last line is skipped. */

@@ -4,7 +4,14 @@ import path from "node:path";
 import type { EventSource, SystemEvent } from "../../events.js";
 import { isoNow } from "../../iso-clock.js";
 import type { LastRoute } from "./gateway-config.js";
-import { createJsonlWriter, parseJsonl, readJsonFile, readJsonl, writeFileAtomic } from "./jsonl-file.js";
+import {
+  createJsonlWriter,
+  parseJsonl,
+  readJsonFile,
+  readJsonl,
+  toJsonLines,
+  writeFileAtomic,
+} from "./jsonl-file.js";
 import type { ChatMessage } from "./runners/runner-types.js";
 
 /** How many session histories are kept in memory at once. */
@@ -116,7 +123,7 @@ function loadQueue(queueFile: string): QueuedSystemEvent[] {
   if (clean) return queue;
   // An old record has no `kind`; it goes first, as in records written now.
   const normalised = queue.map(({ kind: _kind, ...event }) => ({ kind: "system-event" as const, ...event }));
-  writeFileAtomic(queueFile, normalised.map((event) => `${JSON.stringify(event)}\n`).join(""));
+  writeFileAtomic(queueFile, toJsonLines(normalised));
   return normalised;
 }
 
@@ -160,7 +167,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     try {
       return readFileSync(queueFile);
     } catch {
-      return Buffer.from(events.map((event) => `${JSON.stringify(event)}\n`).join(""));
+      return Buffer.from(toJsonLines(events));
     }
   };
 
