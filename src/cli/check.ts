@@ -2,8 +2,8 @@
 import type { Command } from "commander";
 import { formatIssue } from "../config/issues.js";
 import { resolveHooksConfig } from "../config/resolve.js";
-import { describeBuilder, describeEndpoints, describeMatch, formatRows } from "../host/gateway/endpoints.js";
-import { loadGatewayConfig } from "../host/gateway/load-gateway-config.js";
+import { describeBuilder, describeEndpoints, describeMatch, formatRows } from "../gateway/endpoints.js";
+import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { compileMappings } from "../mapping/compile-mappings.js";
 import { TransformLoader } from "../mapping/transform-loader.js";
 import { loadAllTransforms } from "../prepare-hooks.js";

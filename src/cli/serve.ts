@@ -1,14 +1,14 @@
 /** @module `hooks serve`: runs the reference gateway until SIGINT/SIGTERM, then stops it gracefully. */
 import { type Command, InvalidArgumentError } from "commander";
 import { formatIssue, isConfigError } from "../config/issues.js";
-import { describeEndpoints, formatRows, wakeCurlLine } from "../host/gateway/endpoints.js";
+import { describeEndpoints, formatRows, wakeCurlLine } from "../gateway/endpoints.js";
 import {
   DEMO_TOKEN_ENV,
   type LoadedGatewayConfig,
   loadGatewayConfig,
-} from "../host/gateway/load-gateway-config.js";
-import { createGatewayLogger, isLogLevel } from "../host/gateway/logger.js";
-import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../host/gateway/start-gateway.js";
+} from "../gateway/load-gateway-config.js";
+import { createGatewayLogger, isLogLevel } from "../gateway/logger.js";
+import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../gateway/start-gateway.js";
 
 interface ServeOptions {
   config?: string;

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { ConfigIssue } from "../config/issues.js";
 import { resolveHooksConfig } from "../config/resolve.js";
 import type { MailboxConfig } from "../config/schema.js";
-import { DEFAULT_HOST, DEFAULT_PORT } from "../host/gateway/gateway-config.js";
+import { DEFAULT_HOST, DEFAULT_PORT } from "../gateway/gateway-config.js";
 
 export type ImapSecurity = MailboxConfig["security"];
 

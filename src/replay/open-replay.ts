@@ -1,6 +1,6 @@
 /** @module Loads the gateway config the way `serve` does and opens a replay pipeline on it, for `replay` and `test`. */
 import { formatIssue } from "../config/issues.js";
-import { type LoadedGatewayConfig, loadGatewayConfig } from "../host/gateway/load-gateway-config.js";
+import { type LoadedGatewayConfig, loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { ReplayPipeline } from "./replay-fixture.js";
 
 export interface OpenedReplay {

@@ -4,7 +4,7 @@ import type * as v from "valibot";
 import { AgentBodySchema, HookActionOverrideSchema, WakeBodySchema } from "../actions/action-schemas.js";
 import { HooksConfigSchema, PluginGatewayConfigSchema } from "../config/schema.js";
 import { HOOK_EVENT_SCHEMAS } from "../events.js";
-import { GatewayConfigSchema } from "../host/gateway/gateway-config.js";
+import { GatewayConfigSchema } from "../gateway/gateway-config.js";
 import { MappingSchema } from "../mapping/schema.js";
 import { FixtureSchema } from "../replay/fixture-schema.js";
 

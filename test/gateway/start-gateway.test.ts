@@ -4,8 +4,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isConfigError } from "../../src/config/issues.js";
 import type { AgentTurnFinished } from "../../src/events.js";
-import { silentGatewayLogger } from "../../src/host/gateway/logger.js";
-import { type GatewayHandle, startGateway } from "../../src/host/gateway/start-gateway.js";
+import { silentGatewayLogger } from "../../src/gateway/logger.js";
+import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { cleanupCli, makeTempDir } from "../helpers/spawn-cli.js";
 import { AUTH, baseConfig, postJson } from "./support.js";
 

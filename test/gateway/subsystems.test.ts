@@ -9,12 +9,12 @@ import path from "node:path";
 import { EventEmitter } from "eventemitter3";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HookBus } from "../../src/events.js";
-import { resolveDelivery } from "../../src/host/gateway/delivery-subsystem.js";
-import { startHeartbeatSubsystem } from "../../src/host/gateway/heartbeat-subsystem.js";
-import { createGatewayLogger, silentGatewayLogger } from "../../src/host/gateway/logger.js";
-import { createRouter } from "../../src/host/gateway/router.js";
-import { createCommandRunner } from "../../src/host/gateway/runners/command.js";
-import { createSessionStore, HISTORY_WINDOW, sessionKeyHash } from "../../src/host/gateway/session-store.js";
+import { resolveDelivery } from "../../src/gateway/delivery-subsystem.js";
+import { startHeartbeatSubsystem } from "../../src/gateway/heartbeat-subsystem.js";
+import { createGatewayLogger, silentGatewayLogger } from "../../src/gateway/logger.js";
+import { createRouter } from "../../src/gateway/router.js";
+import { createCommandRunner } from "../../src/gateway/runners/command.js";
+import { createSessionStore, HISTORY_WINDOW, sessionKeyHash } from "../../src/gateway/session-store.js";
 
 const source = { hook: "wake", requestId: "r1" };
 

@@ -1,6 +1,6 @@
 /** @module `--record`: appends every bus event as `{ at, event, payload }`, one JSON line per event. */
-import { HOOK_EVENT_SCHEMAS, type HookBus, type HookEventName } from "../../events.js";
-import { isoNow } from "../../iso-clock.js";
+import { HOOK_EVENT_SCHEMAS, type HookBus, type HookEventName } from "../events.js";
+import { isoNow } from "../iso-clock.js";
 import { createJsonlWriter } from "./jsonl-file.js";
 
 export const HOOK_EVENT_NAMES = Object.keys(HOOK_EVENT_SCHEMAS) as HookEventName[];

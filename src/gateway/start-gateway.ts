@@ -1,11 +1,11 @@
 /** @module Starts the reference gateway: bus, subsystems, the plugin on a host it builds, and the HTTP server. */
 import path from "node:path";
 import { EventEmitter } from "eventemitter3";
-import { ConfigError } from "../../config/issues.js";
-import type { HookBus } from "../../events.js";
-import { createHooksPlugin } from "../../index.js";
-import type { CompiledMapping } from "../../mapping/compile-mappings.js";
-import type { HookPlugin, HostService, PluginHost } from "../contract.js";
+import { ConfigError } from "../config/issues.js";
+import type { HookBus } from "../events.js";
+import { createHooksPlugin } from "../index.js";
+import type { CompiledMapping } from "../mapping/compile-mappings.js";
+import type { HookPlugin, HostService, PluginHost } from "../host/contract.js";
 import { startDeliverySubsystem } from "./delivery-subsystem.js";
 import { startEventRecorder } from "./event-recorder.js";
 import type { GatewaySections } from "./gateway-config.js";

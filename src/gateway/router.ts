@@ -1,7 +1,7 @@
 /** @module The gateway's router: prefix routes registered through the host contract, longest prefix first. */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { HttpRoute } from "../contract.js";
+import type { HttpRoute } from "../host/contract.js";
 import type { GatewayLogger } from "./logger.js";
 
 export interface Router {

@@ -1,5 +1,5 @@
 /** @module What every agent runner receives and returns; the session subsystem owns timeouts and history. */
-import type { AgentTurn } from "../../../events.js";
+import type { AgentTurn } from "../../events.js";
 
 /** One entry of a session's conversation, as persisted in `sessions.jsonl` and sent to chat models. */
 export interface ChatMessage {

@@ -1,8 +1,8 @@
 /** @module The session state on disk: main-session queue and transcript, per-key histories, the last route. */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { EventSource, SystemEvent } from "../../events.js";
-import { isoNow } from "../../iso-clock.js";
+import type { EventSource, SystemEvent } from "../events.js";
+import { isoNow } from "../iso-clock.js";
 import type { LastRoute } from "./gateway-config.js";
 import {
   createJsonlWriter,

@@ -1,7 +1,7 @@
 /** @module The gateway's structured logger: human lines on a TTY, JSON lines otherwise; the plugin logs through it too. */
 
-import { isoNow } from "../../iso-clock.js";
-import type { HostLogger, LogFields } from "../contract.js";
+import { isoNow } from "../iso-clock.js";
+import type { HostLogger, LogFields } from "../host/contract.js";
 import { createTickBuffer } from "./tick-buffer.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";

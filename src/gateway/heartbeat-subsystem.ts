@@ -1,5 +1,5 @@
 /** @module Heartbeat subsystem: periodic and requested heartbeats, coalesced, each draining the main session's queue. */
-import type { HeartbeatRequest, HookBus } from "../../events.js";
+import type { HeartbeatRequest, HookBus } from "../events.js";
 
 /** Requests this close together become one heartbeat (a burst of hooks wakes the session once). */
 export const HEARTBEAT_COALESCE_MS = 250;

@@ -1,5 +1,5 @@
 /** @module What the intake answers at, described for people: the ready banner of `serve` and the listing of `check`. */
-import type { CompiledMapping } from "../../mapping/compile-mappings.js";
+import type { CompiledMapping } from "../mapping/compile-mappings.js";
 
 export interface EndpointRow {
   url: string;

@@ -1,5 +1,5 @@
 /** @module Session subsystem: queues system events for the main session and runs agent turns with a runner. */
-import type { AgentTurn, AgentTurnFinished, HookBus, SystemEvent } from "../../events.js";
+import type { AgentTurn, AgentTurnFinished, HookBus, SystemEvent } from "../events.js";
 import type { GatewayLogger } from "./logger.js";
 import type { AgentRunner, RunnerOutput } from "./runners/runner-types.js";
 import type { SessionStore } from "./session-store.js";

@@ -2,15 +2,15 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { generateToken } from "../../cli/token.js";
-import type { ConfigIssue } from "../../config/issues.js";
-import { loadGatewayConfigFile } from "../../config/load-file.js";
-import { type PrepareResult, prepareHooks } from "../../prepare-hooks.js";
+import { generateToken } from "../cli/token.js";
+import type { ConfigIssue } from "../config/issues.js";
+import { loadGatewayConfigFile } from "../config/load-file.js";
+import { type PrepareResult, prepareHooks } from "../prepare-hooks.js";
 import { type GatewaySections, parseGatewaySections } from "./gateway-config.js";
 
-/** src/host/gateway and dist/host/gateway are both three levels below the package root. */
+/** src/gateway and dist/gateway are both two levels below the package root. */
 export const DEMO_CONFIG_FILE = fileURLToPath(
-  new URL("../../../fixtures/demo/gateway.json5", import.meta.url),
+  new URL("../../fixtures/demo/gateway.json5", import.meta.url),
 );
 export const DEMO_TOKEN_ENV = "HOOKS_TOKEN";
 

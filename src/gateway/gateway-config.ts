@@ -1,8 +1,8 @@
 /** @module The reference gateway's own config sections (server, session, heartbeat, runner, channels), validated with every problem listed. */
 import * as v from "valibot";
-import { type ConfigIssue, fromValibotIssues } from "../../config/issues.js";
-import { PluginGatewayConfigSchema } from "../../config/schema.js";
-import { CHANNEL_IDS } from "../../events.js";
+import { type ConfigIssue, fromValibotIssues } from "../config/issues.js";
+import { PluginGatewayConfigSchema } from "../config/schema.js";
+import { CHANNEL_IDS } from "../events.js";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 18789;
