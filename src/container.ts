@@ -1,43 +1,84 @@
-/** @module Builds one child container per plugin instance; every registration is a value or a factory. */
+/** @module The composition root: one child container per plugin instance, ports resolved once, every registration a value or a factory. */
 import "reflect-metadata";
 import { type DependencyContainer, instanceCachingFactory, container as rootContainer } from "tsyringe";
-import { RequestDispatcher } from "./actions/dispatch-request.js";
-import { RunCompletionTracker } from "./actions/run-completion.js";
-import type { ResolvedHooksConfig } from "./config/resolve.js";
+import { DEFAULT_DEADLINE_GRACE_MS, RunCompletionTracker } from "./actions/run-completion.js";
+import type { ActionPolicy } from "./actions/validate-action.js";
+import { systemClock } from "./clock.js";
 import type { HookBus } from "./events.js";
-import type { CapturedRequest, HostLogger } from "./host/contract.js";
-import { AuthFailureLimiter } from "./http/auth-failures.js";
-import { createAuthenticator } from "./http/authenticate.js";
-import { createClientAddressResolver } from "./http/client-address.js";
+import type { HostLogger } from "./host/contract.js";
 import { createHooksHandler } from "./http/hooks-handler.js";
-import type { CompiledMapping } from "./mapping/compile-mappings.js";
-import { DefaultMappingEngine } from "./mapping/mapping-engine.js";
+import { randomIds } from "./ids.js";
+import { noopJournal } from "./journal/journal.js";
+import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
-import { TransformLoader } from "./mapping/transform-loader.js";
-import { type RuntimeOptions, TOKENS } from "./tokens.js";
+import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
+import { createInlineTransformRunner, TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
+import type { HooksPluginOptions } from "./options.js";
+import { createAuthenticator } from "./pipeline/authenticate.js";
+import { createClientAddressResolver } from "./pipeline/client-address.js";
+import { Resolver } from "./pipeline/resolve.js";
+import { createPipeline } from "./pipeline/run-pipeline.js";
+import type { PreparedHooks } from "./prepare-hooks.js";
+import { MemoryStore } from "./store/memory.js";
+import { PORTS, TOKENS } from "./tokens.js";
+import { tokenVerifiers } from "./verify/token.js";
 
 export interface ContainerInputs {
-  config: ResolvedHooksConfig;
-  mappings: readonly CompiledMapping[];
+  prepared: PreparedHooks;
   logger: HostLogger;
   bus: HookBus;
-  options: RuntimeOptions;
-  capture?: ((request: CapturedRequest) => void) | undefined;
+  options: HooksPluginOptions;
 }
 
-export function buildHooksContainer(inputs: ContainerInputs): DependencyContainer {
+export function buildHooksContainer({
+  prepared,
+  logger,
+  bus,
+  options,
+}: ContainerInputs): DependencyContainer {
+  const { config, mappings } = prepared;
   const c = rootContainer.createChildContainer();
-  c.register(TOKENS.config, { useValue: inputs.config });
-  c.register(TOKENS.mappings, { useValue: inputs.mappings });
-  c.register(TOKENS.logger, { useValue: inputs.logger });
-  c.register(TOKENS.bus, { useValue: inputs.bus });
-  c.register(TOKENS.options, { useValue: inputs.options });
-  c.register(TOKENS.capture, { useValue: { hook: inputs.capture } });
+  c.register(TOKENS.config, { useValue: config });
+  c.register(TOKENS.mappings, { useValue: mappings });
+  c.register(TOKENS.logger, { useValue: logger });
+  c.register(TOKENS.bus, { useValue: bus });
 
-  c.register(TOKENS.actionPolicy, {
+  c.register(PORTS.clock, { useValue: options.clock ?? systemClock });
+  c.register(PORTS.ids, { useValue: options.ids ?? randomIds });
+  c.register(PORTS.journal, { useValue: options.journal ?? noopJournal });
+  c.register(PORTS.store, {
+    useFactory: instanceCachingFactory((r) => options.store ?? new MemoryStore(r.resolve(PORTS.clock))),
+  });
+  c.register(PORTS.verifiers, {
+    useFactory: instanceCachingFactory(() => (options.verifiers ?? tokenVerifiers)({ token: config.token })),
+  });
+  c.register(PORTS.transformRunner, {
+    useFactory: instanceCachingFactory(() =>
+      (options.transformRunner ?? createInlineTransformRunner)({
+        transformsDir: config.transformsDir,
+        timeoutMs: options.transformTimeoutMs ?? TRANSFORM_TIMEOUT_MS,
+        reloadCheckMs: options.transformReloadCheckMs ?? DEFAULT_RELOAD_CHECK_MS,
+      }),
+    ),
+  });
+
+  c.register(TOKENS.tracker, {
+    useFactory: instanceCachingFactory(
+      (r) =>
+        new RunCompletionTracker(
+          bus,
+          logger,
+          config.mainSessionKey,
+          r.resolve(PORTS.ids),
+          options.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
+        ),
+    ),
+  });
+  c.register(TOKENS.pipeline, {
     useFactory: instanceCachingFactory((r) => {
-      const config = r.resolve(TOKENS.config);
-      return {
+      const clock = r.resolve(PORTS.clock);
+      const ids = r.resolve(PORTS.ids);
+      const policy: ActionPolicy = {
         sessionKeys: {
           allowRequestSessionKey: config.allowRequestSessionKey,
           allowedSessionKeyPrefixes: config.allowedSessionKeyPrefixes,
@@ -46,75 +87,45 @@ export function buildHooksContainer(inputs: ContainerInputs): DependencyContaine
         },
         channels: config.channels,
         models: config.models,
+        ids,
       };
-    }),
-  });
-  c.register(TOKENS.transformLoader, {
-    useFactory: instanceCachingFactory(
-      (r) =>
-        new TransformLoader(
-          r.resolve(TOKENS.config).transformsDir,
-          r.resolve(TOKENS.options).transformReloadCheckMs,
-        ),
-    ),
-  });
-  c.register(TOKENS.mappingEngine, {
-    useFactory: instanceCachingFactory((r) => {
-      const mappings = r.resolve(TOKENS.mappings);
-      return new DefaultMappingEngine({
+      const engine = new MappingEngine({
         index: new MappingIndex(mappings),
         mappings,
-        loader: r.resolve(TOKENS.transformLoader),
-        policy: r.resolve(TOKENS.actionPolicy),
-        logger: r.resolve(TOKENS.logger),
-        transformTimeoutMs: r.resolve(TOKENS.options).transformTimeoutMs,
+        transforms: r.resolve(PORTS.transformRunner),
+        policy,
+        logger,
+        clock,
       });
-    }),
-  });
-  c.register(TOKENS.dispatcher, {
-    useFactory: instanceCachingFactory(
-      (r) =>
-        new RequestDispatcher(
-          r.resolve(TOKENS.config),
-          r.resolve(TOKENS.mappingEngine),
-          r.resolve(TOKENS.actionPolicy),
-        ),
-    ),
-  });
-  c.register(TOKENS.tracker, {
-    useFactory: instanceCachingFactory(
-      (r) =>
-        new RunCompletionTracker(
-          r.resolve(TOKENS.bus),
-          r.resolve(TOKENS.logger),
-          r.resolve(TOKENS.config).mainSessionKey,
-          r.resolve(TOKENS.options).runDeadlineGraceMs,
-        ),
-    ),
-  });
-  c.register(TOKENS.handler, {
-    useFactory: instanceCachingFactory((r) => {
-      const config = r.resolve(TOKENS.config);
-      const logger = r.resolve(TOKENS.logger);
-      return createHooksHandler({
+      return createPipeline({
         basePath: config.path,
         bodyTimeoutMs: config.bodyTimeoutMs,
         authenticate: createAuthenticator({
-          token: config.token,
-          limiter: new AuthFailureLimiter(
-            config.authFailures.limit,
-            config.authFailures.windowSeconds * 1000,
-          ),
+          verifiers: r.resolve(PORTS.verifiers),
+          store: r.resolve(PORTS.store),
           clientAddress: createClientAddressResolver(config.trustedProxies),
           logger,
+          clock,
+          limit: config.authFailures.limit,
+          windowMs: config.authFailures.windowSeconds * 1000,
         }),
-        dispatcher: r.resolve(TOKENS.dispatcher),
+        resolver: new Resolver({
+          engine,
+          policy,
+          mainSessionKey: config.mainSessionKey,
+          maxBodyBytes: config.maxBodyBytes,
+          ids,
+        }),
+        journal: r.resolve(PORTS.journal),
         tracker: r.resolve(TOKENS.tracker),
-        bus: r.resolve(TOKENS.bus),
+        bus,
         logger,
-        capture: r.resolve(TOKENS.capture).hook,
+        capture: options.capture,
       });
     }),
+  });
+  c.register(TOKENS.handler, {
+    useFactory: instanceCachingFactory((r) => createHooksHandler(r.resolve(TOKENS.pipeline))),
   });
   return c;
 }

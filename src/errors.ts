@@ -1,4 +1,4 @@
-/** @module The one table from error code to HTTP status, and the error the pipeline throws for bad requests. */
+/** @module The one table from error code to HTTP status, and the error every layer throws for a refused request. */
 
 export const ERROR_STATUS = {
   INVALID_JSON: 400,
@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   AUTH_THROTTLED: 429,
   MAPPING_FAILED: 500,
   INTERNAL: 500,
+  UNAVAILABLE: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -38,7 +39,7 @@ export class HookError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: ErrorDetail[] | undefined;
-  /** Extra response headers (Allow, Retry-After, WWW-Authenticate). */
+  /** Extra response headers (Allow, Retry-After, WWW-Authenticate); never a body field. */
   readonly headers: Record<string, string> | undefined;
 
   constructor(
@@ -72,4 +73,12 @@ export function toHookError(error: unknown): HookError {
   return new HookError("INTERNAL", "The hook could not be processed because of an internal error.", {
     cause: error,
   });
+}
+
+/** 413 for a body over `maxBytes`: the pipeline's reader and the winning mapping's own limit say it the same way. */
+export function payloadTooLarge(maxBytes: number): HookError {
+  return new HookError(
+    "PAYLOAD_TOO_LARGE",
+    `The body is larger than the ${maxBytes}-byte limit for this hook.`,
+  );
 }

@@ -1,25 +1,7 @@
 /** @module The bus contract: every event the plugin emits or listens to, one map, one bus type (SPEC §9). */
 import type { EventEmitter } from "eventemitter3";
 import * as v from "valibot";
-
-/** Channels a reply can be delivered to; `last` is resolved by the delivery subsystem. */
-export const CHANNEL_IDS = [
-  "whatsapp",
-  "telegram",
-  "discord",
-  "slack",
-  "mattermost",
-  "signal",
-  "imessage",
-  "msteams",
-] as const;
-export type ChannelId = (typeof CHANNEL_IDS)[number];
-
-export const WakeModeSchema = v.picklist(["now", "next-heartbeat"]);
-export type WakeMode = v.InferOutput<typeof WakeModeSchema>;
-
-export const ThinkingSchema = v.picklist(["off", "minimal", "low", "medium", "high", "xhigh"]);
-export type Thinking = v.InferOutput<typeof ThinkingSchema>;
+import { ThinkingSchema, WakeModeSchema } from "./vocabulary.js";
 
 export const EventSourceSchema = v.object({
   hook: v.string(),

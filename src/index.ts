@@ -1,55 +1,80 @@
-/** @module The plugin: its default export for the gateway, and the types a transform author imports. */
+/** @module The plugin: its default export for a gateway's plugin loader, `createHooksPlugin` for hosts that swap ports, and the public types. */
 import { createRequire } from "node:module";
-import { DEFAULT_DEADLINE_GRACE_MS } from "./actions/run-completion.js";
 import { ConfigError } from "./config/issues.js";
 import { buildHooksContainer } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
-import { TRANSFORM_TIMEOUT_MS } from "./mapping/call-transform.js";
-import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
+import type { HooksPluginOptions } from "./options.js";
 import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
-import { type RuntimeOptions, TOKENS } from "./tokens.js";
+import { describeStatus, type HooksStatus } from "./status.js";
+import { PORTS, TOKENS } from "./tokens.js";
 
 export type { HookActionOverride } from "./actions/action-schemas.js";
-export type { ConfigIssue } from "./config/issues.js";
-export type { HooksConfig, HooksConfigInput } from "./config/schema.js";
+export { checkHooksConfig, type HooksCheck } from "./check-config.js";
+export type { Clock } from "./clock.js";
+export {
+  ConfigError,
+  type ConfigIssue,
+  formatIssue,
+  fromValibotIssues,
+  isConfigError,
+} from "./config/issues.js";
+export { type LoadedConfigFile, loadGatewayConfigFile } from "./config/load-file.js";
+export {
+  type HooksConfig,
+  type HooksConfigInput,
+  HooksConfigSchema,
+  PluginGatewayConfigSchema,
+} from "./config/schema.js";
+export { ERROR_STATUS, type ErrorCode, HookError, isHookError } from "./errors.js";
 export type * from "./events.js";
 export type * from "./host/contract.js";
+export type { Ids } from "./ids.js";
+export type { Journal, JournalEntry } from "./journal/journal.js";
+export type { TransformRunner, TransformRunnerSettings } from "./mapping/transform-runner.js";
 export type { HookTransform, TransformContext, TransformResult } from "./mapping/transform-types.js";
 export { defineTransform } from "./mapping/transform-types.js";
+export type { HooksPluginOptions } from "./options.js";
+export type { CapturedRequest } from "./pipeline/request.js";
+export type { HooksStatus, MappingSummary } from "./status.js";
+export type { CounterWindow, Store } from "./store/store.js";
+export { generateToken } from "./verify/generate-token.js";
+export type { AuthVerdict, Verifier, Verifiers } from "./verify/verifier.js";
+export { CHANNEL_IDS, type ChannelId, checkChannel } from "./vocabulary.js";
 
 // The manifest holds the generated config schema; a test keeps it equal to the valibot schema.
 const manifest = createRequire(import.meta.url)("../plugin.json") as { configSchema: unknown };
 
-export function createHooksPlugin(overrides: Partial<RuntimeOptions> = {}): HookPlugin {
-  const options: RuntimeOptions = {
-    runDeadlineGraceMs: overrides.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
-    transformTimeoutMs: overrides.transformTimeoutMs ?? TRANSFORM_TIMEOUT_MS,
-    transformReloadCheckMs: overrides.transformReloadCheckMs ?? DEFAULT_RELOAD_CHECK_MS,
-  };
+export interface HooksPlugin extends HookPlugin {
+  /** What this instance serves, once registered: undefined before `register`. */
+  status(): HooksStatus | undefined;
+}
+
+export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin {
+  let status: HooksStatus | undefined;
   return {
     id: "hooks",
     name: "Webhook intake",
     configSchema: manifest.configSchema,
+    status: () => status,
     register(host: PluginHost) {
       const result = prepareHooks(host.config, {
         configDir: host.configDir ?? process.cwd(),
         mainSessionKey: host.mainSessionKey,
         channels: host.channels,
       });
-      if (result.issues.length > 0 || !result.prepared) throw new ConfigError(result.issues);
+      if (!result.prepared) throw new ConfigError(result.issues);
       for (const warning of result.warnings) host.logger.warn(warning);
       const { config, mappings } = result.prepared;
+      status = describeStatus(config.enabled, config.path, mappings);
       if (!config.enabled) {
         host.logger.info("hooks are disabled (set hooks.enabled to true to expose the intake)");
         return;
       }
       const container = buildHooksContainer({
-        config,
-        mappings,
+        prepared: result.prepared,
         logger: host.logger,
         bus: host.bus,
         options,
-        capture: host.captureRequest?.bind(host),
       });
       host.registerHttpRoute({
         path: config.path,
@@ -58,30 +83,33 @@ export function createHooksPlugin(overrides: Partial<RuntimeOptions> = {}): Hook
         handler: container.resolve(TOKENS.handler),
       });
       const tracker = container.resolve(TOKENS.tracker);
+      const transforms = container.resolve(PORTS.transformRunner);
       host.registerService({
         id: "hooks",
         async start() {
           tracker.start();
-          const reports = await loadAllTransforms(container.resolve(TOKENS.transformLoader), mappings);
+          const reports = await loadAllTransforms(transforms, mappings);
+          status = describeStatus(config.enabled, config.path, mappings, reports);
           for (const report of reports) {
-            if (report.error) {
-              host.logger.error(
-                `transform of mapping "${report.mappingId}" failed to load: ${report.error}`,
-                {
-                  mappingId: report.mappingId,
-                  module: report.module,
-                },
-              );
-            }
+            if (report.error === undefined) continue;
+            host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {
+              mappingId: report.mappingId,
+              module: report.module,
+            });
           }
         },
-        stop() {
+        async stop() {
           tracker.stop();
+          await Promise.all([
+            transforms.close(),
+            container.resolve(PORTS.store).close(),
+            container.resolve(PORTS.journal).close(),
+          ]);
         },
       });
     },
   };
 }
 
-const plugin: HookPlugin = createHooksPlugin();
+const plugin: HooksPlugin = createHooksPlugin();
 export default plugin;

@@ -1,38 +1,33 @@
-/** @module Injection tokens: one symbol per service the plugin's container provides. */
+/** @module Injection tokens: one per port a deployment may swap, plus the few values and singletons the entry wires. */
 import type { InjectionToken } from "tsyringe";
-import type { RequestDispatcher } from "./actions/dispatch-request.js";
 import type { RunCompletionTracker } from "./actions/run-completion.js";
-import type { ActionPolicy } from "./actions/validate-action.js";
+import type { Clock } from "./clock.js";
 import type { ResolvedHooksConfig } from "./config/resolve.js";
 import type { HookBus } from "./events.js";
-import type { CapturedRequest, HostLogger, RouteHandler } from "./host/contract.js";
+import type { HostLogger, RouteHandler } from "./host/contract.js";
+import type { Ids } from "./ids.js";
+import type { Journal } from "./journal/journal.js";
 import type { CompiledMapping } from "./mapping/compile-mappings.js";
-import type { DefaultMappingEngine } from "./mapping/mapping-engine.js";
-import type { TransformLoader } from "./mapping/transform-loader.js";
+import type { TransformRunner } from "./mapping/transform-runner.js";
+import type { Pipeline } from "./pipeline/run-pipeline.js";
+import type { Store } from "./store/store.js";
+import type { Verifiers } from "./verify/verifier.js";
 
-export interface RuntimeOptions {
-  /** Extra wait past an agent run's timeoutSeconds before the plugin publishes a timeout summary. */
-  runDeadlineGraceMs: number;
-  /** Limit for one transform call. */
-  transformTimeoutMs: number;
-  /** How often a loaded transform's file is checked for changes (0: on every request). */
-  transformReloadCheckMs: number;
-}
+export const PORTS = {
+  store: Symbol("hooks.port.store") as InjectionToken<Store>,
+  journal: Symbol("hooks.port.journal") as InjectionToken<Journal>,
+  clock: Symbol("hooks.port.clock") as InjectionToken<Clock>,
+  ids: Symbol("hooks.port.ids") as InjectionToken<Ids>,
+  transformRunner: Symbol("hooks.port.transformRunner") as InjectionToken<TransformRunner>,
+  verifiers: Symbol("hooks.port.verifiers") as InjectionToken<Verifiers>,
+} as const;
 
 export const TOKENS = {
   config: Symbol("hooks.config") as InjectionToken<ResolvedHooksConfig>,
-  options: Symbol("hooks.options") as InjectionToken<RuntimeOptions>,
+  mappings: Symbol("hooks.mappings") as InjectionToken<readonly CompiledMapping[]>,
   logger: Symbol("hooks.logger") as InjectionToken<HostLogger>,
   bus: Symbol("hooks.bus") as InjectionToken<HookBus>,
-  mappings: Symbol("hooks.mappings") as InjectionToken<readonly CompiledMapping[]>,
-  actionPolicy: Symbol("hooks.actionPolicy") as InjectionToken<ActionPolicy>,
-  transformLoader: Symbol("hooks.transformLoader") as InjectionToken<TransformLoader>,
-  mappingEngine: Symbol("hooks.mappingEngine") as InjectionToken<DefaultMappingEngine>,
-  dispatcher: Symbol("hooks.dispatcher") as InjectionToken<RequestDispatcher>,
   tracker: Symbol("hooks.tracker") as InjectionToken<RunCompletionTracker>,
+  pipeline: Symbol("hooks.pipeline") as InjectionToken<Pipeline>,
   handler: Symbol("hooks.handler") as InjectionToken<RouteHandler>,
-  /** Held in an object: tsyringe treats `useValue: undefined` as no provider at all. */
-  capture: Symbol("hooks.capture") as InjectionToken<{
-    hook: ((request: CapturedRequest) => void) | undefined;
-  }>,
 } as const;

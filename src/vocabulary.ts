@@ -1,5 +1,24 @@
-/** @module Delivery channels: aliases, which ones the host offers, and the recipient kind each expects (SPEC §8). */
-import type { ChannelId } from "../events.js";
+/** @module The shared vocabulary: channels (with aliases and recipient kinds), wake modes, thinking levels. */
+import * as v from "valibot";
+
+/** Channels a reply can be delivered to; `last` is resolved by the delivery subsystem. */
+export const CHANNEL_IDS = [
+  "whatsapp",
+  "telegram",
+  "discord",
+  "slack",
+  "mattermost",
+  "signal",
+  "imessage",
+  "msteams",
+] as const;
+export type ChannelId = (typeof CHANNEL_IDS)[number];
+
+export const WakeModeSchema = v.picklist(["now", "next-heartbeat"]);
+export type WakeMode = v.InferOutput<typeof WakeModeSchema>;
+
+export const ThinkingSchema = v.picklist(["off", "minimal", "low", "medium", "high", "xhigh"]);
+export type Thinking = v.InferOutput<typeof ThinkingSchema>;
 
 const ALIASES: Record<string, string> = { imsg: "imessage", teams: "msteams" };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ERROR_STATUS, HookError, isHookError, toHookError } from "../../src/http/errors.js";
+import { ERROR_STATUS, HookError, isHookError, toHookError } from "../src/errors.js";
 
-describe("error table (SPEC §4)", () => {
+describe("error table", () => {
   it("maps every code to its status", () => {
     expect(ERROR_STATUS).toEqual({
       INVALID_JSON: 400,
@@ -17,6 +17,7 @@ describe("error table (SPEC §4)", () => {
       AUTH_THROTTLED: 429,
       MAPPING_FAILED: 500,
       INTERNAL: 500,
+      UNAVAILABLE: 503,
     });
   });
 

@@ -1,6 +1,6 @@
 /** @module Body schemas of POST /wake and /agent (SPEC §5, §6); mapped and transformed actions reuse them. */
 import * as v from "valibot";
-import { ThinkingSchema, WakeModeSchema } from "../events.js";
+import { ThinkingSchema, WakeModeSchema } from "../vocabulary.js";
 
 export const MAX_TIMEOUT_SECONDS = 86_400;
 export const DEFAULT_TIMEOUT_SECONDS = 600;

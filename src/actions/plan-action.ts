@@ -1,7 +1,8 @@
 /** @module Turns a validated action into the events it causes, as data: the handler emits them, replay shows them. */
-import { randomUUID } from "node:crypto";
-import type { EventSource, PlannedEvent, WakeMode } from "../events.js";
+import type { EventSource, PlannedEvent } from "../events.js";
+import type { Ids } from "../ids.js";
 import { type ExternalSource, wrapExternalContent } from "../safety/wrap-external.js";
+import type { WakeMode } from "../vocabulary.js";
 import type { HookAction } from "./validate-action.js";
 
 export interface PlanContext {
@@ -10,6 +11,7 @@ export interface PlanContext {
   /** The mapping turned the safety wrapper off (`allowUnsafeExternalContent`). */
   allowUnsafe: boolean;
   contentSource: ExternalSource;
+  ids: Ids;
 }
 
 /** An agent run the plugin waits on, to publish its summary, heartbeat and delivery. */
@@ -22,6 +24,9 @@ export interface PendingRun {
   to?: string;
   timeoutSeconds: number;
   source: EventSource;
+  /** Whether its summary is wrapped as untrusted content (false when the mapping allowed raw content). */
+  untrusted: boolean;
+  contentSource: ExternalSource;
 }
 
 export type ActionResponse =
@@ -38,13 +43,13 @@ export interface ActionPlan {
 
 function guard(raw: string, context: PlanContext): { text: string; untrusted: boolean } {
   if (context.allowUnsafe) return { text: raw, untrusted: false };
-  return { text: wrapExternalContent(raw, context.contentSource).text, untrusted: true };
+  return { text: wrapExternalContent(raw, context.contentSource, context.ids.markerId()), untrusted: true };
 }
 
 export function planAction(action: HookAction, context: PlanContext): ActionPlan {
   const { source } = context;
   if (action.kind === "wake") {
-    const eventId = randomUUID();
+    const eventId = context.ids.uuid();
     const { text, untrusted } = guard(action.text, context);
     const events: PlannedEvent[] = [
       {
@@ -58,7 +63,7 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
     return { action, events, response: { kind: "wake", mode: action.mode, eventId } };
   }
 
-  const runId = randomUUID();
+  const runId = context.ids.uuid();
   const { text, untrusted } = guard(action.message, context);
   const turn: PlannedEvent = {
     event: "session:agent-turn",
@@ -88,6 +93,8 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
     channel: action.channel,
     timeoutSeconds: action.timeoutSeconds,
     source,
+    untrusted,
+    contentSource: context.contentSource,
   };
   if (action.to !== undefined) run.to = action.to;
   return { action, events: [turn], run, response: { kind: "agent", runId, sessionKey: action.sessionKey } };

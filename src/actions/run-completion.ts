@@ -1,34 +1,31 @@
 /** @module Waits for each agent run to finish (or for its deadline), then publishes summary, heartbeat and delivery. */
-
-import { DeadlineSweeper, type WatchedDeadline } from "../deadline-sweeper.js";
 import type { AgentTurnFinished, HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
+import type { Ids } from "../ids.js";
+import { wrapExternalContent } from "../safety/wrap-external.js";
 import type { PendingRun } from "./plan-action.js";
-import { deliverableReply, summaryLine } from "./summarize-run.js";
+import { deliverableReply, summaryParts } from "./summarize-run.js";
 
 /** Extra time past `timeoutSeconds` before the plugin gives up on the session subsystem's answer. */
 export const DEFAULT_DEADLINE_GRACE_MS = 5_000;
 
 interface Tracked {
   run: PendingRun;
-  deadline: WatchedDeadline;
+  deadline: NodeJS.Timeout;
 }
 
 export class RunCompletionTracker {
   private readonly pending = new Map<string, Tracked>();
   private readonly onFinished = (finished: AgentTurnFinished) => this.finish(finished.runId, finished);
   private listening = false;
-  // One timer for every pending run; a deadline fires at most a quarter of the grace late (and within a second).
-  private readonly deadlines: DeadlineSweeper;
 
   constructor(
     private readonly bus: HookBus,
     private readonly logger: HostLogger,
     private readonly mainSessionKey: string,
+    private readonly ids: Ids,
     private readonly graceMs: number = DEFAULT_DEADLINE_GRACE_MS,
-  ) {
-    this.deadlines = DeadlineSweeper.forTimeout(graceMs, 4);
-  }
+  ) {}
 
   /** Starts listening for finished turns; called by the plugin's service start (and lazily by track). */
   start(): void {
@@ -41,7 +38,7 @@ export class RunCompletionTracker {
   stop(): void {
     this.bus.off("session:agent-turn-finished", this.onFinished);
     this.listening = false;
-    this.deadlines.clear();
+    for (const { deadline } of this.pending.values()) clearTimeout(deadline);
     this.pending.clear();
   }
 
@@ -53,14 +50,19 @@ export class RunCompletionTracker {
   /** Must be called before the turn is emitted: a subsystem may answer synchronously. */
   track(run: PendingRun): void {
     this.start();
-    const deadline = this.deadlines.watch(run.timeoutSeconds * 1000 + this.graceMs, () => {
-      this.finish(run.runId, {
-        source: run.source,
-        runId: run.runId,
-        status: "timeout",
-        error: `no answer within ${run.timeoutSeconds}s`,
-      });
-    });
+    const deadline = setTimeout(
+      () => {
+        this.finish(run.runId, {
+          source: run.source,
+          runId: run.runId,
+          status: "timeout",
+          error: `no answer within ${run.timeoutSeconds}s`,
+        });
+      },
+      run.timeoutSeconds * 1000 + this.graceMs,
+    );
+    // A pending deadline never keeps a stopping host alive; the turn it waits for does.
+    deadline.unref();
     this.pending.set(run.runId, { run, deadline });
   }
 
@@ -68,15 +70,19 @@ export class RunCompletionTracker {
     const tracked = this.pending.get(runId);
     if (!tracked) return;
     this.pending.delete(runId);
-    this.deadlines.release(tracked.deadline);
+    clearTimeout(tracked.deadline);
     const { run } = tracked;
     const source = run.source;
+    // The summary is a model's answer to external content (with the echo runner, the content itself): it is
+    // wrapped like any payload-derived text, with the run's name outside the wrapper.
+    const { prefix, text } = summaryParts(run.name, finished);
+    const body = run.untrusted ? wrapExternalContent(text, run.contentSource, this.ids.markerId()) : text;
     this.bus.emit("session:system-event", {
       source,
       sessionKey: this.mainSessionKey,
-      text: summaryLine(run.name, finished),
-      // The reply was produced from external content; the session decides how to treat it.
-      untrusted: true,
+      text: `${prefix} ${body}`,
+      raw: `${prefix} ${text}`,
+      untrusted: run.untrusted,
       eventId: `${run.runId}:summary`,
     });
     if (run.wakeMode === "now") {

@@ -1,6 +1,6 @@
 /** @module Session-key policy: who may choose a key, which prefixes it needs, and the main session's protection. */
-import { randomUUID } from "node:crypto";
-import { HookError } from "../http/errors.js";
+import { HookError } from "../errors.js";
+import { type Ids, randomIds } from "../ids.js";
 
 export interface SessionKeyPolicy {
   allowRequestSessionKey: boolean;
@@ -23,8 +23,9 @@ export function resolveSessionKey(
   policy: SessionKeyPolicy,
   requested: string | undefined,
   origin: SessionKeyOrigin,
+  ids: Ids = randomIds,
 ): string {
-  if (requested === undefined) return policy.defaultSessionKey ?? `hook:${randomUUID()}`;
+  if (requested === undefined) return policy.defaultSessionKey ?? `hook:${ids.uuid()}`;
   const refuse = (message: string) =>
     new HookError("SESSION_KEY_NOT_ALLOWED", message, { details: [{ path: "sessionKey", message }] });
   if (origin === "caller" && !policy.allowRequestSessionKey) {

@@ -20,18 +20,29 @@ export function firstParagraph(reply: string): string {
   return paragraph.length > SUMMARY_MAX_CHARS ? `${paragraph.slice(0, SUMMARY_MAX_CHARS - 1)}…` : paragraph;
 }
 
-/** The line published into the main session for every finished or timed-out run. */
-export function summaryLine(
-  name: string,
-  finished: Pick<AgentTurnFinished, "status" | "summary" | "reply" | "error">,
-): string {
+type Finished = Pick<AgentTurnFinished, "status" | "summary" | "reply" | "error">;
+
+/**
+ * The summary published into the main session for every finished or timed-out run, in two parts: the
+ * prefix (`<name>:`, `<name> (error):`, `<name> (timeout):`) and the text after it, which came from the run.
+ */
+export function summaryParts(name: string, finished: Finished): { prefix: string; text: string } {
   if (finished.status === "error")
-    return `${name} (error): ${finished.error?.trim() || "the agent run failed"}`;
+    return { prefix: `${name} (error):`, text: finished.error?.trim() || "the agent run failed" };
   if (finished.status === "timeout") {
-    return `${name} (timeout): ${finished.error?.trim() || "the agent run did not finish in time"}`;
+    return {
+      prefix: `${name} (timeout):`,
+      text: finished.error?.trim() || "the agent run did not finish in time",
+    };
   }
   const summary = finished.summary?.trim() || (finished.reply ? firstParagraph(finished.reply) : "");
-  return `${name}: ${summary || "(no reply)"}`;
+  return { prefix: `${name}:`, text: summary || "(no reply)" };
+}
+
+/** The summary as one line, unwrapped. */
+export function summaryLine(name: string, finished: Finished): string {
+  const { prefix, text } = summaryParts(name, finished);
+  return `${prefix} ${text}`;
 }
 
 /** A reply is delivered when the run succeeded and it says more than a heartbeat acknowledgement. */

@@ -2,10 +2,10 @@
 import * as v from "valibot";
 import { joinPath } from "../config/issues.js";
 import type { ModelPolicy } from "../config/models.js";
-import type { Thinking, WakeMode } from "../events.js";
-import { type ErrorDetail, HookError } from "../http/errors.js";
+import { type ErrorDetail, HookError } from "../errors.js";
+import type { Ids } from "../ids.js";
+import { checkChannel, type Thinking, type WakeMode } from "../vocabulary.js";
 import { AgentBodySchema, WakeBodySchema } from "./action-schemas.js";
-import { checkChannel } from "./channels.js";
 import { resolveSessionKey, type SessionKeyOrigin, type SessionKeyPolicy } from "./session-key.js";
 
 export interface WakeAction {
@@ -34,6 +34,8 @@ export interface ActionPolicy {
   sessionKeys: SessionKeyPolicy;
   channels: ReadonlySet<string>;
   models: ModelPolicy;
+  /** Where generated session keys come from. */
+  ids: Ids;
 }
 
 /** valibot issues as response details, paths written `messages[2].from`. */
@@ -95,7 +97,7 @@ export function validateAgentAction(
     kind: "agent",
     message: input.message,
     name: input.name,
-    sessionKey: resolveSessionKey(policy.sessionKeys, input.sessionKey, sessionKeyOrigin),
+    sessionKey: resolveSessionKey(policy.sessionKeys, input.sessionKey, sessionKeyOrigin, policy.ids),
     wakeMode: input.wakeMode,
     deliver: input.deliver,
     channel: channel.channel,

@@ -4,6 +4,7 @@ import path from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
 import { formatIssue } from "../config/issues.js";
 import { loadGatewayConfigFile } from "../config/load-file.js";
+import { generateToken } from "../index.js";
 import { readConfigForEdit, writeConfig } from "../mailbox/config-file-edit.js";
 import { createDeliveryStateStore } from "../mailbox/delivery-state.js";
 import { describeImapError, openMailboxSession } from "../mailbox/imap-connect.js";
@@ -17,7 +18,6 @@ import {
 } from "../mailbox/settings.js";
 import { applyMailboxSetup, type MailboxSetupInput, SetupConfigError } from "../mailbox/setup-config.js";
 import { acquireStateLock, type StateLock } from "../mailbox/state-lock.js";
-import { generateToken } from "./token.js";
 
 const DEFAULT_CONFIG = "./gateway.json5";
 const DEFAULT_STATE_DIR = "./.hooks-state";

@@ -2,8 +2,8 @@
 import type { Command } from "commander";
 import { formatReport, painter, wantsColour } from "../replay/format-report.js";
 import { type LoadedFixture, loadFixture } from "../replay/load-fixture.js";
-import { openReplay } from "../replay/open-replay.js";
 import type { ReplayReport } from "../replay/replay-fixture.js";
+import { openReplay, standInNote } from "./open-replay.js";
 
 interface ReplayOptions {
   config?: string;
@@ -78,13 +78,16 @@ export function registerReplayCommand(program: Command): void {
     )
     .option("--token <token>", "token for --send (default: hooks.token from the config)")
     .action(async (files: string[], options: ReplayOptions) => {
-      const { config, pipeline } = openReplay(options.config);
+      const { config, pipeline, standIns } = openReplay(options.config);
+      const note = standInNote(standIns);
+      if (note) process.stderr.write(note);
       const fixtures = files.map((file) => loadFixture(file));
       if (options.send) {
-        const token = options.token ?? config.hooks.prepared!.config.token;
+        const hooks = (config.raw.hooks ?? {}) as { token?: string; path?: string };
+        const token = options.token ?? hooks.token ?? "";
         const results = [];
         for (const loaded of fixtures) {
-          const result = await sendFixture(loaded, options.send, token, config.hooks.prepared!.config.path);
+          const result = await sendFixture(loaded, options.send, token, pipeline.hooksPath);
           results.push({ name: loaded.fixture.name, ...result });
           if (!options.json)
             process.stdout.write(`${loaded.fixture.name}: ${result.status} ${JSON.stringify(result.body)}\n`);

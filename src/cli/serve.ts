@@ -1,6 +1,5 @@
 /** @module `hooks serve`: runs the reference gateway until SIGINT/SIGTERM, then stops it gracefully. */
 import { type Command, InvalidArgumentError } from "commander";
-import { formatIssue, isConfigError } from "../config/issues.js";
 import { describeEndpoints, formatRows, wakeCurlLine } from "../gateway/endpoints.js";
 import {
   DEMO_TOKEN_ENV,
@@ -9,6 +8,7 @@ import {
 } from "../gateway/load-gateway-config.js";
 import { createGatewayLogger, isLogLevel } from "../gateway/logger.js";
 import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../gateway/start-gateway.js";
+import { checkHooksConfig, formatIssue, isConfigError } from "../index.js";
 
 interface ServeOptions {
   config?: string;
@@ -45,12 +45,12 @@ export function readyBanner(
     `  runner  ${handle.sections.runner.kind}`,
   ];
   if (recordFile) lines.push(`  record  ${recordFile}`);
-  if (handle.hooksPath === undefined) {
+  if (handle.hooksPath === undefined || handle.hooks === undefined) {
     lines.push("hooks are disabled: set hooks.enabled to true in the config to expose the intake");
     return `${lines.join("\n")}\n`;
   }
   lines.push('endpoints (POST, with the token in "Authorization: Bearer <token>"):');
-  lines.push(...formatRows(describeEndpoints(handle.url, handle.hooksPath, handle.mappings)));
+  lines.push(...formatRows(describeEndpoints(handle.url, handle.hooksPath, handle.hooks.mappings)));
   const token = (loaded.raw.hooks as { token?: string } | undefined)?.token ?? "";
   if (loaded.generatedToken !== undefined) {
     lines.push(`token generated for this run: ${loaded.generatedToken}`);
@@ -90,8 +90,15 @@ function waitForStopSignal(): Promise<NodeJS.Signals> {
 async function serve(options: ServeOptions): Promise<void> {
   const loaded = loadGatewayConfig({ config: options.config });
   if (loaded.issues.length > 0) {
+    // The gateway will not start; list the plugin's problems too, so one round shows them all.
+    const hooks = await checkHooksConfig(loaded.raw, {
+      configDir: loaded.configDir,
+      mainSessionKey: loaded.sections.session.mainKey,
+      channels: loaded.sections.channels,
+    });
+    const issues = [...loaded.issues, ...hooks.issues];
     process.stderr.write(
-      `hooks serve: ${loaded.file} has ${loaded.issues.length} problem(s):\n${loaded.issues.map((i) => `  - ${formatIssue(i)}\n`).join("")}`,
+      `hooks serve: ${loaded.file} has ${issues.length} problem(s):\n${issues.map((i) => `  - ${formatIssue(i)}\n`).join("")}`,
     );
     process.exitCode = 1;
     return;

@@ -12,7 +12,7 @@ import {
   looksLikeFixture,
   parseFixtureText,
 } from "../replay/load-fixture.js";
-import { openReplay } from "../replay/open-replay.js";
+import { openReplay, standInNote } from "./open-replay.js";
 
 interface TestOptions {
   config?: string;
@@ -41,7 +41,9 @@ export function registerTestCommand(program: Command): void {
     .option("-c, --config <file>", "gateway config (default: ./gateway.json5, else the bundled demo)")
     .option("--update", "record the current results as each fixture's expectation")
     .action(async (dir: string, options: TestOptions) => {
-      const { pipeline } = openReplay(options.config);
+      const { pipeline, standIns } = openReplay(options.config);
+      const note = standInNote(standIns);
+      if (note) process.stderr.write(note);
       const paint = painter(wantsColour(process.stdout));
       let passed = 0;
       let failed = 0;

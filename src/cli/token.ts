@@ -1,10 +1,6 @@
 /** @module `hooks token`: prints a new random hook token (32 bytes, base64url). */
-import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
-
-export function generateToken(): string {
-  return randomBytes(32).toString("base64url");
-}
+import { generateToken } from "../index.js";
 
 export function registerTokenCommand(program: Command): void {
   program

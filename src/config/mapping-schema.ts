@@ -1,6 +1,6 @@
 /** @module The mapping entry of `hooks.mappings` (SPEC §7): the one declaration of its shape. */
 import * as v from "valibot";
-import { WakeModeSchema } from "../events.js";
+import { WakeModeSchema } from "../vocabulary.js";
 
 /** Largest body a mapping may accept for its own path (32 MiB). */
 export const MAX_MAPPING_BODY_BYTES = 33_554_432;

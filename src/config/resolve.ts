@@ -1,10 +1,10 @@
 /** @module Turns the raw gateway config into the plugin's resolved config, or every problem with its path. */
 import path from "node:path";
 import * as v from "valibot";
-import { CHANNEL_IDS } from "../events.js";
-import { MappingMatchSchema, MappingSchema, MappingTransformSchema } from "../mapping/schema.js";
+import { CHANNEL_IDS } from "../vocabulary.js";
 import { normalizeHooksPath } from "./hooks-path.js";
 import { type ConfigIssue, fromValibotIssues } from "./issues.js";
+import { MappingMatchSchema, MappingSchema, MappingTransformSchema } from "./mapping-schema.js";
 import { createModelPolicy, type ModelPolicy } from "./models.js";
 import {
   AuthFailuresSchema,

@@ -1,7 +1,7 @@
 /** @module valibot schemas of the gateway config the plugin reads: `hooks`, `agents.defaults.models`, `gateway.auth`. */
 import * as v from "valibot";
-import { ThinkingSchema } from "../events.js";
-import { MAX_MAPPING_BODY_BYTES, MappingSchema } from "../mapping/schema.js";
+import { ThinkingSchema } from "../vocabulary.js";
+import { MAX_MAPPING_BODY_BYTES, MappingSchema } from "./mapping-schema.js";
 
 const PositiveInt = v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be at least 1"));
 

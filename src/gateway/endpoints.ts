@@ -1,12 +1,12 @@
 /** @module What the intake answers at, described for people: the ready banner of `serve` and the listing of `check`. */
-import type { CompiledMapping } from "../mapping/compile-mappings.js";
+import type { MappingSummary } from "../index.js";
 
 export interface EndpointRow {
   url: string;
   description: string;
 }
 
-export function describeMatch(mapping: CompiledMapping): string {
+export function describeMatch(mapping: MappingSummary): string {
   const parts: string[] = [];
   if (mapping.matchPath !== undefined) parts.push(`path=${mapping.matchPath}`);
   if (mapping.matchSource !== undefined) parts.push(`source=${mapping.matchSource}`);
@@ -14,17 +14,16 @@ export function describeMatch(mapping: CompiledMapping): string {
 }
 
 /** Template, transform or preset: where the mapping's action comes from. */
-export function describeBuilder(mapping: CompiledMapping): string {
+export function describeBuilder(mapping: MappingSummary): string {
   if (mapping.transform)
-    return `transform ${mapping.transform.module}${mapping.transform.exportName ? `#${mapping.transform.exportName}` : ""}`;
-  if (mapping.configPath.startsWith("hooks.presets")) return "preset";
-  return "template";
+    return `transform ${mapping.transform.module}${mapping.transform.export ? `#${mapping.transform.export}` : ""}`;
+  return mapping.builder;
 }
 
 export function describeEndpoints(
   baseUrl: string,
   hooksPath: string,
-  mappings: readonly CompiledMapping[],
+  mappings: readonly MappingSummary[],
 ): EndpointRow[] {
   const base = `${baseUrl}${hooksPath}`;
   const rows: EndpointRow[] = [

@@ -1,34 +1,25 @@
-/** @module Finds the config `serve` and `check` use (flag, ./gateway.json5, bundled demo), loads it and lists every problem. */
+/** @module Finds the config `serve` and `check` use (flag, ./gateway.json5, bundled demo), loads it and lists the gateway's own problems. */
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { generateToken } from "../cli/token.js";
-import type { ConfigIssue } from "../config/issues.js";
-import { loadGatewayConfigFile } from "../config/load-file.js";
-import { type PrepareResult, prepareHooks } from "../prepare-hooks.js";
+import { type ConfigIssue, generateToken, loadGatewayConfigFile } from "../index.js";
 import { type GatewaySections, parseGatewaySections } from "./gateway-config.js";
 
 /** src/gateway and dist/gateway are both two levels below the package root. */
-export const DEMO_CONFIG_FILE = fileURLToPath(
-  new URL("../../fixtures/demo/gateway.json5", import.meta.url),
-);
+export const DEMO_CONFIG_FILE = fileURLToPath(new URL("../../fixtures/demo/gateway.json5", import.meta.url));
 export const DEMO_TOKEN_ENV = "HOOKS_TOKEN";
 
 export type ConfigOrigin = "flag" | "cwd" | "demo";
 
-export interface ValidatedGatewayConfig {
-  sections: GatewaySections;
-  hooks: PrepareResult;
-  /** Every problem: the file, the gateway's sections and the plugin's slice, each with its path. */
-  issues: ConfigIssue[];
-}
-
-export interface LoadedGatewayConfig extends ValidatedGatewayConfig {
+export interface LoadedGatewayConfig {
   file: string;
   configDir: string;
   origin: ConfigOrigin;
   /** The config after `${VAR}` substitution, as the plugin receives it. */
   raw: Record<string, unknown>;
+  sections: GatewaySections;
+  /** Problems of the file and of the gateway's own sections; the plugin reports its own when it registers. */
+  issues: ConfigIssue[];
   /** Set when the demo needed a token and one was generated for this run; printed once by `serve`. */
   generatedToken?: string;
 }
@@ -43,21 +34,6 @@ export function locateConfigFile(
   return { file: DEMO_CONFIG_FILE, origin: "demo" };
 }
 
-/** The gateway's sections and the plugin's slice checked together, so one run shows every problem. */
-export function validateGatewayConfig(
-  raw: unknown,
-  configDir: string,
-  env: NodeJS.ProcessEnv = process.env,
-): ValidatedGatewayConfig {
-  const { sections, issues } = parseGatewaySections(raw, env);
-  const hooks = prepareHooks(raw, {
-    configDir,
-    mainSessionKey: sections.session.mainKey,
-    channels: sections.channels,
-  });
-  return { sections, hooks, issues: [...issues, ...hooks.issues] };
-}
-
 export function loadGatewayConfig(
   options: { config?: string | undefined; cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): LoadedGatewayConfig {
@@ -70,16 +46,21 @@ export function loadGatewayConfig(
     env[DEMO_TOKEN_ENV] = generatedToken;
   }
   const loaded = loadGatewayConfigFile(file, env);
-  const validated = validateGatewayConfig(loaded.config, loaded.configDir, env);
+  const { sections, issues } = parseGatewaySections(loaded.config, env);
   const result: LoadedGatewayConfig = {
     file: loaded.file,
     configDir: loaded.configDir,
     origin,
     raw: loaded.config,
-    sections: validated.sections,
-    hooks: validated.hooks,
-    issues: [...loaded.issues, ...validated.issues],
+    sections,
+    issues: [...loaded.issues.map((issue) => explainMissingToken(issue)), ...issues],
   };
   if (generatedToken !== undefined) result.generatedToken = generatedToken;
   return result;
+}
+
+/** A copy of the demo config still reads its token from HOOKS_TOKEN: say how to set one. */
+function explainMissingToken(issue: ConfigIssue): ConfigIssue {
+  if (issue.path !== "hooks.token" || !issue.message.includes(DEMO_TOKEN_ENV)) return issue;
+  return { ...issue, message: `${issue.message} (export ${DEMO_TOKEN_ENV}="$(hooks token)" first)` };
 }

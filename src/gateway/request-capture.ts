@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import JSON5 from "json5";
-import type { CapturedRequest } from "../host/contract.js";
+import type { CapturedRequest } from "../index.js";
 import type { GatewayLogger } from "./logger.js";
 
 /** The JSON body when it parses and says it is JSON; otherwise the exact bytes as text. */

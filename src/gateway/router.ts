@@ -1,7 +1,7 @@
 /** @module The gateway's router: prefix routes registered through the host contract, longest prefix first. */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { HttpRoute } from "../host/contract.js";
+import type { HttpRoute } from "../index.js";
 import type { GatewayLogger } from "./logger.js";
 
 export interface Router {
@@ -60,20 +60,18 @@ export function createRouter(logger: GatewayLogger): Router {
         });
         return;
       }
-      let outcome: void | Promise<void>;
+      // The handler answers the request itself; a rejection is the safety net, answered without detail.
+      let outcome: Promise<boolean>;
       try {
         outcome = route.handler(req, res);
       } catch (error) {
         outcome = Promise.reject(error);
       }
-      if (outcome && typeof outcome.then === "function") {
-        outcome.then(undefined, (error: unknown) => {
-          // A handler is meant to answer every request itself; this is the safety net, without detail.
-          logger.error(`route ${route.path} failed: ${(error as Error)?.message ?? String(error)}`);
-          if (!res.headersSent) sendGatewayError(res, 500, "INTERNAL", "The request could not be processed.");
-          else res.destroy();
-        });
-      }
+      outcome.then(undefined, (error: unknown) => {
+        logger.error(`route ${route.path} failed: ${(error as Error)?.message ?? String(error)}`);
+        if (!res.headersSent) sendGatewayError(res, 500, "INTERNAL", "The request could not be processed.");
+        else res.destroy();
+      });
     },
   };
 }

@@ -1,18 +1,23 @@
 /** @module Starts the reference gateway: bus, subsystems, the plugin on a host it builds, and the HTTP server. */
 import path from "node:path";
 import { EventEmitter } from "eventemitter3";
-import { ConfigError } from "../config/issues.js";
-import type { HookBus } from "../events.js";
-import { createHooksPlugin } from "../index.js";
-import type { CompiledMapping } from "../mapping/compile-mappings.js";
-import type { HookPlugin, HostService, PluginHost } from "../host/contract.js";
+import {
+  ConfigError,
+  createHooksPlugin,
+  type HookBus,
+  type HookPlugin,
+  type HooksStatus,
+  type HostService,
+  isConfigError,
+  type PluginHost,
+} from "../index.js";
 import { startDeliverySubsystem } from "./delivery-subsystem.js";
 import { startEventRecorder } from "./event-recorder.js";
 import type { GatewaySections } from "./gateway-config.js";
+import { parseGatewaySections } from "./gateway-config.js";
 import { startHeartbeatSubsystem } from "./heartbeat-subsystem.js";
 import { listenGatewayServer } from "./http-server.js";
 import { createJsonlWriter } from "./jsonl-file.js";
-import { validateGatewayConfig } from "./load-gateway-config.js";
 import { createGatewayLogger, type GatewayLogger } from "./logger.js";
 import { createRequestCapture } from "./request-capture.js";
 import { createRouter } from "./router.js";
@@ -41,6 +46,7 @@ export interface StartGatewayOptions {
   /** Write every authenticated hook request as a fixture file into this directory (development aid). */
   captureDir?: string;
   logger?: GatewayLogger;
+  /** Default: a fresh `createHooksPlugin()` (with `--capture` wired in when `captureDir` is set). */
   plugin?: HookPlugin;
   stopTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
@@ -56,7 +62,8 @@ export interface GatewayHandle {
   sections: GatewaySections;
   /** `hooks.path` as the plugin uses it, or undefined when hooks are disabled. */
   hooksPath: string | undefined;
-  mappings: readonly CompiledMapping[];
+  /** What the plugin serves (endpoints, mappings, transform status), when it says. */
+  hooks: HooksStatus | undefined;
   /** Graceful stop: refuse new connections, finish requests and turns (bounded), flush files. Idempotent. */
   close(): Promise<void>;
 }
@@ -70,14 +77,39 @@ function clientUrl(host: string, port: number): string {
 export async function startGateway(options: StartGatewayOptions): Promise<GatewayHandle> {
   const configDir = options.configDir ?? process.cwd();
   const env = options.env ?? process.env;
-  const validated = validateGatewayConfig(options.config, configDir, env);
-  if (validated.issues.length > 0) throw new ConfigError(validated.issues);
-  const { sections } = validated;
+  const { sections, issues } = parseGatewaySections(options.config, env);
   const logger = options.logger ?? createGatewayLogger();
   const stateDir = path.resolve(options.stateDir ?? DEFAULT_STATE_DIR);
   const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
 
   const bus: HookBus = new EventEmitter();
+  const router = createRouter(logger);
+  const services: HostService[] = [];
+  const host: PluginHost = {
+    config: options.config,
+    configDir,
+    logger,
+    bus,
+    channels: sections.channels,
+    mainSessionKey: sections.session.mainKey,
+    stateDir,
+    registerHttpRoute: (route) => router.add(route),
+    registerService: (service) => services.push(service),
+  };
+  // Registration validates the plugin's config: its problems and the gateway's are reported together.
+  const plugin =
+    options.plugin ??
+    createHooksPlugin(
+      options.captureDir ? { capture: createRequestCapture(options.captureDir, logger) } : {},
+    );
+  try {
+    plugin.register(host);
+  } catch (error) {
+    if (!isConfigError(error)) throw error;
+    throw new ConfigError([...issues, ...error.issues]);
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+
   // First subscriber, so the record shows events in emission order even when a listener emits more.
   const recorder = options.recordFile ? startEventRecorder(bus, path.resolve(options.recordFile)) : undefined;
   bus.on("hooks:request", (event) =>
@@ -120,20 +152,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     setLastRoute: (route) => store.setLastRoute(route),
   });
 
-  const router = createRouter(logger);
-  const services: HostService[] = [];
-  const host: PluginHost = {
-    config: options.config,
-    configDir,
-    logger,
-    bus,
-    channels: sections.channels,
-    mainSessionKey: sections.session.mainKey,
-    registerHttpRoute: (route) => router.add(route),
-    registerService: (service) => services.push(service),
-  };
-  if (options.captureDir) host.captureRequest = createRequestCapture(options.captureDir, logger);
-
   const started: HostService[] = [];
   const stopEverything = async () => {
     heartbeat.stop();
@@ -152,7 +170,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
 
   let server: Awaited<ReturnType<typeof listenGatewayServer>>;
   try {
-    (options.plugin ?? createHooksPlugin()).register(host);
     for (const service of services) {
       await service.start();
       started.push(service);
@@ -193,7 +210,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     stateDir,
     sections,
     hooksPath: pluginPath,
-    mappings: validated.hooks.prepared?.config.enabled ? validated.hooks.prepared.mappings : [],
+    hooks:
+      "status" in plugin && typeof plugin.status === "function"
+        ? (plugin.status() as HooksStatus)
+        : undefined,
     close() {
       closing ??= close();
       return closing;

@@ -1,4 +1,4 @@
-/** @module The host contract: the small interface the plugin needs from a gateway (SPEC §2). */
+/** @module The host contract: the small interface the plugin needs from a gateway. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HookBus } from "../events.js";
 
@@ -12,11 +12,10 @@ export interface HostLogger {
 }
 
 /**
- * Answers the request itself, possibly after it returns: the plugin's handler returns at once and ends the
- * response when the body has arrived (at the end of that event-loop turn), so a host must not treat a handler
- * that returned without ending the response as one that did not answer.
+ * Handles one request under the route's path. The promise settles once the response has ended and the
+ * request's work is done, so a host may run it inside a per-request scope; `true` means it answered.
  */
-export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
 export interface HttpRoute {
   /** Path prefix the route owns; requests at or below it reach the handler. */
@@ -33,18 +32,6 @@ export interface HostService {
   stop(): void | Promise<void>;
 }
 
-/** An authenticated request as received, credentials removed: what `hooks serve --capture` writes as a fixture. */
-export interface CapturedRequest {
-  requestId: string;
-  method: string;
-  hook: string;
-  /** Request headers without Authorization, X-Service-Token, Cookie and Proxy-Authorization. */
-  headers: Record<string, string>;
-  /** Query parameters without `token`. */
-  query: Record<string, string>;
-  rawBody: Buffer;
-}
-
 export interface PluginHost {
   /** The whole gateway config, as the gateway loaded it (env substitution already applied). */
   config: unknown;
@@ -56,11 +43,8 @@ export interface PluginHost {
   channels?: readonly string[];
   /** The main session's key, which no caller may target. Default: `main`. */
   mainSessionKey?: string;
-  /**
-   * Optional: receives every authenticated request whose body was read, before it is dispatched. Only a host
-   * that was asked to record payloads (a development aid) provides it; the plugin never logs payloads itself.
-   */
-  captureRequest?(request: CapturedRequest): void;
+  /** A directory the plugin may keep files in (the gateway's state directory). */
+  stateDir?: string;
   registerHttpRoute(route: HttpRoute): void;
   registerService(service: HostService): void;
 }

@@ -1,13 +1,12 @@
 /** @module Startup checks of a mapping's fixed fields, so a config mistake stops the start instead of failing every request. */
 import * as v from "valibot";
 import { TimeoutSecondsSchema } from "../actions/action-schemas.js";
-import { checkChannel } from "../actions/channels.js";
 import { resolveSessionKey } from "../actions/session-key.js";
 import type { ConfigIssue } from "../config/issues.js";
+import type { MappingConfig } from "../config/mapping-schema.js";
 import type { ResolvedHooksConfig } from "../config/resolve.js";
-import { ThinkingSchema } from "../events.js";
-import { isHookError } from "../http/errors.js";
-import type { MappingConfig } from "./schema.js";
+import { isHookError } from "../errors.js";
+import { checkChannel, ThinkingSchema } from "../vocabulary.js";
 import type { CompiledTemplate } from "./template.js";
 
 type Templates = Partial<Record<"sessionKey" | "to" | "model" | "thinking", CompiledTemplate>>;

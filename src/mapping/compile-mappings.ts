@@ -1,12 +1,12 @@
 /** @module Compiles mappings once at startup: templates parsed, transforms located, presets appended. */
 import * as v from "valibot";
 import type { ConfigIssue } from "../config/issues.js";
+import { type MappingConfig, MappingSchema } from "../config/mapping-schema.js";
 import type { ResolvedHooksConfig } from "../config/resolve.js";
-import type { WakeMode } from "../events.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
+import type { WakeMode } from "../vocabulary.js";
 import { checkStaticFields } from "./check-static-fields.js";
 import { presetDefinition } from "./presets.js";
-import { type MappingConfig, MappingSchema } from "./schema.js";
 import { type CompiledTemplate, compileTemplate } from "./template.js";
 import { checkTransformPath } from "./transform-loader.js";
 

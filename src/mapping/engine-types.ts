@@ -1,18 +1,17 @@
 /** @module The mapping engine as the request pipeline sees it: claim a hook name, then run the claimed mappings. */
-import type { IncomingHttpHeaders } from "node:http";
 import type { HookAction } from "../actions/validate-action.js";
-import type { HookError } from "../http/errors.js";
+import type { HookError } from "../errors.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
 
-/** Everything a mapping may look at; no socket, no response. */
+/** Everything a mapping may look at; no socket, no response, no credentials. */
 export interface MappedRequest {
   /** The hook name: the path below `hooks.path`, outer slashes trimmed (`github/push`). */
   hook: string;
-  /** Path and query as received, without a `token` parameter. */
+  /** Path and query as received, without credential parameters. */
   url: string;
-  /** Request headers without credentials (Authorization, X-Service-Token, Cookie, Proxy-Authorization). */
-  headers: IncomingHttpHeaders;
-  /** Query parameters, last value wins, without `token`. */
+  /** Request headers without credentials, names lower-cased. */
+  headers: Record<string, string>;
+  /** Query parameters, last value wins, without credential parameters. */
   query: Record<string, string>;
   body: unknown;
   /** Size of the body as received, checked against the winning mapping's own limit. */
@@ -48,9 +47,3 @@ export interface MappingTrace {
 export type MappingResult =
   | { ok: true; mappingId: string | undefined; actions: MappedAction[]; trace: MappingTrace }
   | { ok: false; mappingId: string | undefined; error: HookError; trace: MappingTrace };
-
-export interface MappingEngine {
-  claim(hook: string): MappingClaim | undefined;
-  /** Synchronous when nothing needs waiting for (templates, a loaded synchronous transform). */
-  run(claim: MappingClaim, request: MappedRequest): MappingResult | Promise<MappingResult>;
-}

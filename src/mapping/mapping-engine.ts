@@ -8,26 +8,23 @@ import {
   validateAgentAction,
   validateWakeAction,
 } from "../actions/validate-action.js";
-import { DeadlineSweeper } from "../deadline-sweeper.js";
+import type { Clock } from "../clock.js";
+import { HookError, isHookError, payloadTooLarge } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
-import { HookError, isHookError } from "../http/errors.js";
-import { tooLarge } from "../http/read-body.js";
-import { isoNow } from "../iso-clock.js";
-import { callTransform } from "./call-transform.js";
 import type { CompiledMapping } from "./compile-mappings.js";
 import type {
   MappedAction,
   MappedRequest,
   MappingClaim,
-  MappingEngine,
   MappingResult,
   MappingTrace,
 } from "./engine-types.js";
 import type { MappingIndex } from "./mapping-index.js";
 import { MAX_FAN_OUT } from "./presets.js";
 import { mergeOverride, renderFields, templatedBody } from "./render-action.js";
-import type { TransformLoader } from "./transform-loader.js";
-import type { HookTransform, TransformContext, TransformResult } from "./transform-types.js";
+import type { TemplateContext } from "./template.js";
+import type { TransformRunner } from "./transform-runner.js";
+import type { TransformResult } from "./transform-types.js";
 
 interface IndexedClaim extends MappingClaim {
   candidates: readonly CompiledMapping[];
@@ -36,10 +33,10 @@ interface IndexedClaim extends MappingClaim {
 export interface MappingEngineOptions {
   index: MappingIndex;
   mappings: readonly CompiledMapping[];
-  loader: TransformLoader;
+  transforms: TransformRunner;
   policy: ActionPolicy;
   logger: HostLogger;
-  transformTimeoutMs: number;
+  clock: Clock;
 }
 
 function payloadSource(body: unknown): unknown {
@@ -79,15 +76,10 @@ const mappingFailed = (mapping: CompiledMapping, cause: unknown) =>
     cause,
   });
 
-export class DefaultMappingEngine implements MappingEngine {
-  // One timer for the deadlines of every asynchronous transform call.
-  private readonly deadlines: DeadlineSweeper;
+export class MappingEngine {
+  constructor(private readonly options: MappingEngineOptions) {}
 
-  constructor(private readonly options: MappingEngineOptions) {
-    // Checked 32 times per timeout: a 5 s limit is enforced within about 160 ms.
-    this.deadlines = DeadlineSweeper.forTimeout(options.transformTimeoutMs, 32);
-  }
-
+  /** Whether any mapping may own `hook`: the O(1) index lookup done before the body is read. */
   claim(hook: string): IndexedClaim | undefined {
     const candidates = this.options.index.candidates(hook);
     if (!candidates) return undefined;
@@ -99,8 +91,8 @@ export class DefaultMappingEngine implements MappingEngine {
     return this.options.mappings.map((mapping) => ({ id: mapping.id, ...matchMapping(mapping, hook, body) }));
   }
 
-  /** Synchronous when the winner needs no waiting (templates, or a loaded synchronous transform). */
-  run(claim: MappingClaim, request: MappedRequest): MappingResult | Promise<MappingResult> {
+  /** The first matching candidate's actions; failures come back as results, never as rejections. */
+  async run(claim: MappingClaim, request: MappedRequest): Promise<MappingResult> {
     const trace: MappingTrace = { candidates: [], rendered: [], transformOutput: [] };
     const candidates = (claim as IndexedClaim).candidates ?? this.options.index.candidates(claim.hook) ?? [];
     let winner: CompiledMapping | undefined;
@@ -116,24 +108,16 @@ export class DefaultMappingEngine implements MappingEngine {
       const error = new HookError("NOT_FOUND", "No mapping matches this hook and payload.");
       return { ok: false, mappingId: undefined, error, trace };
     }
-    const mapping = winner;
-    trace.mappingId = mapping.id;
-    if (request.bodyBytes > mapping.maxBodyBytes) {
+    trace.mappingId = winner.id;
+    if (request.bodyBytes > winner.maxBodyBytes) {
       // The claim allowed the largest limit of every candidate; the owner's own limit is the one that counts.
-      return { ok: false, mappingId: mapping.id, error: tooLarge(mapping.maxBodyBytes), trace };
+      return { ok: false, mappingId: winner.id, error: payloadTooLarge(winner.maxBodyBytes), trace };
     }
-    const succeeded = (actions: MappedAction[]): MappingResult => ({
-      ok: true,
-      mappingId: mapping.id,
-      actions,
-      trace,
-    });
-    const failed = (thrown: unknown): MappingResult => this.failure(mapping, request, trace, thrown);
     try {
-      const actions = this.execute(mapping, request, trace);
-      return actions instanceof Promise ? actions.then(succeeded, failed) : succeeded(actions);
+      const actions = await this.execute(winner, request, trace);
+      return { ok: true, mappingId: winner.id, actions, trace };
     } catch (thrown) {
-      return failed(thrown);
+      return this.failure(winner, request, trace, thrown);
     }
   }
 
@@ -155,56 +139,46 @@ export class DefaultMappingEngine implements MappingEngine {
     return { ok: false, mappingId: mapping.id, error, trace };
   }
 
-  private execute(
+  /** One action per payload (one, or one per forEach item), each rendered, transformed and validated. */
+  private async execute(
     mapping: CompiledMapping,
     request: MappedRequest,
     trace: MappingTrace,
-  ): MappedAction[] | Promise<MappedAction[]> {
+  ): Promise<MappedAction[]> {
     if (mapping.bodySchema) checkBodyShape(mapping.bodySchema, request.body);
-    const payloads = this.fanOut(mapping, request, trace);
-    if (payloads.length === 0) return [];
-    const run = new MappingRun(this, mapping, request, trace, payloads);
-    if (!mapping.transform) return run.withoutTransform();
-    let transform: HookTransform | Promise<HookTransform>;
-    try {
-      transform = this.options.loader.transformFor(mapping.transform);
-    } catch (error) {
-      throw mappingFailed(mapping, error);
+    const now = new Date(this.options.clock.now()).toISOString();
+    const actions: MappedAction[] = [];
+    for (const payload of this.fanOut(mapping, request, trace)) {
+      const context: TemplateContext = {
+        payload,
+        headers: request.headers,
+        query: request.query,
+        path: request.hook,
+        now,
+      };
+      const rendered = renderFields(mapping, context);
+      trace.rendered.push(rendered);
+      let output: TransformResult;
+      if (mapping.transform) {
+        try {
+          output = await this.options.transforms.run(mapping.transform, {
+            ...context,
+            url: request.url,
+            mapping: { id: mapping.id },
+          });
+        } catch (error) {
+          throw mappingFailed(mapping, error);
+        }
+        trace.transformOutput.push(output);
+      }
+      const action = this.actionFrom(mapping, rendered, output, mapping.transform !== undefined);
+      if (action) actions.push(action);
     }
-    if (!(transform instanceof Promise)) return run.withTransform(transform, 0, []);
-    return transform.then(
-      (loaded) => run.withTransform(loaded, 0, []),
-      (error: unknown) => {
-        throw mappingFailed(mapping, error);
-      },
-    );
-  }
-
-  /** The context a transform or a template sees for one payload. */
-  context(request: MappedRequest, payload: unknown, now: string) {
-    return { payload, headers: request.headers, query: request.query, path: request.hook, now };
-  }
-
-  /** Calls the transform; a failure or a timeout becomes the mapping's failure. */
-  callTransform(
-    mapping: CompiledMapping,
-    transform: HookTransform,
-    context: TransformContext,
-  ): TransformResult | Promise<TransformResult> {
-    let output: TransformResult | Promise<TransformResult>;
-    try {
-      output = callTransform(transform, context, this.options.transformTimeoutMs, this.deadlines);
-    } catch (error) {
-      throw mappingFailed(mapping, error);
-    }
-    if (!(output instanceof Promise)) return output;
-    return output.catch((error: unknown) => {
-      throw mappingFailed(mapping, error);
-    });
+    return actions;
   }
 
   /** The transform's output merged over the rendered fields, then validated into an action. */
-  actionFrom(
+  private actionFrom(
     mapping: CompiledMapping,
     rendered: Record<string, string | undefined>,
     output: TransformResult,
@@ -276,70 +250,4 @@ export class DefaultMappingEngine implements MappingEngine {
 function checkBodyShape(schema: v.GenericSchema, body: unknown): void {
   const parsed = v.safeParse(schema, body);
   if (!parsed.success) throw invalidPayload(parsed.issues, "The payload does not have the expected shape");
-}
-
-/**
- * One request's walk over its payloads (one, or one per forEach item). It stays synchronous until a
- * transform returns a promise, and only then continues asynchronously from that item on.
- */
-class MappingRun {
-  private readonly now = isoNow();
-
-  constructor(
-    private readonly engine: DefaultMappingEngine,
-    private readonly mapping: CompiledMapping,
-    private readonly request: MappedRequest,
-    private readonly trace: MappingTrace,
-    private readonly payloads: readonly unknown[],
-  ) {}
-
-  withoutTransform(): MappedAction[] {
-    const actions: MappedAction[] = [];
-    for (const payload of this.payloads) {
-      const rendered = this.render(this.engine.context(this.request, payload, this.now));
-      const action = this.engine.actionFrom(this.mapping, rendered, undefined, false);
-      if (action) actions.push(action);
-    }
-    return actions;
-  }
-
-  withTransform(
-    transform: HookTransform,
-    from: number,
-    actions: MappedAction[],
-  ): MappedAction[] | Promise<MappedAction[]> {
-    for (let i = from; i < this.payloads.length; i++) {
-      const context = this.engine.context(this.request, this.payloads[i], this.now);
-      const rendered = this.render(context);
-      const output = this.engine.callTransform(this.mapping, transform, {
-        ...context,
-        url: this.request.url,
-        mapping: { id: this.mapping.id },
-      });
-      if (output instanceof Promise) {
-        return output.then((settled) => {
-          this.collect(actions, rendered, settled);
-          return this.withTransform(transform, i + 1, actions);
-        });
-      }
-      this.collect(actions, rendered, output);
-    }
-    return actions;
-  }
-
-  private render(context: ReturnType<DefaultMappingEngine["context"]>): Record<string, string | undefined> {
-    const rendered = renderFields(this.mapping, context);
-    this.trace.rendered.push(rendered);
-    return rendered;
-  }
-
-  private collect(
-    actions: MappedAction[],
-    rendered: Record<string, string | undefined>,
-    output: TransformResult,
-  ): void {
-    this.trace.transformOutput.push(output);
-    const action = this.engine.actionFrom(this.mapping, rendered, output, true);
-    if (action) actions.push(action);
-  }
 }

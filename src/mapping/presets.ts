@@ -1,8 +1,8 @@
 /** @module Built-in mappings enabled by `hooks.presets`; `mailbox` is the one preset (SPEC §7.3). */
 import * as v from "valibot";
 import { objectMessage } from "../actions/action-schemas.js";
+import { MAX_MAPPING_BODY_BYTES, type MappingInput } from "../config/mapping-schema.js";
 import type { MailboxConfig } from "../config/schema.js";
-import { MAX_MAPPING_BODY_BYTES, type MappingInput } from "./schema.js";
 
 /** At most this many actions come out of one request (forEach fan-out). */
 export const MAX_FAN_OUT = 200;

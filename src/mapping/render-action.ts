@@ -1,6 +1,6 @@
 /** @module Renders a mapping's templates for one payload and merges a transform's override into the action body. */
 import type { HookActionOverride } from "../actions/action-schemas.js";
-import { HookError } from "../http/errors.js";
+import { HookError } from "../errors.js";
 import type { CompiledMapping, TemplateField } from "./compile-mappings.js";
 import { TEMPLATE_FIELDS } from "./compile-mappings.js";
 import type { TemplateContext } from "./template.js";

@@ -1,5 +1,6 @@
 /** @module `{{ expr }}` templates (SPEC §7.1): parsed once at startup, rendered per request without re-parsing. */
 import type { IncomingHttpHeaders } from "node:http";
+import { CREDENTIAL_HEADERS, CREDENTIAL_QUERY } from "../safety/credentials.js";
 
 export interface TemplateContext {
   payload: unknown;
@@ -33,9 +34,6 @@ export class TemplateSyntaxError extends Error {
 }
 
 const BLOCKED = new Set(["__proto__", "prototype", "constructor"]);
-/** Credentials never render: a template must not copy the hook token into a message or a session key. */
-const SECRET_HEADERS = new Set(["authorization", "x-service-token", "cookie", "proxy-authorization"]);
-const SECRET_QUERY = new Set(["token"]);
 const ROOTS = new Set<string>(["payload", "headers", "query", "path", "now"]);
 const IDENT = /^[A-Za-z0-9_$-]+$/;
 
@@ -94,7 +92,8 @@ export function parseExpression(input: string): Expression {
     (root === "headers" || root === "query") &&
     (field === undefined ||
       (typeof field === "string" &&
-        (root === "headers" ? SECRET_HEADERS : SECRET_QUERY).has(field.toLowerCase())));
+        // Credentials never render: a template must not copy the hook token into a message or a session key.
+        (root === "headers" ? CREDENTIAL_HEADERS : CREDENTIAL_QUERY).has(field.toLowerCase())));
   const blocked = secret || segments.some((segment) => typeof segment === "string" && BLOCKED.has(segment));
   return { root, segments, blocked };
 }

@@ -2,7 +2,7 @@
 import { realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Jiti } from "jiti";
-import type { HookTransform } from "./transform-types.js";
+import type { HookTransform, TransformRef } from "./transform-types.js";
 
 export const TRANSFORM_EXTENSIONS = [".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"] as const;
 
@@ -56,10 +56,6 @@ interface CachedModule {
   /** When the stamp was last compared with the file (performance.now()). */
   checkedAt: number;
   module: Promise<Record<string, unknown>>;
-  /** The exports once the import succeeded, so a warm request picks its function without a promise. */
-  loaded?: Record<string, unknown>;
-  /** Functions already picked from `loaded`, by export name ("" for the default choice). */
-  picked: Map<string, HookTransform>;
 }
 
 /** How often a cached module's file is checked for changes; 0 checks on every call. */
@@ -95,43 +91,17 @@ export class TransformLoader {
     private readonly reloadCheckMs = DEFAULT_RELOAD_CHECK_MS,
   ) {}
 
-  /** The function a mapping calls: its module loaded (or reused), then the export it names. */
+  /** The function a mapping calls: its module loaded (or reused while the file is unchanged), then the export it names. */
   async loadTransform(transform: TransformRef): Promise<HookTransform> {
-    return await this.transformFor(transform);
+    const module = await this.current(transform.file);
+    return pickExport(module, transform.exportName, `transform module ${transform.module}`);
   }
 
-  /**
-   * Like `loadTransform`, but a module already loaded and still current comes back at once, not as a
-   * promise: the mapping engine then runs a synchronous transform without a single promise hop. May throw
-   * (a module without the export).
-   */
-  transformFor(transform: TransformRef): HookTransform | Promise<HookTransform> {
-    const entry = this.current(transform.file);
-    if (entry instanceof Promise) return entry;
-    const key = transform.exportName ?? "";
-    const picked = entry.picked.get(key);
-    if (picked) return picked;
-    if (!entry.loaded) {
-      return entry.module.then((module) =>
-        pickExport(module, transform.exportName, `transform module ${transform.module}`),
-      );
-    }
-    const chosen = pickExport(entry.loaded, transform.exportName, `transform module ${transform.module}`);
-    entry.picked.set(key, chosen);
-    return chosen;
-  }
-
-  /** The module's exports, imported again only when the file's mtime, size or inode changed. */
-  load(file: string): Promise<Record<string, unknown>> {
-    const entry = this.current(file);
-    return entry instanceof Promise ? entry : entry.module;
-  }
-
-  /** The cache entry for `file`, re-stamped when due; a rejected promise when the file cannot be read. */
-  private current(file: string): CachedModule | Promise<never> {
+  /** The module's exports, imported again only when the file's mtime, ctime, size or inode changed. */
+  private current(file: string): Promise<Record<string, unknown>> {
     const now = performance.now();
     const cached = this.cache.get(file);
-    if (cached && now - cached.checkedAt < this.reloadCheckMs) return cached;
+    if (cached && now - cached.checkedAt < this.reloadCheckMs) return cached.module;
     let stamp: string;
     try {
       const stat = statSync(file);
@@ -143,19 +113,13 @@ export class TransformLoader {
     }
     if (cached && cached.stamp === stamp) {
       cached.checkedAt = now;
-      return cached;
+      return cached.module;
     }
-    const module = this.importFresh(file);
-    const entry: CachedModule = { stamp, checkedAt: now, module, picked: new Map() };
     // Failures are cached under the same stamp too: a broken file is not re-imported until it changes.
-    module.then(
-      (exports) => {
-        entry.loaded = exports;
-      },
-      () => undefined,
-    );
-    this.cache.set(file, entry);
-    return entry;
+    const module = this.importFresh(file);
+    module.catch(() => undefined);
+    this.cache.set(file, { stamp, checkedAt: now, module });
+    return module;
   }
 
   private async importFresh(file: string): Promise<Record<string, unknown>> {
@@ -166,10 +130,4 @@ export class TransformLoader {
     );
     return (await (await this.jiti).import(file)) as Record<string, unknown>;
   }
-}
-
-export interface TransformRef {
-  file: string;
-  module: string;
-  exportName?: string | undefined;
 }

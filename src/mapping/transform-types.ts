@@ -33,3 +33,10 @@ export function defineTransform<Payload = unknown>(
 ): HookTransform<Payload> {
   return transform;
 }
+
+/** Where a mapping's transform lives: the configured module, its resolved file, the export to call. */
+export interface TransformRef {
+  file: string;
+  module: string;
+  exportName?: string | undefined;
+}

@@ -1,26 +1,37 @@
-/** @module Finds the client address of a request: the socket's, or X-Forwarded-For when the peer is a trusted proxy. */
-import type { IncomingMessage } from "node:http";
+/** @module Finds the client address of a request: the socket's, or X-Forwarded-For when the peer is a trusted proxy (proxy-addr). */
+import type { IncomingHttpHeaders } from "node:http";
+import proxyAddr from "proxy-addr";
 
+export type ClientAddressResolver = (
+  remoteAddress: string | undefined,
+  headers: IncomingHttpHeaders,
+) => string;
+
+/** `::ffff:10.0.0.1` and `10.0.0.1` are one client. */
 function normalizeAddress(address: string): string {
-  const trimmed = address.trim();
-  return trimmed.startsWith("::ffff:") && trimmed.includes(".") ? trimmed.slice(7) : trimmed;
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
 }
 
-export function createClientAddressResolver(
-  trustedProxies: readonly string[],
-): (req: IncomingMessage) => string {
-  const trusted = new Set(trustedProxies.map(normalizeAddress));
-  return (req) => {
-    const peer = normalizeAddress(req.socket.remoteAddress ?? "unknown");
-    if (trusted.size === 0 || !trusted.has(peer)) return peer;
-    const forwarded = req.headers["x-forwarded-for"];
-    if (typeof forwarded !== "string" || forwarded === "") return peer;
-    // Walk from the nearest hop outwards; the first address that is not one of our proxies is the client.
-    const hops = forwarded.split(",");
-    for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = normalizeAddress(hops[i]!);
-      if (hop !== "" && !trusted.has(hop)) return hop;
-    }
-    return peer;
+/**
+ * Why `trustedProxies` cannot be used, or undefined when every entry is an address, a CIDR range or one of
+ * proxy-addr's names (`loopback`, `linklocal`, `uniquelocal`).
+ */
+export function checkTrustedProxies(trustedProxies: readonly string[]): string | undefined {
+  try {
+    proxyAddr.compile([...trustedProxies]);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+export function createClientAddressResolver(trustedProxies: readonly string[]): ClientAddressResolver {
+  if (trustedProxies.length === 0) return (remoteAddress) => normalizeAddress(remoteAddress ?? "unknown");
+  const trust = proxyAddr.compile([...trustedProxies]);
+  return (remoteAddress, headers) => {
+    if (remoteAddress === undefined) return "unknown";
+    // proxy-addr walks X-Forwarded-For from the nearest hop outwards and stops at the first untrusted one.
+    const request = { headers, connection: { remoteAddress }, socket: { remoteAddress } };
+    return normalizeAddress(proxyAddr(request as never, trust));
   };
 }

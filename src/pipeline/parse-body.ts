@@ -1,5 +1,5 @@
 /** @module Content types the intake accepts and how each body becomes a value (SPEC §4 step 6–7). */
-import { HookError } from "./errors.js";
+import { HookError } from "../errors.js";
 
 export type BodyKind = "json" | "form";
 

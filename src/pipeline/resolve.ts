@@ -1,107 +1,91 @@
-/** @module Routes a hook name to wake, agent or the mapping engine, and turns the result into a response and a plan. */
-import type { ResolvedHooksConfig } from "../config/resolve.js";
-import type { EventSource } from "../events.js";
-import { type HookError, toHookError } from "../http/errors.js";
-import type {
-  MappedRequest,
-  MappingClaim,
-  MappingEngine,
-  MappingResult,
-  MappingTrace,
-} from "../mapping/engine-types.js";
-import type { ExternalSource } from "../safety/wrap-external.js";
-import { type ActionPlan, planAction } from "./plan-action.js";
+/** @module Stages 5 and 8: which handler a hook name has (wake, agent, a mapping), and what it turns the body into. */
+import { type ActionPlan, planAction } from "../actions/plan-action.js";
 import {
   type ActionPolicy,
   type HookAction,
   validateAgentAction,
   validateWakeAction,
-} from "./validate-action.js";
+} from "../actions/validate-action.js";
+import type { EventSource } from "../events.js";
+import type { Ids } from "../ids.js";
+import type { MappedRequest, MappingClaim, MappingTrace } from "../mapping/engine-types.js";
+import type { MappingEngine } from "../mapping/mapping-engine.js";
+import type { ExternalSource } from "../safety/wrap-external.js";
 
 export type HookRoute = { kind: "wake" } | { kind: "agent" } | { kind: "mapped"; claim: MappingClaim };
 
-export interface DispatchOutcome {
+/** What a request resolved to: the answer and, as data, the events it causes. */
+export interface Resolution {
   status: number;
   /** Response body; undefined for 204. */
-  body: unknown;
+  body: Record<string, unknown> | undefined;
   mappingId?: string;
-  /** What to emit and track; empty when the request failed. */
+  /** What to emit and track, in order. */
   plans: ActionPlan[];
-  error?: HookError;
   trace?: MappingTrace;
+}
+
+export interface ResolverDeps {
+  engine: MappingEngine;
+  policy: ActionPolicy;
+  mainSessionKey: string;
+  maxBodyBytes: number;
+  ids: Ids;
 }
 
 const WAKE: HookRoute = { kind: "wake" };
 const AGENT: HookRoute = { kind: "agent" };
 
-export class RequestDispatcher {
-  constructor(
-    private readonly config: ResolvedHooksConfig,
-    private readonly engine: MappingEngine,
-    private readonly policy: ActionPolicy,
-  ) {}
+/** What resolving learnt about the request even when it fails: the owning mapping and its trace. */
+export interface ResolutionNotes {
+  mappingId?: string | undefined;
+  trace?: MappingTrace | undefined;
+}
+
+export class Resolver {
+  constructor(private readonly deps: ResolverDeps) {}
 
   /** The route for a hook name, or undefined when nothing can claim it (404 before the body is read). */
   route(hook: string): HookRoute | undefined {
     if (hook === "wake") return WAKE;
     if (hook === "agent") return AGENT;
-    const claim = this.engine.claim(hook);
+    if (hook === "") return undefined;
+    const claim = this.deps.engine.claim(hook);
     return claim ? { kind: "mapped", claim } : undefined;
   }
 
   bodyLimit(route: HookRoute): number {
-    return route.kind === "mapped" ? route.claim.maxBodyBytes : this.config.maxBodyBytes;
+    return route.kind === "mapped" ? route.claim.maxBodyBytes : this.deps.maxBodyBytes;
   }
 
-  /**
-   * Never rejects: failures come back as outcomes. Answered synchronously (no promise hop on the hot path)
-   * unless a mapping waits for an asynchronous transform.
-   */
-  dispatch(route: HookRoute, request: MappedRequest): DispatchOutcome | Promise<DispatchOutcome> {
-    try {
-      if (route.kind === "mapped") {
-        const result = this.engine.run(route.claim, request);
-        if (result instanceof Promise) {
-          return result.then((settled) => this.mappedOutcome(settled, request)).catch(failedOutcome);
-        }
-        return this.mappedOutcome(result, request);
-      }
+  /** The request's resolution, or a HookError thrown; `notes` keeps the mapping and trace either way. */
+  async resolve(route: HookRoute, request: MappedRequest, notes: ResolutionNotes): Promise<Resolution> {
+    if (route.kind !== "mapped") {
       const action: HookAction =
         route.kind === "wake"
           ? validateWakeAction(request.body)
-          : validateAgentAction(request.body, this.policy);
+          : validateAgentAction(request.body, this.deps.policy);
       const plan = planAction(action, this.planContext(request, undefined, false, "Webhook"));
-      return { status: statusOf(plan), body: directBody(plan), plans: [plan] };
-    } catch (error) {
-      return failedOutcome(error);
+      return { status: plan.response.kind === "agent" ? 202 : 200, body: directBody(plan), plans: [plan] };
     }
-  }
-
-  private mappedOutcome(result: MappingResult, request: MappedRequest): DispatchOutcome {
-    const base = result.mappingId === undefined ? {} : { mappingId: result.mappingId };
-    if (!result.ok) {
-      return {
-        ...base,
-        status: result.error.status,
-        body: result.error.toJSON(),
-        plans: [],
-        error: result.error,
-        trace: result.trace,
-      };
-    }
+    const result = await this.deps.engine.run(route.claim, request);
+    notes.mappingId = result.mappingId;
+    notes.trace = result.trace;
+    if (!result.ok) throw result.error;
+    const { mappingId, trace } = result;
     const plans = result.actions.map((mapped) =>
       planAction(
         mapped.action,
-        this.planContext(request, result.mappingId, mapped.allowUnsafe, mapped.contentSource),
+        this.planContext(request, mappingId, mapped.allowUnsafe, mapped.contentSource),
       ),
     );
-    if (plans.length === 0) return { ...base, status: 204, body: undefined, plans, trace: result.trace };
+    const base = mappingId === undefined ? { trace } : { mappingId, trace };
+    if (plans.length === 0) return { ...base, status: 204, body: undefined, plans };
     return {
       ...base,
       status: plans.some((plan) => plan.run) ? 202 : 200,
-      body: mappedBody(plans, result.mappingId),
+      body: mappedBody(plans, mappingId),
       plans,
-      trace: result.trace,
     };
   }
 
@@ -115,17 +99,14 @@ export class RequestDispatcher {
       mappingId === undefined
         ? { hook: request.hook, requestId: request.requestId }
         : { hook: request.hook, mappingId, requestId: request.requestId };
-    return { source, mainSessionKey: this.config.mainSessionKey, allowUnsafe, contentSource };
+    return {
+      source,
+      mainSessionKey: this.deps.mainSessionKey,
+      allowUnsafe,
+      contentSource,
+      ids: this.deps.ids,
+    };
   }
-}
-
-function failedOutcome(error: unknown): DispatchOutcome {
-  const hookError = toHookError(error);
-  return { status: hookError.status, body: hookError.toJSON(), plans: [], error: hookError };
-}
-
-function statusOf(plan: ActionPlan): number {
-  return plan.response.kind === "agent" ? 202 : 200;
 }
 
 function directBody(plan: ActionPlan): Record<string, unknown> {

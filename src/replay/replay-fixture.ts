@@ -1,21 +1,21 @@
-/** @module Runs a fixture through the real pipeline in-process with no side effects: nothing is emitted or stored. */
+/** @module Runs fixtures through the real pipeline in-process as a dry run: nothing is emitted, journaled or captured. */
+import { Readable } from "node:stream";
 import { EventEmitter } from "eventemitter3";
-import type { RequestDispatcher } from "../actions/dispatch-request.js";
 import type { HookAction } from "../actions/validate-action.js";
+import { ConfigError } from "../config/issues.js";
+import type { ResolveContext } from "../config/resolve.js";
 import { buildHooksContainer } from "../container.js";
 import type { HookBus, PlannedEvent } from "../events.js";
 import type { HostLogger, LogFields } from "../host/contract.js";
-import { HookError, toHookError } from "../http/errors.js";
-import { hookName } from "../http/hooks-handler.js";
-import { classifyContentType, parseBody } from "../http/parse-body.js";
-import { tooLarge } from "../http/read-body.js";
-import { headersWithoutCredentials, queryWithoutToken, urlWithoutToken } from "../http/strip-credentials.js";
 import type { MappingTrace } from "../mapping/engine-types.js";
-import type { DefaultMappingEngine } from "../mapping/mapping-engine.js";
-import type { PreparedHooks } from "../prepare-hooks.js";
-import { type RuntimeOptions, TOKENS } from "../tokens.js";
+import { matchMapping } from "../mapping/mapping-engine.js";
+import { classifyContentType, parseBody } from "../pipeline/parse-body.js";
+import type { PipelineResponse } from "../pipeline/request.js";
+import { hookName } from "../pipeline/route.js";
+import { type PreparedHooks, prepareHooks } from "../prepare-hooks.js";
+import type { Store } from "../store/store.js";
+import { TOKENS } from "../tokens.js";
 import type { LoadedFixture } from "./load-fixture.js";
-
 export interface ReplayLog {
   level: "debug" | "info" | "warn" | "error";
   message: string;
@@ -40,16 +40,19 @@ export interface ReplayReport {
   logs: ReplayLog[];
 }
 
-/** An in-process pipeline over a prepared config; reusable across many fixtures. */
+/** Replays never throttle: a folder of negative fixtures must not lock the next one out. */
+const replayStore: Store = {
+  increment: async (_key, windowMs) => ({ count: 1, resetAt: Date.now() + windowMs }),
+  reset: async () => undefined,
+  close: async () => undefined,
+};
+
+/** The real pipeline over a prepared config, reusable across many fixtures (transforms stay loaded). */
 export class ReplayPipeline {
   private readonly logs: ReplayLog[] = [];
-  private readonly dispatcher: RequestDispatcher;
-  private readonly engine: DefaultMappingEngine;
+  private readonly pipeline;
 
-  constructor(
-    private readonly prepared: PreparedHooks,
-    options: RuntimeOptions,
-  ) {
+  constructor(private readonly prepared: PreparedHooks) {
     const log =
       (level: ReplayLog["level"]) =>
       (message: string, fields?: LogFields): void => {
@@ -61,17 +64,21 @@ export class ReplayPipeline {
       warn: log("warn"),
       error: log("error"),
     };
-    // Nobody listens on this bus and nothing is committed to it: replay only reads the plans.
+    // Nothing reaches this bus: a dry run stops before the emit stage.
     const bus: HookBus = new EventEmitter();
     const container = buildHooksContainer({
-      config: prepared.config,
-      mappings: prepared.mappings,
+      prepared,
       logger,
       bus,
-      options,
+      // A changed transform is picked up by the next fixture, not 250 ms later.
+      options: { store: replayStore, transformReloadCheckMs: 0 },
     });
-    this.dispatcher = container.resolve(TOKENS.dispatcher);
-    this.engine = container.resolve(TOKENS.mappingEngine);
+    this.pipeline = container.resolve(TOKENS.pipeline);
+  }
+
+  /** `hooks.path`, normalised. */
+  get hooksPath(): string {
+    return this.prepared.config.path;
   }
 
   async replay(loaded: LoadedFixture): Promise<ReplayReport> {
@@ -80,74 +87,87 @@ export class ReplayPipeline {
     const config = this.prepared.config;
     const pathname = request.path.startsWith("/") ? request.path : `${config.path}/${request.path}`;
     const hook = hookName(pathname, config.path);
+    const headers = requestHeaders(request.headers, request.query, config.token);
+    const raw = encodeBody(loaded, headers["content-type"]);
+    headers["content-length"] = String(raw.length);
+    const query = new URLSearchParams(request.query).toString();
+    let response: PipelineResponse | undefined;
+    this.logs.length = 0;
+    const exchange = await this.pipeline(
+      {
+        method: request.method.toUpperCase(),
+        url: query ? `${pathname}?${query}` : pathname,
+        headers,
+        remoteAddress: "127.0.0.1",
+        body: Readable.from(raw.length > 0 ? [raw] : []),
+      },
+      {
+        async respond(answer) {
+          response = answer;
+        },
+      },
+      { dryRun: true },
+    );
+    const resolution = exchange.resolution;
+    const trace = resolution?.trace ?? exchange.notes.trace;
     const report: ReplayReport = {
       name: fixture.name,
       file: loaded.file,
       request: { method: request.method.toUpperCase(), path: pathname, hook },
-      status: 0,
-      body: undefined,
+      status: exchange.status,
+      body: response?.body === undefined ? undefined : JSON.parse(response.body),
       candidates: [],
-      rendered: [],
-      transformOutput: [],
-      actions: [],
-      events: [],
-      logs: [],
+      rendered: trace?.rendered ?? [],
+      transformOutput: trace?.transformOutput ?? [],
+      actions: resolution?.plans.map((plan) => plan.action) ?? [],
+      events: resolution?.plans.flatMap((plan) => plan.events) ?? [],
+      logs: [...this.logs],
     };
-    this.logs.length = 0;
-    try {
-      if (hook === undefined)
-        throw new HookError("NOT_FOUND", `${pathname} is not below hooks.path (${config.path}).`);
-      if (report.request.method !== "POST") {
-        throw new HookError("METHOD_NOT_ALLOWED", "Hooks accept POST only.", { headers: { Allow: "POST" } });
-      }
-      const route = hook === "" ? undefined : this.dispatcher.route(hook);
-      const headers = lowerCaseHeaders(request.headers);
-      const raw = encodeBody(loaded, headers["content-type"]);
-      if (!route) {
-        // Nothing claims the name: show every mapping's verdict against a best-effort parse of the body.
-        report.candidates = this.engine.explain(hook, raw.length === 0 ? {} : safeJsonPreview(raw));
-        throw new HookError("NOT_FOUND", "No hook is configured at this path.");
-      }
-      const kind = classifyContentType(headers["content-type"]);
-      if (raw.length > this.dispatcher.bodyLimit(route)) throw tooLarge(this.dispatcher.bodyLimit(route));
-      const parsed = parseBody(kind, raw);
-      // The same credential-free view the live handler gives mappings.
-      const query = Object.keys(request.query).length > 0 ? new URLSearchParams(request.query) : undefined;
-      const outcome = await this.dispatcher.dispatch(route, {
-        hook,
-        url: urlWithoutToken(pathname, query),
-        headers: headersWithoutCredentials(headers),
-        query: queryWithoutToken(query),
-        body: parsed,
-        bodyBytes: raw.length,
-        requestId: `replay-${fixture.name}`,
-      });
-      report.status = outcome.status;
-      report.body = outcome.body;
-      if (outcome.mappingId !== undefined) report.mappingId = outcome.mappingId;
-      if (outcome.trace) {
-        report.candidates = upToWinner(this.engine.explain(hook, parsed), outcome.mappingId);
-        report.rendered = outcome.trace.rendered;
-        report.transformOutput = outcome.trace.transformOutput;
-      } else {
-        report.candidates = [];
-      }
-      report.actions = outcome.plans.map((plan) => plan.action);
-      report.events = outcome.plans.flatMap((plan) => plan.events);
-    } catch (thrown) {
-      const error = toHookError(thrown);
-      report.status = error.status;
-      report.body = error.toJSON();
+    if (exchange.mappingId !== undefined) report.mappingId = exchange.mappingId;
+    // Why each mapping up to the owner did (not) match; every mapping's verdict when none claimed the name.
+    if (hook !== undefined && hook !== "wake" && hook !== "agent" && (trace || exchange.status === 404)) {
+      const verdicts = this.explain(hook, headers["content-type"], raw);
+      report.candidates = trace ? upToWinner(verdicts, exchange.mappingId) : verdicts;
     }
-    report.logs = [...this.logs];
     return report;
+  }
+
+  private explain(hook: string, contentType: string | undefined, raw: Buffer): MappingTrace["candidates"] {
+    let body: unknown;
+    try {
+      body = parseBody(classifyContentType(contentType), raw);
+    } catch {
+      body = undefined;
+    }
+    return this.prepared.mappings.map((mapping) => ({
+      id: mapping.id,
+      ...matchMapping(mapping, hook, body),
+    }));
   }
 }
 
-function lowerCaseHeaders(headers: Record<string, string>): Record<string, string> {
+/** Prepares the config once for replays; throws a ConfigError listing every problem. */
+export function openReplayPipeline(rawConfig: unknown, context: ResolveContext): ReplayPipeline {
+  const result = prepareHooks(rawConfig, context);
+  if (!result.prepared) throw new ConfigError(result.issues);
+  return new ReplayPipeline(result.prepared);
+}
+
+/**
+ * The fixture's headers, lower-cased, JSON by default, and the hook token added unless the fixture brings
+ * its own credential (a fixture that expects 401 sends a wrong one).
+ */
+function requestHeaders(
+  given: Record<string, string>,
+  query: Record<string, string>,
+  token: string,
+): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value;
-  if (out["content-type"] === undefined) out["content-type"] = "application/json";
+  for (const [name, value] of Object.entries(given)) out[name.toLowerCase()] = value;
+  out["content-type"] ??= "application/json";
+  const hasCredential =
+    out.authorization !== undefined || out["x-service-token"] !== undefined || query.token !== undefined;
+  if (!hasCredential) out.authorization = `Bearer ${token}`;
   return out;
 }
 
@@ -168,15 +188,6 @@ function encodeBody(loaded: LoadedFixture, contentType: string | undefined): Buf
     return Buffer.from(form.toString());
   }
   return Buffer.from(JSON.stringify(body));
-}
-
-/** A best-effort parse for the "why not matched" list; the real parse (with its errors) comes later. */
-function safeJsonPreview(raw: Buffer): unknown {
-  try {
-    return JSON.parse(raw.toString("utf8"));
-  } catch {
-    return undefined;
-  }
 }
 
 function upToWinner(all: MappingTrace["candidates"], winner: string | undefined): MappingTrace["candidates"] {

@@ -1,38 +1,51 @@
-/** @module Request views without credentials: what transforms, templates and captures may see of headers and query. */
+/** @module The one list of credentials a request may carry, and request views without them (templates, transforms, captures, logs). */
 import type { IncomingHttpHeaders } from "node:http";
 
-/** Headers that carry credentials; none of them ever reaches a mapping or a capture. */
+/**
+ * Headers that carry credentials. No template, transform, capture or log line ever sees them: a template that
+ * names one renders empty, and the views below drop them.
+ */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "authorization",
-  "x-service-token",
-  "cookie",
   "proxy-authorization",
+  "x-service-token",
+  "x-forwarded-authorization",
+  "cookie",
+  "x-gitlab-token",
+  "x-api-key",
 ]);
 
-/** Headers minus credentials, repeated values joined with ", ". */
+/** Query parameters that carry credentials (the deprecated `?token=`). */
+export const CREDENTIAL_QUERY: ReadonlySet<string> = new Set(["token"]);
+
+export function isCredentialHeader(name: string): boolean {
+  return CREDENTIAL_HEADERS.has(name.toLowerCase());
+}
+
+/** Headers minus credentials, names lower-cased, repeated values joined with ", ". */
 export function headersWithoutCredentials(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || CREDENTIAL_HEADERS.has(name)) continue;
-    out[name] = Array.isArray(value) ? value.join(", ") : value;
+    const lower = name.toLowerCase();
+    if (value === undefined || CREDENTIAL_HEADERS.has(lower)) continue;
+    out[lower] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
 }
 
-/** Query parameters (last value wins) minus the deprecated `token`. */
-export function queryWithoutToken(query: URLSearchParams | undefined): Record<string, string> {
+/** Query parameters (last value wins) minus credentials. */
+export function queryWithoutCredentials(query: URLSearchParams | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  if (query) for (const [key, value] of query) if (key !== "token") out[key] = value;
+  if (query) for (const [key, value] of query) if (!CREDENTIAL_QUERY.has(key)) out[key] = value;
   return out;
 }
 
-/** The request URL with any `token` parameter removed. */
-export function urlWithoutToken(pathname: string, query: URLSearchParams | undefined): string {
+/** The request path and query with credential parameters removed. */
+export function urlWithoutCredentials(pathname: string, query: URLSearchParams | undefined): string {
   if (!query) return pathname;
-  if (!query.has("token")) return `${pathname}?${query.toString()}`;
   const kept = new URLSearchParams(query);
-  kept.delete("token");
+  for (const name of CREDENTIAL_QUERY) kept.delete(name);
   const rest = kept.toString();
   return rest ? `${pathname}?${rest}` : pathname;
 }

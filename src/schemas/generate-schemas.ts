@@ -2,10 +2,10 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import { AgentBodySchema, HookActionOverrideSchema, WakeBodySchema } from "../actions/action-schemas.js";
+import { MappingSchema } from "../config/mapping-schema.js";
 import { HooksConfigSchema, PluginGatewayConfigSchema } from "../config/schema.js";
 import { HOOK_EVENT_SCHEMAS } from "../events.js";
 import { GatewayConfigSchema } from "../gateway/gateway-config.js";
-import { MappingSchema } from "../mapping/schema.js";
 import { FixtureSchema } from "../replay/fixture-schema.js";
 
 const SCHEMA_BASE = "https://hooks-intake.local/schemas/";

@@ -51,7 +51,7 @@ const EVENT_NAMES: HookEventName[] = [
 export async function startTestHost(
   plugin: HookPlugin,
   config: unknown,
-  options: { configDir?: string; channels?: readonly string[]; capture?: PluginHost["captureRequest"] } = {},
+  options: { configDir?: string; channels?: readonly string[] } = {},
 ): Promise<TestHost> {
   const bus: HookBus = new EventEmitter();
   const logs: LogLine[] = [];
@@ -81,7 +81,6 @@ export async function startTestHost(
     registerService: (service) => services.push(service),
   };
   if (options.channels) host.channels = options.channels;
-  if (options.capture) host.captureRequest = options.capture;
   plugin.register(host);
   for (const service of services) await service.start();
 

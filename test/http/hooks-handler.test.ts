@@ -1,8 +1,7 @@
 import { once } from "node:events";
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CapturedRequest } from "../../src/host/contract.js";
-import { createHooksPlugin } from "../../src/index.js";
+import { type CapturedRequest, createHooksPlugin } from "../../src/index.js";
 import { headFor, rawRequest } from "../helpers/raw-http.js";
 import { post, startTestHost, type TestHost } from "../helpers/test-host.js";
 
@@ -313,11 +312,9 @@ describe("HTTP contract (SPEC §4)", () => {
 
   it("hands authenticated requests to the host's capture hook without credentials", async () => {
     const captured: CapturedRequest[] = [];
-    host = await startTestHost(
-      createHooksPlugin(),
-      { hooks: { enabled: true, token: TOKEN } },
-      { capture: (r) => captured.push(r) },
-    );
+    host = await startTestHost(createHooksPlugin({ capture: (r) => captured.push(r) }), {
+      hooks: { enabled: true, token: TOKEN },
+    });
     await send(`/hooks/wake?token=${TOKEN}&page=2`, {
       body: '{"text":"captured"}',
       headers: { cookie: "a=b", "x-custom": "kept" },

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createHooksPlugin } from "../../src/index.js";
-import type { MappingInput } from "../../src/mapping/schema.js";
+import type { MappingInput } from "../../src/config/mapping-schema.js";
 import { headFor, rawRequest } from "../helpers/raw-http.js";
 import { REPO_ROOT, readPayload } from "../helpers/repo.js";
 import { post, startTestHost, type TestHost } from "../helpers/test-host.js";

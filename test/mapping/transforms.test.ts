@@ -1,15 +1,11 @@
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { EventEmitter } from "eventemitter3";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildHooksContainer } from "../../src/container.js";
 import { createHooksPlugin, defineTransform } from "../../src/index.js";
-import { TRANSFORM_TIMEOUT_MS } from "../../src/mapping/call-transform.js";
-import type { MappingInput } from "../../src/mapping/schema.js";
-import { TransformLoader } from "../../src/mapping/transform-loader.js";
+import type { MappingInput } from "../../src/config/mapping-schema.js";
+import { createInlineTransformRunner } from "../../src/mapping/transform-runner.js";
 import { loadAllTransforms, prepareHooks } from "../../src/prepare-hooks.js";
-import { TOKENS } from "../../src/tokens.js";
 import { REPO_ROOT, readPayload, TRANSFORMS_DIR } from "../helpers/repo.js";
 import { post, startTestHost, type TestHost } from "../helpers/test-host.js";
 
@@ -46,7 +42,7 @@ function prepareFixtureMappings(mappings: MappingInput[]) {
   return prepared;
 }
 
-describe("transforms (SPEC §7.2)", () => {
+describe("transforms", () => {
   it("runs a TypeScript transform with interfaces and generics on a real GitHub push", async () => {
     await start([{ id: "push", match: { path: "github/push" }, transform: { module: "github-push.ts" } }]);
     const response = await hook("github/push", readPayload("github/push.json"));
@@ -264,7 +260,11 @@ describe("transforms (SPEC §7.2)", () => {
       { id: "missing", transform: { module: "not-there.ts" } },
     ]);
     const reports = await loadAllTransforms(
-      new TransformLoader(prepared.config.transformsDir),
+      createInlineTransformRunner({
+        transformsDir: prepared.config.transformsDir,
+        timeoutMs: 1_000,
+        reloadCheckMs: 0,
+      }),
       prepared.mappings,
     );
     expect(reports.map((r) => [r.mappingId, r.module, r.error === undefined])).toEqual([
@@ -275,55 +275,6 @@ describe("transforms (SPEC §7.2)", () => {
     ]);
   });
 
-  it("answers a template mapping and a loaded synchronous transform without a promise; waits for an async one", async () => {
-    const prepared = prepareFixtureMappings([
-      { id: "templated", match: { path: "t" }, action: "wake", textTemplate: "hello {{who}}" },
-      { id: "sync", match: { path: "s" }, transform: { module: "github-push.ts" } },
-      {
-        id: "async",
-        match: { path: "a" },
-        transform: { module: "named-exports.ts", export: "toAgent" },
-      },
-    ]);
-    const container = buildHooksContainer({
-      config: prepared.config,
-      mappings: prepared.mappings,
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
-      bus: new EventEmitter(),
-      options: { runDeadlineGraceMs: 0, transformTimeoutMs: 1_000, transformReloadCheckMs: 60_000 },
-    });
-    const engine = container.resolve(TOKENS.mappingEngine);
-    await loadAllTransforms(container.resolve(TOKENS.transformLoader), prepared.mappings);
-    const request = (hook: string, body: unknown) => ({
-      hook,
-      url: `/hooks/${hook}`,
-      headers: {},
-      query: {},
-      body,
-      bodyBytes: 10,
-      requestId: "r1",
-    });
-
-    const templated = engine.run(engine.claim("t")!, request("t", { who: "you" }));
-    expect(templated).not.toBeInstanceOf(Promise);
-    expect(templated).toMatchObject({ ok: true, actions: [{ action: { kind: "wake", text: "hello you" } }] });
-
-    const sync = engine.run(engine.claim("s")!, request("s", readPayload("github/push.json")));
-    expect(sync).not.toBeInstanceOf(Promise);
-    expect(sync).toMatchObject({ ok: true, mappingId: "sync", actions: [{ action: { kind: "agent" } }] });
-
-    const pending = engine.run(engine.claim("a")!, request("a", { alert: "disk full" }));
-    expect(pending).toBeInstanceOf(Promise);
-    expect(await pending).toMatchObject({
-      ok: true,
-      mappingId: "async",
-      actions: [{ action: { kind: "agent" } }],
-    });
-  });
-
-  it("gives transforms 5 seconds by default", () => {
-    expect(TRANSFORM_TIMEOUT_MS).toBe(5000);
-  });
 });
 
 describe("authoring helpers", () => {

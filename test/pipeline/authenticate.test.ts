@@ -1,82 +1,125 @@
-import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
+import { isHookError } from "../../src/errors.js";
 import type { HostLogger, LogFields } from "../../src/host/contract.js";
-import { AuthFailureLimiter } from "../../src/http/auth-failures.js";
-import { createAuthenticator } from "../../src/http/authenticate.js";
-import { isHookError } from "../../src/http/errors.js";
+import { createAuthenticator } from "../../src/pipeline/authenticate.js";
+import { createClientAddressResolver } from "../../src/pipeline/client-address.js";
+import { MemoryStore } from "../../src/store/memory.js";
+import { tokenVerifiers } from "../../src/verify/token.js";
 
 const TOKEN = "timing-test-token-0123456789abcdef";
+const quiet: HostLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 function clock(start = 1_000_000) {
   let now = start;
   return { now: () => now, advance: (ms: number) => (now += ms) };
 }
 
-const request = (headers: Record<string, string>) =>
-  ({ headers, socket: { remoteAddress: "10.1.2.3" } }) as unknown as IncomingMessage;
+function authenticator(time: ReturnType<typeof clock>, limit: number, windowMs: number, logger = quiet) {
+  return createAuthenticator({
+    verifiers: tokenVerifiers({ token: TOKEN }),
+    store: new MemoryStore(time),
+    clientAddress: createClientAddressResolver([]),
+    logger,
+    clock: time,
+    limit,
+    windowMs,
+  });
+}
 
-describe("auth failure window and query-token warning (time-driven)", () => {
-  it("forgets failures once the window has passed", () => {
+const attempt = (headers: Record<string, string>, query?: URLSearchParams, remoteAddress = "10.1.2.3") => ({
+  hook: "wake",
+  headers,
+  query,
+  remoteAddress,
+  requestId: "r",
+});
+
+async function statusOf(promise: Promise<unknown>): Promise<number | Record<string, string> | undefined> {
+  try {
+    await promise;
+    return 200;
+  } catch (error) {
+    return isHookError(error) ? error.status : undefined;
+  }
+}
+
+describe("authentication: failure window, throttling and the query token (time-driven)", () => {
+  it("forgets failures once the window has passed, per address", async () => {
     const time = clock();
-    const limiter = new AuthFailureLimiter(2, 60_000, time.now);
-    expect(limiter.recordFailure("a").throttled).toBe(false);
-    expect(limiter.recordFailure("a").throttled).toBe(false);
-    const third = limiter.recordFailure("a");
-    expect(third).toEqual({ throttled: true, retryAfterSeconds: 60 });
+    const authenticate = authenticator(time, 2, 60_000);
+    const wrong = () => statusOf(authenticate(attempt({ authorization: "Bearer nope" })));
+    expect([await wrong(), await wrong(), await wrong()]).toEqual([401, 401, 429]);
     time.advance(30_000);
-    expect(limiter.recordFailure("a")).toEqual({ throttled: true, retryAfterSeconds: 30 });
+    expect(await wrong()).toBe(429);
     time.advance(30_001);
-    expect(limiter.recordFailure("a").throttled).toBe(false);
-    expect(limiter.recordFailure("b").throttled).toBe(false);
+    expect(await wrong()).toBe(401);
+    expect(await statusOf(authenticate(attempt({ authorization: "Bearer nope" }, undefined, "10.9.9.9")))).toBe(401);
   });
 
-  it("warns about the query token at most once a minute, and again after", () => {
+  it("a correct token is accepted even when throttled, and clears the address's failures", async () => {
+    const time = clock();
+    const authenticate = authenticator(time, 1, 60_000);
+    const wrong = () => statusOf(authenticate(attempt({ authorization: "Bearer nope" })));
+    expect([await wrong(), await wrong()]).toEqual([401, 429]);
+    expect(await statusOf(authenticate(attempt({ authorization: `Bearer ${TOKEN}` })))).toBe(200);
+    expect(await wrong()).toBe(401);
+  });
+
+  it("warns about the query token at most once a minute, and again after", async () => {
     const time = clock();
     const warnings: Array<{ message: string; fields?: LogFields }> = [];
     const logger: HostLogger = {
-      debug() {},
-      info() {},
-      error() {},
+      ...quiet,
       warn: (message, fields) => void warnings.push(fields ? { message, fields } : { message }),
     };
-    const authenticate = createAuthenticator({
-      token: TOKEN,
-      limiter: new AuthFailureLimiter(20, 60_000, time.now),
-      clientAddress: () => "10.1.2.3",
-      logger,
-      now: time.now,
-    });
-    const viaQuery = () => authenticate(request({}), new URLSearchParams({ token: TOKEN }), "r");
-    expect(viaQuery()).toEqual({ viaQuery: true });
+    const authenticate = authenticator(time, 20, 60_000, logger);
+    const viaQuery = () => authenticate(attempt({}, new URLSearchParams({ token: TOKEN })));
+    expect(await viaQuery()).toEqual({ viaQuery: true });
     time.advance(59_000);
-    viaQuery();
+    await viaQuery();
     expect(warnings).toHaveLength(1);
     time.advance(1_000);
-    viaQuery();
+    await viaQuery();
     expect(warnings).toHaveLength(2);
     expect(JSON.stringify(warnings)).not.toContain(TOKEN);
   });
 
-  it("throws typed errors: 401 with WWW-Authenticate, then 429 with Retry-After", () => {
+  it("throws typed errors: 401 with WWW-Authenticate, then 429 with Retry-After counting down", async () => {
     const time = clock();
-    const authenticate = createAuthenticator({
-      token: TOKEN,
-      limiter: new AuthFailureLimiter(1, 10_000, time.now),
-      clientAddress: () => "10.1.2.3",
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
-      now: time.now,
-    });
-    const attempt = () => {
+    const authenticate = authenticator(time, 1, 10_000);
+    const failure = async () => {
       try {
-        authenticate(request({ authorization: "Bearer nope" }), undefined, "r");
+        await authenticate(attempt({ authorization: "Bearer nope" }));
       } catch (error) {
         return error;
       }
       return undefined;
     };
-    const first = attempt();
-    expect(isHookError(first) && first.status).toBe(401);
-    const second = attempt();
-    expect(isHookError(second) && second.headers).toEqual({ "Retry-After": "10" });
+    const first = await failure();
+    expect(isHookError(first) && first.headers).toEqual({ "WWW-Authenticate": 'Bearer realm="hooks"' });
+    time.advance(4_000);
+    const second = await failure();
+    expect(isHookError(second) && second.headers).toEqual({ "Retry-After": "6" });
+  });
+
+  it("says what to send instead when the caller used Basic credentials", async () => {
+    const authenticate = authenticator(clock(), 20, 60_000);
+    const basic = Buffer.from(`user:${TOKEN}`).toString("base64");
+    await expect(authenticate(attempt({ authorization: `Basic ${basic}` }))).rejects.toThrow(
+      /Basic credentials are not accepted; send the hook token as Authorization: Bearer/,
+    );
+  });
+});
+
+describe("client address behind trusted proxies", () => {
+  it.each([
+    [["10.0.0.0/8"], "10.1.2.3", "203.0.113.7, 10.0.0.5", "203.0.113.7"],
+    [["loopback"], "127.0.0.1", "198.51.100.4", "198.51.100.4"],
+    [["loopback"], "::ffff:127.0.0.1", "198.51.100.4", "198.51.100.4"],
+    [["192.168.1.1"], "10.1.2.3", "198.51.100.4", "10.1.2.3"],
+    [[], "10.1.2.3", "198.51.100.4", "10.1.2.3"],
+  ])("trusting %j, peer %s, X-Forwarded-For %s → %s", (trusted, peer, forwarded, client) => {
+    const resolve = createClientAddressResolver(trusted);
+    expect(resolve(peer, { "x-forwarded-for": forwarded })).toBe(client);
   });
 });

@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { randomIds } from "../../src/ids.js";
 import { describe, expect, it } from "vitest";
 import {
   beginMarker,
@@ -45,11 +46,12 @@ function occurrences(haystack: string, needle: string): number {
   return haystack.split(needle).length - 1;
 }
 
-describe("external content wrapper (SPEC §8)", () => {
+describe("external content wrapper", () => {
   it("holds exactly one begin and one end marker of its block, whatever the content", () => {
     fc.assert(
       fc.property(hostileContent, fc.constantFrom("Webhook", "Email" as const), (content, source) => {
-        const { text, markerId } = wrapExternalContent(content, source);
+        const markerId = randomIds.markerId();
+        const text = wrapExternalContent(content, source, markerId);
         expect(occurrences(text, beginMarker(markerId, source))).toBe(1);
         expect(occurrences(text, endMarker(markerId))).toBe(1);
         // Folded independently of the wrapper, the keyword appears only in the two real markers.
@@ -64,7 +66,8 @@ describe("external content wrapper (SPEC §8)", () => {
     fc.assert(
       fc.property(fc.string({ unit: "grapheme", maxLength: 300 }), (content) => {
         fc.pre(!/untrusted/i.test(content));
-        const { text, markerId } = wrapExternalContent(content, "Webhook");
+        const markerId = randomIds.markerId();
+        const text = wrapExternalContent(content, "Webhook", markerId);
         const inner = text.slice(
           text.indexOf(beginMarker(markerId, "Webhook")) + beginMarker(markerId, "Webhook").length + 1,
           text.lastIndexOf(`\n${endMarker(markerId)}`),
@@ -76,11 +79,12 @@ describe("external content wrapper (SPEC §8)", () => {
   });
 
   it("starts with a notice that the content is data, and names its source", () => {
-    const { text, markerId } = wrapExternalContent("hello", "Email");
+    const markerId = randomIds.markerId();
+    const text = wrapExternalContent("hello", "Email", markerId);
     expect(text.split("\n")[0]).toMatch(/data/i);
     expect(text).toContain(`source="Email"`);
     expect(markerId).toMatch(/^[0-9a-f]{16}$/);
-    expect(wrapExternalContent("hello", "Email").markerId).not.toBe(markerId);
+    expect(randomIds.markerId()).not.toBe(markerId);
   });
 
   it.each([

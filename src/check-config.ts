@@ -1,0 +1,42 @@
+/** @module `checkHooksConfig`: every problem of the plugin's config in one round, transforms loaded, for `hooks check`. */
+import type { ConfigIssue } from "./config/issues.js";
+import type { ResolveContext } from "./config/resolve.js";
+import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
+import { createInlineTransformRunner, TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
+import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
+import { describeStatus, type HooksStatus } from "./status.js";
+
+export interface HooksCheck {
+  /** Config problems and transforms that fail to load, each with its config path. */
+  issues: ConfigIssue[];
+  warnings: string[];
+  /** Undefined when the config's shape is too broken to say what would be served. */
+  status: HooksStatus | undefined;
+}
+
+/** Resolves the config once, compiles every mapping and loads every transform, even when some of them are broken. */
+export async function checkHooksConfig(rawConfig: unknown, context: ResolveContext): Promise<HooksCheck> {
+  const result = prepareHooks(rawConfig, context);
+  const partial = result.partial;
+  if (!partial) return { issues: result.issues, warnings: result.warnings, status: undefined };
+  const runner = createInlineTransformRunner({
+    transformsDir: partial.config.transformsDir,
+    timeoutMs: TRANSFORM_TIMEOUT_MS,
+    reloadCheckMs: DEFAULT_RELOAD_CHECK_MS,
+  });
+  const reports = await loadAllTransforms(runner, partial.mappings);
+  await runner.close();
+  const issues = [...result.issues];
+  for (const report of reports) {
+    if (report.error === undefined) continue;
+    issues.push({
+      path: `${report.configPath}.transform.module`,
+      message: `mapping "${report.mappingId}": transform ${report.module} failed to load: ${report.error}`,
+    });
+  }
+  return {
+    issues,
+    warnings: result.warnings,
+    status: describeStatus(partial.config.enabled, partial.config.path, partial.mappings, reports),
+  };
+}

@@ -1,0 +1,61 @@
+/** @module Loads the gateway config the way `serve` does and opens a replay pipeline on it, for `replay` and `test`. */
+import { randomBytes } from "node:crypto";
+import { type LoadedGatewayConfig, loadGatewayConfig } from "../gateway/load-gateway-config.js";
+import { type ConfigError, formatIssue, isConfigError } from "../index.js";
+import { openReplayPipeline, type ReplayPipeline } from "../replay/replay-fixture.js";
+
+export interface OpenedReplay {
+  config: LoadedGatewayConfig;
+  pipeline: ReplayPipeline;
+  /** Environment variables the config names that are not set, replaced by random stand-ins. */
+  standIns: string[];
+}
+
+/**
+ * An environment where every variable that is not set reads as a random stand-in: a replay signs, verifies and
+ * authenticates with the same value, so it never needs the real secrets.
+ */
+function withStandIns(env: NodeJS.ProcessEnv, standIns: string[]): NodeJS.ProcessEnv {
+  const invented = new Map<string, string>();
+  return new Proxy(env, {
+    get(target, name) {
+      if (typeof name !== "string" || target[name] !== undefined) return target[name as string];
+      let value = invented.get(name);
+      if (value === undefined) {
+        value = randomBytes(24).toString("base64url");
+        invented.set(name, value);
+        standIns.push(name);
+      }
+      return value;
+    },
+  });
+}
+
+/** Throws with every config problem listed; replay refuses to guess around a broken config. */
+export function openReplay(configFlag: string | undefined): OpenedReplay {
+  const standIns: string[] = [];
+  const env = withStandIns({ ...process.env }, standIns);
+  const config = loadGatewayConfig({ config: configFlag, env });
+  const fail = (issues: readonly { path: string; message: string }[]) =>
+    new Error(
+      `invalid config ${config.file}:\n${issues.map((issue) => `  - ${formatIssue(issue)}`).join("\n")}`,
+    );
+  if (config.issues.length > 0) throw fail(config.issues);
+  try {
+    const pipeline = openReplayPipeline(config.raw, {
+      configDir: config.configDir,
+      mainSessionKey: config.sections.session.mainKey,
+      channels: config.sections.channels,
+    });
+    return { config, pipeline, standIns };
+  } catch (error) {
+    if (isConfigError(error)) throw fail((error as ConfigError).issues);
+    throw error;
+  }
+}
+
+/** The note printed when stand-ins were used. */
+export function standInNote(standIns: readonly string[]): string | undefined {
+  if (standIns.length === 0) return undefined;
+  return `note: ${standIns.join(", ")} ${standIns.length === 1 ? "is" : "are"} not set; the replay used a random stand-in\n`;
+}

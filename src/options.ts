@@ -1,0 +1,29 @@
+/** @module What `createHooksPlugin(options)` accepts: port implementations to swap in, and a few runtime settings. */
+import type { Clock } from "./clock.js";
+import type { Ids } from "./ids.js";
+import type { Journal } from "./journal/journal.js";
+import type { TransformRunner, TransformRunnerSettings } from "./mapping/transform-runner.js";
+import type { CapturedRequest } from "./pipeline/request.js";
+import type { Store } from "./store/store.js";
+import type { Verifiers } from "./verify/verifier.js";
+
+export interface HooksPluginOptions {
+  /** Auth-failure counters (default: in memory). */
+  store?: Store;
+  /** Where accepted requests are recorded (default: nowhere). */
+  journal?: Journal;
+  clock?: Clock;
+  ids?: Ids;
+  /** How transforms run (default: inline, in the gateway's thread). */
+  transformRunner?: (settings: TransformRunnerSettings) => TransformRunner;
+  /** How requests prove they may use a hook (default: the hook token for every hook). */
+  verifiers?: (hooks: { token: string }) => Verifiers;
+  /** Receives every authenticated request whose body was read, credentials removed (a development aid). */
+  capture?: (request: CapturedRequest) => void;
+  /** Extra wait past an agent run's timeoutSeconds before the plugin publishes a timeout summary (5000). */
+  runDeadlineGraceMs?: number;
+  /** Limit for one transform call (5000). */
+  transformTimeoutMs?: number;
+  /** How often a loaded transform's file is checked for changes, 0 on every call (250). */
+  transformReloadCheckMs?: number;
+}

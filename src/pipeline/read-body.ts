@@ -1,0 +1,68 @@
+/** @module Stage 7's reader: a body under a byte limit and a deadline, never buffered past the limit nor drained. */
+import type { IncomingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
+import { HookError, payloadTooLarge } from "../errors.js";
+
+export interface BodyLimits {
+  maxBytes: number;
+  timeoutMs: number;
+  /** Aborts the read (a stopping gateway); the reason becomes the rejection. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Refuses a declared Content-Length over the limit before a single byte is read. */
+export function checkDeclaredLength(headers: IncomingHttpHeaders, maxBytes: number): void {
+  const declared = headers["content-length"];
+  if (declared !== undefined && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
+}
+
+/**
+ * The whole body, or a rejection: 413 as soon as the limit is crossed, 408 when the deadline passes, 400 when
+ * the stream breaks. On a rejection it stops pulling bytes, so the caller answers and closes the connection
+ * instead of draining an unbounded body.
+ */
+export function readLimitedBody(source: Readable, limits: BodyLimits): Promise<Buffer> {
+  const { maxBytes, timeoutMs, signal } = limits;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+
+    const detach = () => {
+      clearTimeout(timer);
+      source.off("data", onData);
+      source.off("end", onEnd);
+      source.off("error", onBroken);
+      source.off("close", onBroken);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const fail = (error: unknown) => {
+      detach();
+      source.pause();
+      chunks.length = 0;
+      reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes) fail(payloadTooLarge(maxBytes));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      detach();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+    };
+    // An aborted upload ends in "error" or in "close" without "end"; either way the body is incomplete.
+    const onBroken = () => fail(new HookError("INVALID_PAYLOAD", "The request body could not be read."));
+    const onAbort = () => fail(signal?.reason);
+    const timer = setTimeout(
+      () => fail(new HookError("BODY_TIMEOUT", `The body was not fully received within ${timeoutMs} ms.`)),
+      timeoutMs,
+    );
+
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    source.on("data", onData);
+    source.on("end", onEnd);
+    source.on("error", onBroken);
+    source.on("close", onBroken);
+  });
+}

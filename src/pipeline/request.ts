@@ -1,0 +1,40 @@
+/** @module What the pipeline works on: a request independent of node:http (a live socket or a replayed fixture), and its answer. */
+import type { IncomingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
+
+export interface PipelineRequest {
+  method: string;
+  /** Path and query as sent (`/hooks/wake?x=1`). */
+  url: string;
+  /** Header names lower-cased, as node:http gives them. */
+  headers: IncomingHttpHeaders;
+  /** The peer's address; forwarded headers are judged against `hooks.trustedProxies`. */
+  remoteAddress: string | undefined;
+  /** The body bytes, not read yet: the pipeline reads them only once the request may succeed. */
+  body: Readable;
+}
+
+export interface PipelineResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** JSON text; undefined for 204. */
+  body: string | undefined;
+}
+
+/** Where the answer goes: the HTTP adapter writes it to the socket (resolving once it has ended), replay keeps it. */
+export interface Responder {
+  respond(response: PipelineResponse): Promise<void>;
+}
+
+/** An authenticated request as the pipeline read it, credentials removed: what `hooks serve --capture` writes. */
+export interface CapturedRequest {
+  requestId: string;
+  method: string;
+  hook: string;
+  /** Request headers without credentials. */
+  headers: Record<string, string>;
+  /** Query parameters without credentials. */
+  query: Record<string, string>;
+  /** The exact bytes the pipeline read. */
+  rawBody: Buffer;
+}

@@ -1,0 +1,37 @@
+/** @module Stages 1 and 2: is the path ours (and which hook does it name), and is the method POST. */
+import { HookError } from "../errors.js";
+
+/** The path and parsed query of a request target (`/hooks/wake?x=1`). */
+export function splitTarget(url: string): { pathname: string; query: URLSearchParams | undefined } {
+  const queryStart = url.indexOf("?");
+  if (queryStart === -1) return { pathname: url, query: undefined };
+  return { pathname: url.slice(0, queryStart), query: new URLSearchParams(url.slice(queryStart + 1)) };
+}
+
+/**
+ * The hook name below the base path with outer slashes trimmed, or undefined when the path is not ours. The
+ * name is matched as sent, never percent-decoded: `/hooks/wak%65` is not `wake`, and a mapping on
+ * `github/push` is not reached by `github%2Fpush`.
+ */
+export function hookName(pathname: string, basePath: string): string | undefined {
+  if (!pathname.startsWith(basePath)) return undefined;
+  const rest = pathname.slice(basePath.length);
+  if (rest !== "" && rest[0] !== "/") return undefined;
+  return rest.replace(/^\/+|\/+$/g, "");
+}
+
+export function routeRequest(pathname: string, basePath: string): string {
+  const hook = hookName(pathname, basePath);
+  if (hook === undefined) throw notFound();
+  return hook;
+}
+
+export function checkMethod(method: string): void {
+  if (method !== "POST") {
+    throw new HookError("METHOD_NOT_ALLOWED", "Hooks accept POST only.", { headers: { Allow: "POST" } });
+  }
+}
+
+export function notFound(): HookError {
+  return new HookError("NOT_FOUND", "No hook is configured at this path.");
+}

@@ -1,0 +1,62 @@
+/** @module Resolves the config and compiles the mappings in one step, collecting every problem (register, check, replay). */
+import type { ConfigIssue } from "./config/issues.js";
+import { type ResolveContext, type ResolvedHooksConfig, resolveHooksConfig } from "./config/resolve.js";
+import { type CompiledMapping, compileMappings } from "./mapping/compile-mappings.js";
+import type { TransformRunner } from "./mapping/transform-runner.js";
+
+export interface PreparedHooks {
+  config: ResolvedHooksConfig;
+  mappings: CompiledMapping[];
+}
+
+export interface PrepareResult {
+  /** Present when the config's shape was valid, even if other problems were found (so checks can go on). */
+  partial: PreparedHooks | undefined;
+  /** Present only when there is no problem at all. */
+  prepared: PreparedHooks | undefined;
+  issues: ConfigIssue[];
+  warnings: string[];
+}
+
+export function prepareHooks(rawConfig: unknown, context: ResolveContext): PrepareResult {
+  const resolved = resolveHooksConfig(rawConfig, context);
+  if (!resolved.config) {
+    return { partial: undefined, prepared: undefined, issues: resolved.issues, warnings: resolved.warnings };
+  }
+  const compiled = compileMappings(resolved.config);
+  const issues = [...resolved.issues, ...compiled.issues];
+  const partial = { config: resolved.config, mappings: compiled.mappings };
+  return {
+    partial,
+    prepared: issues.length === 0 ? partial : undefined,
+    issues,
+    warnings: resolved.warnings,
+  };
+}
+
+export interface TransformLoadReport {
+  mappingId: string;
+  configPath: string;
+  module: string;
+  error?: string;
+}
+
+/** Loads every mapping's transform once: warms the cache at start and lets `hooks check` report failures. */
+export async function loadAllTransforms(
+  runner: TransformRunner,
+  mappings: readonly CompiledMapping[],
+): Promise<TransformLoadReport[]> {
+  const reports: TransformLoadReport[] = [];
+  for (const mapping of mappings) {
+    const transform = mapping.transform;
+    if (!transform) continue;
+    const report = { mappingId: mapping.id, configPath: mapping.configPath, module: transform.module };
+    try {
+      await runner.load(transform);
+      reports.push(report);
+    } catch (error) {
+      reports.push({ ...report, error: (error as Error).message });
+    }
+  }
+  return reports;
+}

@@ -1,0 +1,63 @@
+/** @module What the intake answers at, as data for hosts: endpoints, mappings and transform load status (banner, `hooks check`). */
+import type { CompiledMapping } from "./mapping/compile-mappings.js";
+import type { TransformLoadReport } from "./prepare-hooks.js";
+
+export interface MappingSummary {
+  id: string;
+  /** Where it is configured: `hooks.mappings[2]` or `hooks.presets[0]`. */
+  configPath: string;
+  matchPath?: string;
+  matchSource?: string;
+  action: "wake" | "agent";
+  /** Where the action comes from. */
+  builder: "template" | "transform" | "preset";
+  transform?: { module: string; export?: string };
+  /** `loaded` / `failed` once the transform was tried; absent before, or for mappings without one. */
+  transformStatus?: "loaded" | "failed";
+  transformError?: string;
+}
+
+export interface HooksStatus {
+  enabled: boolean;
+  /** `hooks.path`, normalised. */
+  path: string;
+  mappings: MappingSummary[];
+}
+
+export function summarizeMapping(mapping: CompiledMapping, report?: TransformLoadReport): MappingSummary {
+  const summary: MappingSummary = {
+    id: mapping.id,
+    configPath: mapping.configPath,
+    action: mapping.action,
+    builder: mapping.transform
+      ? "transform"
+      : mapping.configPath.startsWith("hooks.presets")
+        ? "preset"
+        : "template",
+  };
+  if (mapping.matchPath !== undefined) summary.matchPath = mapping.matchPath;
+  if (mapping.matchSource !== undefined) summary.matchSource = mapping.matchSource;
+  if (mapping.transform) {
+    summary.transform = { module: mapping.transform.module };
+    if (mapping.transform.exportName !== undefined) summary.transform.export = mapping.transform.exportName;
+  }
+  if (report) {
+    summary.transformStatus = report.error === undefined ? "loaded" : "failed";
+    if (report.error !== undefined) summary.transformError = report.error;
+  }
+  return summary;
+}
+
+export function describeStatus(
+  enabled: boolean,
+  path: string,
+  mappings: readonly CompiledMapping[],
+  reports: readonly TransformLoadReport[] = [],
+): HooksStatus {
+  const byId = new Map(reports.map((report) => [report.mappingId, report]));
+  return {
+    enabled,
+    path,
+    mappings: mappings.map((mapping) => summarizeMapping(mapping, byId.get(mapping.id))),
+  };
+}

@@ -1,0 +1,51 @@
+/** @module The hook-token verifier: Bearer, then X-Service-Token, then the deprecated query; compared in constant time. */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { CredentialsView, Verifier, Verifiers } from "./verifier.js";
+
+const BEARER = /^bearer[ \t]+(.+)$/i;
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}
+
+/** The first credential present is the one judged: `Authorization: Bearer`, `X-Service-Token`, `?token=`. */
+export function findToken(request: CredentialsView): { token?: string; viaQuery: boolean } {
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    const match = BEARER.exec(authorization.trim());
+    if (match) return { token: match[1]!.trim(), viaQuery: false };
+  }
+  const service = request.headers["x-service-token"];
+  if (typeof service === "string" && service !== "") return { token: service.trim(), viaQuery: false };
+  const fromQuery = request.query?.get("token");
+  if (fromQuery) return { token: fromQuery, viaQuery: true };
+  return { viaQuery: false };
+}
+
+/** Basic credentials (`https://user:TOKEN@host`): say what to send instead of "a token is required". */
+function missingMessage(request: CredentialsView): string {
+  return /^basic\s/i.test(request.headers.authorization ?? "")
+    ? "Basic credentials are not accepted; send the hook token as Authorization: Bearer <token>."
+    : "A hook token is required.";
+}
+
+export function createTokenVerifier(token: string): Verifier {
+  // Both sides hashed to equal-length digests: the comparison time depends on neither token's length.
+  const expected = digest(token);
+  return {
+    kind: "token",
+    async verify(request) {
+      const found = findToken(request);
+      if (found.token === undefined) return { ok: false, message: missingMessage(request) };
+      if (!timingSafeEqual(digest(found.token), expected))
+        return { ok: false, message: "The hook token is not valid." };
+      return { ok: true, viaQuery: found.viaQuery };
+    },
+  };
+}
+
+/** Every hook is guarded by the one hook token. */
+export function tokenVerifiers(hooks: { token: string }): Verifiers {
+  const verifier = createTokenVerifier(hooks.token);
+  return { forHook: () => verifier };
+}
