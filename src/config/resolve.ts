@@ -11,8 +11,10 @@ import {
   type HooksConfig,
   HooksConfigSchema,
   MailboxConfigSchema,
+  type PluginGatewayConfig,
   PluginGatewayConfigSchema,
 } from "./schema.js";
+import { checkTrustedProxies } from "./trusted-proxies.js";
 
 /** A token shorter than this is accepted but logged as weak. */
 export const WEAK_TOKEN_LENGTH = 24;
@@ -156,15 +158,25 @@ export function resolveHooksConfig(raw: unknown, context: ResolveContext): Resol
   const mainSessionKey = context.mainSessionKey ?? "main";
   const parsed = v.safeParse(PluginGatewayConfigSchema, raw ?? {});
   const semantic = checkSemantics(lenientView(raw), mainSessionKey);
-  if (!parsed.success) {
-    const issues = [...fromValibotIssues("", parsed.issues, knownKeysAt), ...semantic.issues];
-    return { config: undefined, issues, warnings: semantic.warnings };
+  let output: PluginGatewayConfig;
+  const issues = semantic.issues;
+  if (parsed.success) {
+    output = parsed.output;
+  } else {
+    issues.unshift(...fromValibotIssues("", parsed.issues, knownKeysAt));
+    // The rest is still checked, so one round shows every problem: each broken field falls back to its
+    // default and each broken mapping to an empty one, and what remains goes on to the mapping checks.
+    const repaired = v.safeParse(PluginGatewayConfigSchema, withoutBrokenParts(raw, parsed.issues));
+    if (!repaired.success) return { config: undefined, issues, warnings: semantic.warnings };
+    output = repaired.output;
   }
 
-  const hooks = parsed.output.hooks ?? v.parse(HooksConfigSchema, {});
+  const hooks = output.hooks ?? v.parse(HooksConfigSchema, {});
+  const proxies = checkTrustedProxies(hooks.trustedProxies);
+  if (proxies !== undefined) semantic.issues.push({ path: "hooks.trustedProxies", message: proxies });
   const hooksPath = normalizeHooksPath(hooks.path);
   return {
-    issues: semantic.issues,
+    issues,
     warnings: semantic.warnings,
     config: {
       ...hooks,
@@ -175,7 +187,42 @@ export function resolveHooksConfig(raw: unknown, context: ResolveContext): Resol
       allowedSessionKeyPrefixes: hooks.allowedSessionKeyPrefixes.map((prefix) => prefix.toLowerCase()),
       mainSessionKey,
       channels: new Set(context.channels ?? DEFAULT_CHANNELS),
-      models: createModelPolicy(parsed.output.agents?.defaults?.models),
+      models: createModelPolicy(output.agents?.defaults?.models),
     },
   };
+}
+
+/**
+ * A copy of the raw config without the parts the shape check refused: a broken `hooks` field is removed (its
+ * default applies), a broken mapping becomes `{}` (so later mappings keep their index), a broken other
+ * section is removed.
+ */
+function withoutBrokenParts(raw: unknown, issues: readonly v.BaseIssue<unknown>[]): unknown {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return raw;
+  const copy: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  const hooksValue = copy.hooks;
+  const hooks =
+    hooksValue !== null && typeof hooksValue === "object" && !Array.isArray(hooksValue)
+      ? { ...(hooksValue as Record<string, unknown>) }
+      : undefined;
+  const mappings = Array.isArray(hooks?.mappings) ? [...(hooks.mappings as unknown[])] : undefined;
+  for (const issue of issues) {
+    const [section, key, index] = (issue.path ?? []).map((item) => item.key as string | number);
+    if (section === undefined) continue;
+    if (section !== "hooks" || !hooks || key === undefined) {
+      delete copy[section];
+      continue;
+    }
+    if (key === "mappings" && mappings && typeof index === "number") {
+      const id = field(mappings[index], "id");
+      mappings[index] = typeof id === "string" && id !== "" ? { id } : {};
+    } else {
+      delete hooks[key];
+    }
+  }
+  if (hooks) {
+    if (mappings && hooks.mappings !== undefined) hooks.mappings = mappings;
+    copy.hooks = hooks;
+  }
+  return copy;
 }

@@ -12,19 +12,6 @@ function normalizeAddress(address: string): string {
   return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
 }
 
-/**
- * Why `trustedProxies` cannot be used, or undefined when every entry is an address, a CIDR range or one of
- * proxy-addr's names (`loopback`, `linklocal`, `uniquelocal`).
- */
-export function checkTrustedProxies(trustedProxies: readonly string[]): string | undefined {
-  try {
-    proxyAddr.compile([...trustedProxies]);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
 export function createClientAddressResolver(trustedProxies: readonly string[]): ClientAddressResolver {
   if (trustedProxies.length === 0) return (remoteAddress) => normalizeAddress(remoteAddress ?? "unknown");
   const trust = proxyAddr.compile([...trustedProxies]);

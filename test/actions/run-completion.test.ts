@@ -48,7 +48,6 @@ describe("agent completion flow", () => {
     expect(summary.raw).toBe(`Deploy: ${attack}`);
   });
 
-
   it("publishes the summary, asks for a heartbeat and delivers the reply", async () => {
     await startWithSession(() => ({ status: "ok", reply: "Deployed v2.\n\nDetails follow here." }));
     const { runId, summary } = await runAgent({ name: "CI", channel: "telegram", to: "@ops_team" });

@@ -30,6 +30,7 @@ export interface TestHost {
   logs: LogLine[];
   events: RecordedEvent[];
   services: HostService[];
+  routes: HttpRoute[];
   eventsOf<E extends HookEventName>(event: E): HookEventPayload<E>[];
   /** Resolves with the first event of that name whose payload passes `where`, already recorded or still to come. */
   waitForEvent<E extends HookEventName>(
@@ -104,6 +105,7 @@ export async function startTestHost(
     logs,
     events,
     services,
+    routes,
     eventsOf: (event) => events.filter((e) => e.event === event).map((e) => e.payload) as never,
     waitForEvent: (event, where) =>
       new Promise((resolve) => {

@@ -29,7 +29,7 @@ async function send(path: string, init: RequestInit & { headers?: Record<string,
   };
 }
 
-describe("HTTP contract (SPEC §4)", () => {
+describe("HTTP contract", () => {
   it.each([
     {
       name: "GET on a hook",
@@ -334,7 +334,62 @@ describe("HTTP contract (SPEC §4)", () => {
 
   it("registers no route unless hooks.enabled is true", async () => {
     host = await startTestHost(createHooksPlugin(), { hooks: { token: TOKEN } });
-    const response = await post(`${host.url}/hooks/wake`, "{}", AUTH).catch(() => undefined);
-    expect(response).toBeUndefined();
+    expect(host.routes).toHaveLength(0);
+    await host.close();
+    host = await startTestHost(createHooksPlugin(), { hooks: { enabled: true, token: TOKEN } });
+    expect(host.routes.map((route) => [route.path, route.match, route.auth])).toEqual([
+      ["/hooks", "prefix", "plugin"],
+    ]);
+  });
+
+  it("matches hook names as sent, never percent-decoded: /hooks/wak%65 is not wake", async () => {
+    await start();
+    const encoded = await send("/hooks/wak%65", { body: JSON.stringify({ text: "x" }), headers: AUTH });
+    expect(encoded.status).toBe(404);
+    expect(host.eventsOf("session:system-event")).toHaveLength(0);
+  });
+
+  it("accepts CIDR ranges and proxy-addr names in trustedProxies, and refuses what is neither", async () => {
+    await start({
+      authFailures: { limit: 1, windowSeconds: 60 },
+      trustedProxies: ["10.0.0.0/8", "loopback"],
+    });
+    const wrongFrom = (client: string) => ({
+      body: "{}",
+      headers: { authorization: "Bearer wrong", "x-forwarded-for": client },
+    });
+    expect((await send("/hooks/wake", wrongFrom("203.0.113.7"))).status).toBe(401);
+    // The loopback peer is a trusted proxy: the forwarded client has its own count.
+    expect((await send("/hooks/wake", wrongFrom("198.51.100.9"))).status).toBe(401);
+    expect((await send("/hooks/wake", wrongFrom("203.0.113.7"))).status).toBe(429);
+    await host.close();
+    await expect(
+      startTestHost(createHooksPlugin(), {
+        hooks: { enabled: true, token: TOKEN, trustedProxies: ["10.0.0.0/33"] },
+      }),
+    ).rejects.toThrow(/hooks\.trustedProxies: invalid range/);
+  });
+
+  it("settles the handler's promise only once the response has ended and the events are emitted", async () => {
+    await start();
+    const route = host.routes[0]!;
+    const { createServer } = await import("node:http");
+    const seen: string[] = [];
+    host.bus.on("session:system-event", () => seen.push("event"));
+    const server = createServer((req, res) => {
+      res.on("finish", () => seen.push("response ended"));
+      void route.handler(req, res).then((answered) => seen.push(`handler settled: ${answered}`));
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as { port: number };
+    const response = await fetch(`http://127.0.0.1:${port}/hooks/wake`, {
+      method: "POST",
+      headers: { ...AUTH, "content-type": "application/json" },
+      body: JSON.stringify({ text: "scoped" }),
+    });
+    expect(response.status).toBe(200);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    expect(seen).toEqual(["response ended", "event", "handler settled: true"]);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createHooksPlugin } from "../../src/index.js";
 import type { MappingInput } from "../../src/config/mapping-schema.js";
+import { createHooksPlugin } from "../../src/index.js";
 import { headFor, rawRequest } from "../helpers/raw-http.js";
 import { REPO_ROOT, readPayload } from "../helpers/repo.js";
 import { post, startTestHost, type TestHost } from "../helpers/test-host.js";
@@ -20,7 +20,7 @@ async function start(mappings: MappingInput[], hooks: Record<string, unknown> = 
 const hook = (name: string, body: unknown, headers: Record<string, string> = {}) =>
   post(`${host.url}/hooks/${name}`, body, { ...AUTH, ...headers });
 
-describe("mapped hooks (SPEC §7)", () => {
+describe("mapped hooks", () => {
   it("an agent mapping renders its templates into the turn", async () => {
     await start([
       {
@@ -83,6 +83,33 @@ describe("mapped hooks (SPEC §7)", () => {
     expect((await hook("github/push/", {})).status).toBe(202);
     expect((await hook("GitHub/push", {})).status).toBe(404);
     expect((await hook("github", {})).status).toBe(404);
+  });
+
+  it.each([
+    "authorization",
+    "proxy-authorization",
+    "x-service-token",
+    "x-forwarded-authorization",
+    "cookie",
+    "x-gitlab-token",
+    "x-api-key",
+  ])("never renders the credential header %s into a message", async (name) => {
+    await start([
+      {
+        match: { path: "leak" },
+        action: "wake",
+        textTemplate: `[{{headers.${name}}}] [{{headers.x-custom}}]`,
+      },
+    ]);
+    const secret = "secret-credential-value-0123456789";
+    const headers: Record<string, string> = { "x-custom": "visible" };
+    if (name !== "authorization") headers[name] = secret;
+    const response = await hook("leak", {}, headers);
+    expect(response.status).toBe(200);
+    const event = host.eventsOf("session:system-event")[0]!;
+    expect(event.raw).toBe("[] [visible]");
+    expect(JSON.stringify(host.events)).not.toContain(secret);
+    expect(JSON.stringify(host.events)).not.toContain(TOKEN);
   });
 
   it("routes a generic path by the payload's source", async () => {

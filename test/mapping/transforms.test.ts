@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHooksPlugin, defineTransform } from "../../src/index.js";
 import type { MappingInput } from "../../src/config/mapping-schema.js";
+import { createHooksPlugin, defineTransform } from "../../src/index.js";
 import { createInlineTransformRunner } from "../../src/mapping/transform-runner.js";
 import { loadAllTransforms, prepareHooks } from "../../src/prepare-hooks.js";
 import { REPO_ROOT, readPayload, TRANSFORMS_DIR } from "../helpers/repo.js";
@@ -274,7 +274,6 @@ describe("transforms", () => {
       ["missing", "not-there.ts", false],
     ]);
   });
-
 });
 
 describe("authoring helpers", () => {

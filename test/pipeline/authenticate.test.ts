@@ -53,7 +53,9 @@ describe("authentication: failure window, throttling and the query token (time-d
     expect(await wrong()).toBe(429);
     time.advance(30_001);
     expect(await wrong()).toBe(401);
-    expect(await statusOf(authenticate(attempt({ authorization: "Bearer nope" }, undefined, "10.9.9.9")))).toBe(401);
+    expect(
+      await statusOf(authenticate(attempt({ authorization: "Bearer nope" }, undefined, "10.9.9.9"))),
+    ).toBe(401);
   });
 
   it("a correct token is accepted even when throttled, and clears the address's failures", async () => {

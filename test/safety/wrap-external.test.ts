@@ -1,6 +1,6 @@
 import fc from "fast-check";
-import { randomIds } from "../../src/ids.js";
 import { describe, expect, it } from "vitest";
+import { randomIds } from "../../src/ids.js";
 import {
   beginMarker,
   endMarker,
