@@ -1,61 +1,89 @@
 /**
- * @module A/B two builds of the gateway under one scenario's load, to check a change before committing it:
- * copy the package, apply the change there, build it, then
+ * @module A/B of two builds of the gateway under the same load, pinned like the bench: before, after, before, after.
  *
- *   BENCH_COMPARE_BIN=/tmp/copy/bin/hooks.js node bench/compare.mjs wake agent mapped-template mapped-transform
+ *   BENCH_BEFORE_BIN=/tmp/hooks-before/bin/hooks.js node bench/compare.mjs wake mapped-template mapped-transform agent
  *
- * A is the other build, B is this checkout (or BENCH_HOOKS_BIN); the ratio is A/B throughput, medians of pairs.
+ * BENCH_BEFORE_BIN and BENCH_AFTER_BIN name each build's bin/hooks.js; the one left unset is this checkout (or
+ * BENCH_HOOKS_BIN). BENCH_COMPARE_BIN is the older name of BENCH_AFTER_BIN (a changed copy against this checkout).
+ * Prints req/s and server CPU µs per request of both builds and the ratios after/before, medians of the pairs;
+ * BENCH_SECONDS, BENCH_PAIRS, BENCH_WARMUP_SECONDS and BENCH_PIN work as in `npm run bench`.
  */
-import { AGENT_BODY, jsonRequest, PUSH_PAYLOAD, WAKE_BODY } from "./lib/configs.mjs";
+import path from "node:path";
+import { CASES, jsonRequest } from "./lib/configs.mjs";
 import { createContext } from "./lib/context.mjs";
-import { runPairs } from "./lib/load.mjs";
-import { formatTable, pairRows } from "./lib/report.mjs";
+import { fmtRps, runPairs, sideSummary } from "./lib/load.mjs";
+import { describePinning } from "./lib/pinning.mjs";
+import { HOOKS_BIN } from "./lib/processes.mjs";
+import { pairRows } from "./lib/report.mjs";
 
-const CASES = {
-  wake: { hook: "wake", body: WAKE_BODY, status: 200 },
-  agent: { hook: "agent", body: AGENT_BODY, status: 202 },
-  "mapped-template": { hook: "github/push", body: PUSH_PAYLOAD, status: 200 },
-  "mapped-transform": { hook: "github/push-ts", body: PUSH_PAYLOAD, status: 202 },
-};
+const DEFAULT_CASES = ["wake", "agent", "mapped-template", "mapped-transform"];
 
-const other = process.env.BENCH_COMPARE_BIN;
-if (!other) {
-  process.stderr.write("set BENCH_COMPARE_BIN to the other build's bin/hooks.js\n");
+const before = path.resolve(process.env.BENCH_BEFORE_BIN ?? HOOKS_BIN);
+const after = path.resolve(process.env.BENCH_AFTER_BIN ?? process.env.BENCH_COMPARE_BIN ?? HOOKS_BIN);
+if (before === after) {
+  process.stderr.write("set BENCH_BEFORE_BIN (or BENCH_AFTER_BIN) to the other build's bin/hooks.js\n");
   process.exit(2);
 }
-const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(CASES);
+const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : DEFAULT_CASES;
+const unknown = names.filter((name) => !(name in CASES));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown case ${unknown.join(", ")}; one of ${Object.keys(CASES).join(", ")}\n`);
+  process.exit(2);
+}
+
+const x = (ratio) => `${ratio.toFixed(2)}x`;
+const us = (side) => side.serverCpuUsPerRequest.toFixed(1);
+
+function formatComparison(results) {
+  const lines = [
+    "| case | req/s before | req/s after | after/before | CPU µs/req before | CPU µs/req after | after/before | p99 ms before / after | CPU after/before, each pair |",
+    "|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const { name, rows, pairs } of results) {
+    const [throughput, cpu] = rows;
+    const b = sideSummary(pairs.map((pair) => pair.baseline));
+    const a = sideSummary(pairs.map((pair) => pair.target));
+    lines.push(
+      `| ${name} | ${fmtRps(b.rps)} | ${fmtRps(a.rps)} | ${x(throughput.value)} | ${us(b)} | ${us(a)} | ${x(cpu.value)} | ` +
+        `${b.p99Ms.toFixed(2)} / ${a.p99Ms.toFixed(2)} | ${cpu.ratios.all.map(x).join(", ")} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
 const context = await createContext();
-const rows = [];
+const results = [];
 try {
+  context.log(
+    `before: ${before}\nafter:  ${after}\n${describePinning()}; ` +
+      `${context.settings.pairs} pairs x ${context.settings.seconds}s, ${context.settings.connections} connections`,
+  );
   for (const name of names) {
     const spec = CASES[name];
-    if (!spec) throw new Error(`unknown case "${name}"; one of ${Object.keys(CASES).join(", ")}`);
-    context.log(`${name}: ${other} (A) vs this checkout (B)`);
-    const a = await context.startGateway({ label: `A (${name})`, bin: other });
-    const b = await context.startGateway({ label: `B (${name})` });
+    context.log(`\n${name}: after vs before, alternated`);
+    const afterGateway = await context.startGateway({ label: `after (${name})`, bin: after });
+    const beforeGateway = await context.startGateway({ label: `before (${name})`, bin: before });
     try {
       const request = jsonRequest(context.token, spec.hook, spec.body);
       const pairs = await runPairs({
-        target: { server: a, request, expectStatus: spec.status },
-        baseline: { server: b, request, expectStatus: spec.status },
+        target: { server: afterGateway, request, expectStatus: spec.status },
+        baseline: { server: beforeGateway, request, expectStatus: spec.status },
         settings: context.settings,
         log: context.log,
       });
-      rows.push(
-        ...pairRows({
-          id: `compare.${name}`,
-          title: `${name}, A vs B`,
-          pairs,
-          rpsTarget: undefined,
-          p99Target: null,
-          baselineName: "B",
-        }),
-      );
+      const rows = pairRows({
+        id: `compare.${name}`,
+        title: name,
+        pairs,
+        p99Target: null,
+        baselineName: "before",
+      });
+      results.push({ name, rows, pairs });
     } finally {
-      await Promise.all([a.stop(), b.stop()]);
+      await Promise.all([afterGateway.stop(), beforeGateway.stop()]);
     }
   }
-  context.log(`\n${formatTable(rows)}`);
+  context.log(`\n${formatComparison(results)}`);
 } finally {
   await context.close();
 }

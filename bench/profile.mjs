@@ -1,57 +1,53 @@
 /**
- * @module Profiles the gateway (`node --cpu-prof bin/hooks.js serve`) under each scenario's load and prints where the
- * CPU goes: top self-time functions, areas, and inclusive time of the intake's own functions.
+ * @module Profiles the gateway (`node --cpu-prof bin/hooks.js serve`, pinned like the bench) under each scenario's
+ * load and prints where the CPU goes, in µs per request: top self-time functions, areas, and inclusive time of the
+ * intake's own functions, beside the server's /proc CPU per request over the same run.
  *
  *   npm run build && node bench/profile.mjs [wake agent mapped-template mapped-transform startup]
  *
- * BENCH_PROFILE_SECONDS (default 6) sets the load per scenario; BENCH_PROFILE_KEEP=<dir> keeps the .cpuprofile
- * files; BENCH_PROFILE_JSON=<file> writes the rankings as JSON; BENCH_HOOKS_BIN profiles another build.
+ * Also the diagnostic cases of bench/lib/configs.mjs (wake-push-sized, mapped-template-small).
+ *
+ * BENCH_PROFILE_SECONDS (default 6) sets the measured load per scenario, after BENCH_WARMUP_SECONDS (1.5) of
+ * warm-up; BENCH_PROFILE_INTERVAL_US (node's default, 1000) the sampling interval; BENCH_PROFILE_KEEP=<dir> keeps
+ * the .cpuprofile files; BENCH_PROFILE_JSON=<file> writes the full rankings as JSON (bench/profile-diff.mjs
+ * compares two of them); BENCH_HOOKS_BIN profiles another build.
  */
 import { cpSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { AGENT_BODY, jsonRequest, PUSH_PAYLOAD, WAKE_BODY } from "./lib/configs.mjs";
+import { CASES, jsonRequest } from "./lib/configs.mjs";
 import { createContext } from "./lib/context.mjs";
 import { analyseProfile } from "./lib/cpuprofile.mjs";
 import { measure } from "./lib/load.mjs";
-import { makeTempDir } from "./lib/processes.mjs";
+import { describePinning } from "./lib/pinning.mjs";
+import { HOOKS_BIN, makeTempDir, sleep } from "./lib/processes.mjs";
 
-const SCENARIOS = {
-  wake: { hook: "wake", body: WAKE_BODY, status: 200 },
-  agent: { hook: "agent", body: AGENT_BODY, status: 202 },
-  "mapped-template": { hook: "github/push", body: PUSH_PAYLOAD, status: 200 },
-  "mapped-transform": { hook: "github/push-ts", body: PUSH_PAYLOAD, status: 202 },
-  startup: undefined,
-};
+// The cases of compare.mjs, and start-up (spawn to ready, no load).
+const SCENARIOS = { ...CASES, startup: undefined };
+const DEFAULT_SCENARIOS = ["wake", "agent", "mapped-template", "mapped-transform", "startup"];
 const TOP = 20;
+const WARMUP_GAP_MS = 300;
 const seconds = Number(process.env.BENCH_PROFILE_SECONDS ?? 6);
-const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SCENARIOS);
+const intervalUs = process.env.BENCH_PROFILE_INTERVAL_US;
+const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : DEFAULT_SCENARIOS;
 
-function table(rows, limit = TOP) {
-  const lines = ["| # | function (self time) | ms | % of busy |", "|---|---|---|---|"];
-  rows.slice(0, limit).forEach((row, i) => {
-    lines.push(`| ${i + 1} | \`${row.name.replaceAll("|", "\\|")}\` | ${row.ms} | ${row.percent}% |`);
-  });
+/** One ranking as a table; with `requests`, a µs-per-request column (time in the window / requests answered). */
+function table(heading, rows, requests, limit = TOP) {
+  const perRequest = requests ? " | µs/req" : "";
+  const lines = [`| ${heading} | ms | % of busy${perRequest} |`, `|---|---|---${requests ? "|---" : ""}|`];
+  for (const row of rows.slice(0, limit)) {
+    const us = requests ? ` | ${((row.ms * 1000) / requests).toFixed(2)}` : "";
+    lines.push(`| \`${row.name.replaceAll("|", "\\|")}\` | ${row.ms} | ${row.percent}%${us} |`);
+  }
   return lines.join("\n");
 }
 
-function areaTable(rows, limit = 12) {
-  const lines = ["| area (self time) | ms | % of busy |", "|---|---|---|"];
-  for (const row of rows.slice(0, limit)) lines.push(`| ${row.name} | ${row.ms} | ${row.percent}% |`);
-  return lines.join("\n");
-}
-
-/** Inclusive time of the intake's and the gateway's own functions (dist/), the place to look for a fix. */
-function ownInclusive(rows, limit = 25) {
-  const own = rows.filter((row) => row.name.includes("/dist/") || / dist\//.test(row.name));
-  const lines = ["| function in dist/ (inclusive) | ms | % of busy |", "|---|---|---|"];
-  for (const row of own.slice(0, limit))
-    lines.push(`| \`${row.name.replaceAll("|", "\\|")}\` | ${row.ms} | ${row.percent}% |`);
-  return lines.join("\n");
-}
+/** The intake's and the gateway's own functions (dist/), the place to look for a fix. */
+const own = (rows) => rows.filter((row) => / dist\//.test(row.name));
 
 const context = await createContext({ log: (line) => process.stderr.write(`${line}\n`) });
-const summary = {};
+const summary = { hooksBin: HOOKS_BIN, mode: describePinning(), seconds, intervalUs, scenarios: {} };
 try {
+  context.log(`${describePinning()}; gateway ${HOOKS_BIN}`);
   for (const name of chosen) {
     if (!(name in SCENARIOS))
       throw new Error(`unknown scenario "${name}"; one of ${Object.keys(SCENARIOS).join(", ")}`);
@@ -60,14 +56,24 @@ try {
     context.log(`profiling ${name}`);
     const gateway = await context.startGateway({
       label: `gateway (profile ${name})`,
-      nodeArgs: ["--cpu-prof", "--cpu-prof-dir", dir],
+      nodeArgs: [
+        "--cpu-prof",
+        "--cpu-prof-dir",
+        dir,
+        ...(intervalUs ? ["--cpu-prof-interval", String(intervalUs)] : []),
+      ],
     });
     let run;
     try {
       if (spec) {
         const request = jsonRequest(context.token, spec.hook, spec.body);
+        // Warm-up first (JIT, lazy imports, caches), then the measured run the window is cropped to.
+        await measure(gateway, request, context.settings.warmupSeconds);
+        await sleep(WARMUP_GAP_MS);
         run = await measure(gateway, request, seconds);
-        context.log(`  ${Math.round(run.rps)} req/s, statuses ${JSON.stringify(run.statuses)}`);
+        context.log(
+          `  ${Math.round(run.rps)} req/s, ${run.serverCpuUsPerRequest.toFixed(1)} µs server CPU/req, statuses ${JSON.stringify(run.statuses)}`,
+        );
       }
     } finally {
       // A graceful stop: the profile is written when the process exits.
@@ -78,23 +84,30 @@ try {
     if (process.env.BENCH_PROFILE_KEEP) {
       cpSync(path.join(dir, file), path.join(process.env.BENCH_PROFILE_KEEP, `${name}.cpuprofile`));
     }
-    // Under load, the window is the traffic: from the first to the last sample inside node's HTTP server.
-    const result = analyseProfile(path.join(dir, file), spec ? { windowFrom: / node:_http_server:/ } : {});
-    summary[name] = {
+    // Under load, the window is the measured run: the last `seconds` of samples inside node's HTTP server.
+    const window = spec ? { windowFrom: / node:_http_server:/, lastMs: run.elapsedSeconds * 1000 } : {};
+    const result = analyseProfile(path.join(dir, file), window);
+    const requests = run?.requests;
+    summary.scenarios[name] = {
       rps: run ? Math.round(run.rps) : undefined,
+      requests,
+      procCpuUsPerRequest: run ? Math.round(run.serverCpuUsPerRequest * 10) / 10 : undefined,
       ...result,
-      self: result.self.slice(0, 40),
-      inclusive: result.inclusive.slice(0, 120),
-      areas: result.areas.slice(0, 20),
     };
+    const busyUs = requests ? `, ${((result.busyMs * 1000) / requests).toFixed(1)} µs busy per request` : "";
+    const proc = run
+      ? ` (/proc: ${run.serverCpuUsPerRequest.toFixed(1)} µs CPU per request, all threads)`
+      : "";
     process.stdout.write(
       `\n## ${name}${run ? ` (${Math.round(run.rps)} req/s for ${seconds} s)` : " (spawn to ready)"}\n\n` +
-        `window ${result.windowMs} ms, busy ${result.busyMs} ms, idle ${result.idleMs} ms\n\n` +
-        `${table(result.self)}\n\n${areaTable(result.areas)}\n\n${ownInclusive(result.inclusive)}\n`,
+        `window ${result.windowMs} ms, busy ${result.busyMs} ms${busyUs}${proc}, idle ${result.idleMs} ms\n\n` +
+        `${table("function (self time)", result.self, requests)}\n\n` +
+        `${table("area (self time)", result.areas, requests, 12)}\n\n` +
+        `${table("function in dist/ (inclusive)", own(result.inclusive), requests, 25)}\n`,
     );
   }
   if (process.env.BENCH_PROFILE_JSON) {
-    writeFileSync(path.resolve(process.env.BENCH_PROFILE_JSON), `${JSON.stringify(summary, null, 2)}\n`);
+    writeFileSync(path.resolve(process.env.BENCH_PROFILE_JSON), `${JSON.stringify(summary, null, 1)}\n`);
   }
 } finally {
   await context.close();

@@ -1,13 +1,22 @@
 /**
  * @module The bench runner (`npm run bench`): every scenario in turn, a Markdown table on stdout, bench/results.json.
  *
+ * Pinned by default: each server under test (the gateway, the bare node:http baseline) runs on core 0 under
+ * `taskset -c 0`, the load generator (autocannon in its own process) and this runner on core 1, and a server's CPU
+ * per request is read from /proc/<pid>/stat over each measured run. BENCH_PIN=0 runs unpinned (the old figures'
+ * setup, except that autocannon is still a process of its own); BENCH_SERVER_CPU / BENCH_CLIENT_CPU pick the cores.
+ * Pinned targets: /wake at least 0.80x the baseline's req/s and at most 1.25x its CPU per request, the template
+ * mapping at least 0.70x; unpinned, the older 0.75x and 0.65x throughput targets.
+ *
  * BENCH_SECONDS (4) per run, BENCH_PAIRS (3) A/B pairs per scenario, BENCH_WARMUP_SECONDS (1.5),
- * BENCH_ONLY=wake,agent to run some scenarios, BENCH_DIAGNOSTICS=0 to skip the rows without a target.
+ * BENCH_ONLY=wake,agent to run some scenarios, BENCH_DIAGNOSTICS=0 to skip the rows without a target,
+ * BENCH_HOOKS_BIN=<build>/bin/hooks.js to measure another build.
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { createContext, machineInfo } from "./lib/context.mjs";
-import { ROOT } from "./lib/processes.mjs";
+import { describePinning } from "./lib/pinning.mjs";
+import { HOOKS_BIN, ROOT } from "./lib/processes.mjs";
 import { formatTable } from "./lib/report.mjs";
 import { scenario as agent } from "./scenarios/agent.mjs";
 import { scenario as idleRss } from "./scenarios/idle-rss.mjs";
@@ -56,7 +65,8 @@ const failures = [];
 try {
   context.log(
     `hooks bench: node ${process.version}, ${machine.cores} x ${machine.cpuModel}, load ${machine.loadAverageAtStart.join(" ")}; ` +
-      `${context.settings.pairs} pairs x ${context.settings.seconds}s, ${context.settings.connections} connections`,
+      `${context.settings.pairs} pairs x ${context.settings.seconds}s, ${context.settings.connections} connections\n` +
+      `${describePinning()}; gateway ${HOOKS_BIN}`,
   );
   for (const scenario of selected()) {
     context.log(`\n${scenario.title}`);
@@ -91,6 +101,8 @@ context.log(
 const results = {
   generatedAt: new Date().toISOString(),
   command: "npm run bench",
+  mode: describePinning(),
+  hooksBin: HOOKS_BIN,
   durationSeconds: Math.round((Date.now() - started) / 1000),
   settings: context.settings,
   machine,
@@ -100,10 +112,11 @@ const results = {
   errors: failures,
   table,
 };
-if (!process.env.BENCH_ONLY) {
+// results.json is this checkout's full run: a partial run or another build's figures would replace it.
+if (process.env.BENCH_ONLY || process.env.BENCH_HOOKS_BIN) {
+  context.log("BENCH_ONLY or BENCH_HOOKS_BIN set: bench/results.json left as it was");
+} else {
   writeFileSync(path.join(ROOT, "bench", "results.json"), `${JSON.stringify(results, null, 2)}\n`);
   context.log("wrote bench/results.json");
-} else {
-  context.log("BENCH_ONLY set: bench/results.json left as it was");
 }
 if (failures.length > 0) process.exitCode = 1;

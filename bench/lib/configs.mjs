@@ -85,3 +85,30 @@ export const AGENT_BODY = JSON.stringify({
   message: "Summarise the nightly build: 3 failures in the integration suite, 1 flaky test quarantined.",
   name: "Bench",
 });
+
+/**
+ * A wake body as large as the push payload (its text, with `text` and `mode` first; the wake schema drops the
+ * other keys): the direct path with the template scenario's parsing and reading.
+ */
+export const WAKE_PUSH_SIZED_BODY = PUSH_PAYLOAD.replace(
+  /^\{/,
+  '{\n  "text": "Codertocat pushed 1 commit(s) to Codertocat/Hello-World: Initial commit",\n  "mode": "now",',
+);
+const push = JSON.parse(PUSH_PAYLOAD);
+/** Only what the template mapping reads: the mapping's own work without the large body. */
+export const PUSH_FIELDS_BODY = JSON.stringify({
+  pusher: { name: push.pusher.name },
+  commits: push.commits.map(() => ({})),
+  repository: { full_name: push.repository.full_name },
+  head_commit: { message: push.head_commit.message },
+});
+
+/** The requests compare.mjs, profile.mjs and template-cost.mjs send, by name. */
+export const CASES = {
+  wake: { hook: "wake", body: WAKE_BODY, status: 200 },
+  agent: { hook: "agent", body: AGENT_BODY, status: 202 },
+  "mapped-template": { hook: "github/push", body: PUSH_PAYLOAD, status: 200 },
+  "mapped-transform": { hook: "github/push-ts", body: PUSH_PAYLOAD, status: 202 },
+  "wake-push-sized": { hook: "wake", body: WAKE_PUSH_SIZED_BODY, status: 200 },
+  "mapped-template-small": { hook: "github/push", body: PUSH_FIELDS_BODY, status: 200 },
+};

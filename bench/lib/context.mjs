@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { newToken, writeBenchConfig } from "./configs.mjs";
+import { PIN, pinThisProcess } from "./pinning.mjs";
 import { makeTempDir, removeTempDir, spawnBaseline, spawnGateway } from "./processes.mjs";
 import { formatTable } from "./report.mjs";
 
@@ -21,11 +22,13 @@ export function readSettings() {
     pairs: Math.round(numberFromEnv("BENCH_PAIRS", 3)),
     warmupSeconds: numberFromEnv("BENCH_WARMUP_SECONDS", 1.5),
     connections: 50,
+    pin: PIN,
   };
 }
 
 export async function createContext({ log = (line) => process.stdout.write(`${line}\n`) } = {}) {
   const settings = readSettings();
+  pinThisProcess();
   const dir = makeTempDir("run");
   const token = newToken();
   const configFile = writeBenchConfig(dir, token);

@@ -1,12 +1,15 @@
 /** @module Reads a V8 .cpuprofile: self and inclusive time per function, self time per area, cropped to a window. */
 import { readFileSync } from "node:fs";
-import { ROOT } from "./processes.mjs";
+import path from "node:path";
+import { HOOKS_BIN, ROOT } from "./processes.mjs";
 
-const ROOT_URL = `file://${ROOT}`;
+/** This checkout and the build under test (BENCH_HOOKS_BIN may be another checkout): both shown as `dist/...`. */
+const ROOT_URLS = [`file://${ROOT}`, `file://${path.resolve(HOOKS_BIN, "..", "..")}/`];
 
 function shortUrl(url) {
   if (!url) return "";
-  let short = url.startsWith(ROOT_URL) ? url.slice(ROOT_URL.length) : url;
+  const root = ROOT_URLS.find((prefix) => url.startsWith(prefix));
+  let short = root ? url.slice(root.length) : url;
   short = short.replace(/^.*\/node_modules\//, "node_modules/");
   return short;
 }
@@ -37,9 +40,10 @@ function keyOf(callFrame) {
 
 /**
  * Self time per function and per area, and inclusive time per function (a function counted once per stack,
- * however deep it recurses), over the samples whose time falls in the window the predicate selects.
+ * however deep it recurses), over the samples from the first to the last whose stack matches `windowFrom`,
+ * or only the last `lastMs` of them.
  */
-export function analyseProfile(file, { windowFrom } = {}) {
+export function analyseProfile(file, { windowFrom, lastMs } = {}) {
   const profile = JSON.parse(readFileSync(file, "utf8"));
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map();
@@ -65,6 +69,8 @@ export function analyseProfile(file, { windowFrom } = {}) {
     while (first < last && !matches(first)) first++;
     while (last > first && !matches(last)) last--;
   }
+  // Only the last `lastMs` of the window: the measured run, not the warm-up before it.
+  if (lastMs !== undefined) while (first < last && times[first] < times[last] - lastMs * 1000) first++;
 
   const self = new Map();
   const inclusive = new Map();

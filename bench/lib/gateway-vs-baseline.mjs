@@ -14,7 +14,7 @@ function countFiles(dir) {
 
 export async function gatewayVsBaseline(
   context,
-  { id, title, request, expectStatus, rpsTarget, p99Target, env },
+  { id, title, request, expectStatus, rpsTarget, cpuTarget, p99Target, env },
 ) {
   const baseline = await context.baseline();
   const gateway = await context.startGateway({ label: `gateway (${id})`, env });
@@ -41,6 +41,7 @@ export async function gatewayVsBaseline(
       title,
       pairs,
       rpsTarget,
+      cpuTarget,
       p99Target,
       baselineName: "bare node:http",
       extra,

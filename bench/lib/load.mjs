@@ -1,8 +1,10 @@
-/** @module Load generation with autocannon: one measured run, and alternating target/baseline pairs with ratio statistics. */
-import autocannon from "autocannon";
-import { readCpuMs } from "./processes.mjs";
+/** @module Load generation: one autocannon run in its own pinned process, and alternating target/baseline pairs with ratios. */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { nodeCommand, PIN } from "./pinning.mjs";
 
 export const CONNECTIONS = 50;
+const WORKER = fileURLToPath(new URL("./load-worker.mjs", import.meta.url));
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -14,54 +16,51 @@ export function stats(values) {
   return { min: Math.min(...values), median: median(values), max: Math.max(...values) };
 }
 
-function percentile(samples, fraction) {
-  if (samples.length === 0) return Number.NaN;
-  const sorted = Float64Array.from(samples).sort();
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
+function runWorker(spec) {
+  const { command, args } = nodeCommand(PIN.clientCpu, [WORKER, JSON.stringify(spec)]);
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { timeout: (spec.seconds + 60) * 1000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`load worker failed: ${error.message}\n${stderr.slice(-2000)}`));
+      else resolve(JSON.parse(stdout));
+    });
+  });
 }
 
 /**
- * One autocannon run against `server` (a handle from processes.mjs). Latencies are collected from every
- * response as floats (autocannon's own histogram keeps whole milliseconds, too coarse for a 1–3 ms p99).
+ * One autocannon run against `server` (a handle from processes.mjs), from the load worker on the client's core.
+ * The server's CPU time comes from /proc/<pid>/stat over exactly the run, read by the worker itself.
  */
 export async function measure(server, request, seconds, connections = CONNECTIONS) {
-  const latencies = [];
-  const statuses = {};
-  const cpuBefore = readCpuMs(server.pid);
-  const clientBefore = process.cpuUsage();
-  const started = performance.now();
-  const instance = autocannon({
+  const run = await runWorker({
     url: new URL(request.path, server.url).href,
-    method: "POST",
     headers: request.headers,
     body: request.body,
     connections,
-    duration: seconds,
+    seconds,
+    serverPid: server.pid,
   });
-  instance.on("response", (_client, statusCode, _bytes, responseTime) => {
-    statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
-    latencies.push(responseTime);
-  });
-  const result = await instance;
-  const elapsed = (performance.now() - started) / 1000;
-  const cpuAfter = readCpuMs(server.pid);
-  const client = process.cpuUsage(clientBefore);
-  const count = latencies.length;
-  const serverCpuMs = cpuAfter !== undefined && cpuBefore !== undefined ? cpuAfter - cpuBefore : Number.NaN;
+  const count = run.requests;
+  const serverCpuMs = run.serverCpuMs ?? Number.NaN;
   return {
-    rps: count / elapsed,
+    rps: count / run.elapsedSeconds,
     requests: count,
-    p50Ms: percentile(latencies, 0.5),
-    p99Ms: percentile(latencies, 0.99),
-    statuses,
-    errors: result.errors,
-    timeouts: result.timeouts,
+    p50Ms: run.p50Ms ?? Number.NaN,
+    p99Ms: run.p99Ms ?? Number.NaN,
+    statuses: run.statuses,
+    errors: run.errors,
+    timeouts: run.timeouts,
     /** Server CPU per request, in microseconds: a cost figure the client's own speed does not cap. */
     serverCpuUsPerRequest: count > 0 ? (serverCpuMs * 1000) / count : Number.NaN,
-    serverCpuShare: serverCpuMs / 1000 / elapsed,
-    clientCpuShare: (client.user + client.system) / 1e6 / elapsed,
+    /** Share of one core; near 1 when pinned means the server, not the client, set the pace. */
+    serverCpuShare: serverCpuMs / 1000 / run.elapsedSeconds,
+    clientCpuShare: run.clientCpuMs / 1000 / run.elapsedSeconds,
+    elapsedSeconds: run.elapsedSeconds,
   };
 }
+
+export const fmtRps = (rps) => Math.round(rps).toLocaleString("en-US");
+const pct = (share) => `${Math.round(share * 100)} %`;
+const SATURATED = 0.9;
 
 function unexpected(run, expectedStatus) {
   const others = Object.entries(run.statuses).filter(([status]) => Number(status) !== expectedStatus);
@@ -71,7 +70,7 @@ function unexpected(run, expectedStatus) {
 
 /**
  * A B A B ...: `pairs` alternating runs of the target and its baseline after a short warm-up of each, and
- * the per-pair ratios (target/baseline for throughput, target/baseline for p99).
+ * the per-pair ratios, target/baseline: throughput, server CPU per request, p99.
  */
 export async function runPairs({ target, baseline, settings, log }) {
   const check = (side, run) => {
@@ -89,17 +88,27 @@ export async function runPairs({ target, baseline, settings, log }) {
     check(target, a);
     const b = await measure(baseline.server, baseline.request, settings.seconds);
     check(baseline, b);
-    const pair = { target: a, baseline: b, rpsRatio: a.rps / b.rps, p99Ratio: a.p99Ms / b.p99Ms };
+    const pair = {
+      target: a,
+      baseline: b,
+      rpsRatio: a.rps / b.rps,
+      cpuRatio: a.serverCpuUsPerRequest / b.serverCpuUsPerRequest,
+      p99Ratio: a.p99Ms / b.p99Ms,
+    };
     log(
       `  pair ${i + 1}: ${fmtRps(a.rps)} vs ${fmtRps(b.rps)} req/s (x${pair.rpsRatio.toFixed(2)}), ` +
-        `p99 ${a.p99Ms.toFixed(2)} vs ${b.p99Ms.toFixed(2)} ms, server CPU/req ${a.serverCpuUsPerRequest.toFixed(0)} vs ${b.serverCpuUsPerRequest.toFixed(0)} µs`,
+        `server CPU/req ${a.serverCpuUsPerRequest.toFixed(1)} vs ${b.serverCpuUsPerRequest.toFixed(1)} µs (x${pair.cpuRatio.toFixed(2)}), ` +
+        `p99 ${a.p99Ms.toFixed(2)} vs ${b.p99Ms.toFixed(2)} ms, ` +
+        `busy: server ${pct(a.serverCpuShare)} vs ${pct(b.serverCpuShare)}, client ${pct(a.clientCpuShare)} vs ${pct(b.clientCpuShare)}`,
     );
+    // Pinned, a server short of a busy core did not set the pace: its req/s says little, its CPU/req holds.
+    if (PIN.enabled && Math.min(a.serverCpuShare, b.serverCpuShare) < SATURATED) {
+      log(`    note: a server under ${pct(SATURATED)} busy; trust the CPU/req ratio over req/s`);
+    }
     pairs.push(pair);
   }
   return pairs;
 }
-
-export const fmtRps = (rps) => Math.round(rps).toLocaleString("en-US");
 
 /** Median figures of one side across pairs, for the table and results.json. */
 export function sideSummary(runs) {

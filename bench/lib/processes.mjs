@@ -1,9 +1,12 @@
-/** @module Child processes of the bench: spawn, wait for the ready line, read RSS and CPU, clean up on any exit. */
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+/** @module Child processes of the bench: spawn (pinned to the server's core), wait for the ready line, clean up on any exit. */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { nodeCommand, PIN } from "./pinning.mjs";
+
+export { readCpuMs, readRss } from "./proc.mjs";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The CLI the gateway runs from; BENCH_HOOKS_BIN points the bench at another checkout (before/after a change). */
@@ -48,48 +51,14 @@ export function removeTempDir(dir) {
   tempDirs.delete(dir);
 }
 
-let clockTicks;
-function ticksPerSecond() {
-  if (clockTicks === undefined) {
-    try {
-      clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-    } catch {
-      clockTicks = 100;
-    }
-  }
-  return clockTicks;
-}
-
-/** Resident set size of a process in bytes (VmRSS), or undefined when it is gone. */
-export function readRss(pid) {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-    return match ? Number(match[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU time (user + system) a process has used so far, in milliseconds. */
-export function readCpuMs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name may hold spaces; the fields that follow it are fixed (utime is the 14th, stime the 15th).
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond();
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * Spawns a server process and resolves once it prints `listening on http://...` on stdout. After that,
- * stdout is drained (the gateway logs there) and only counted.
+ * Spawns a server process on the server's core and resolves once it prints `listening on http://...` on stdout.
+ * After that, stdout is drained (the gateway logs there) and only counted.
  */
 export function spawnServer({ label, args, env = {}, nodeArgs = [], cwd = ROOT }) {
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+  const { command, args: commandArgs } = nodeCommand(PIN.serverCpu, [...nodeArgs, ...args]);
+  const child = spawn(command, commandArgs, {
     cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -149,7 +118,8 @@ export function spawnServer({ label, args, env = {}, nodeArgs = [], cwd = ROOT }
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) outLines++;
       if (ready) return;
       stdout += chunk.toString("utf8");
-      const match = /listening on (http:\/\/[^\s]+)/.exec(stdout);
+      // Host and port only: a JSON log line would otherwise lend the URL its closing quote.
+      const match = /listening on (http:\/\/[\w.:[\]-]+)/.exec(stdout);
       if (match) {
         ready = true;
         handle.readyMs = performance.now() - started;

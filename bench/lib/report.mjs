@@ -23,7 +23,7 @@ function sideJson(side) {
     rps: Math.round(side.rps),
     p50Ms: round(side.p50Ms),
     p99Ms: round(side.p99Ms),
-    serverCpuUsPerRequest: Math.round(side.serverCpuUsPerRequest),
+    serverCpuUsPerRequest: round(side.serverCpuUsPerRequest, 1),
     serverCpuShare: round(side.serverCpuShare),
     clientCpuShare: round(side.clientCpuShare),
     requests: side.requests,
@@ -31,55 +31,48 @@ function sideJson(side) {
 }
 
 /**
- * Two rows from alternating pairs: throughput ratio (target/baseline, median of pairs) and p99 ratio.
- * `extra` lands in results.json (e.g. the gateway's log volume).
+ * Three rows from alternating pairs, each the median of the per-pair ratios target/baseline: throughput, server
+ * CPU per request, p99. A target left undefined makes its row information only. `extra` lands in results.json.
  */
-export function pairRows({ id, title, pairs, rpsTarget, p99Target = 2, baselineName, extra = {} }) {
+export function pairRows({
+  id,
+  title,
+  pairs,
+  rpsTarget,
+  cpuTarget,
+  p99Target = 2,
+  baselineName,
+  extra = {},
+}) {
   const targetSide = sideJson(sideSummary(pairs.map((pair) => pair.target)));
   const baselineSide = sideJson(sideSummary(pairs.map((pair) => pair.baseline)));
   const runs = pairs.map((pair) => ({
-    target: sideJson({ ...pair.target, requests: pair.target.requests }),
-    baseline: sideJson({ ...pair.baseline, requests: pair.baseline.requests }),
+    target: sideJson(pair.target),
+    baseline: sideJson(pair.baseline),
     rpsRatio: round(pair.rpsRatio, 3),
+    cpuRatio: round(pair.cpuRatio, 3),
     p99Ratio: round(pair.p99Ratio, 3),
   }));
-  const rpsRatios = roundStats(
-    pairs.map((pair) => pair.rpsRatio),
-    3,
-  );
-  const p99Ratios = roundStats(
-    pairs.map((pair) => pair.p99Ratio),
-    3,
-  );
-  const cpuRatio = round(baselineSide.serverCpuUsPerRequest / targetSide.serverCpuUsPerRequest, 3);
   const common = { baseline: baselineName, targetSide, baselineSide, runs, ...extra };
-  const rpsGoal = rpsTarget ? { op: ">=", value: rpsTarget } : undefined;
-  const p99Goal = p99Target ? { op: "<=", value: p99Target } : undefined;
+  const row = (suffix, label, ratioOf, goal) => {
+    const ratios = roundStats(pairs.map(ratioOf), 3);
+    return {
+      id: `${id}.${suffix}`,
+      title: `${title}: ${label}`,
+      kind: goal ? "ratio" : "diagnostic",
+      value: ratios.median,
+      unit: "x",
+      target: goal,
+      pass: judge(ratios.median, goal),
+      ratios,
+      ...common,
+    };
+  };
+  const goal = (op, value) => (value ? { op, value } : undefined);
   return [
-    {
-      id: `${id}.throughput`,
-      title: `${title}: throughput`,
-      kind: rpsGoal ? "ratio" : "diagnostic",
-      value: rpsRatios.median,
-      unit: "x",
-      target: rpsGoal,
-      pass: judge(rpsRatios.median, rpsGoal),
-      ratios: rpsRatios,
-      // Server CPU per request, baseline over target: the same comparison without the client's speed as a cap.
-      cpuEfficiencyRatio: cpuRatio,
-      ...common,
-    },
-    {
-      id: `${id}.p99`,
-      title: `${title}: p99 latency`,
-      kind: p99Goal ? "ratio" : "diagnostic",
-      value: p99Ratios.median,
-      unit: "x",
-      target: p99Goal,
-      pass: judge(p99Ratios.median, p99Goal),
-      ratios: p99Ratios,
-      ...common,
-    },
+    row("throughput", "throughput", (pair) => pair.rpsRatio, goal(">=", rpsTarget)),
+    row("cpu", "server CPU per request", (pair) => pair.cpuRatio, goal("<=", cpuTarget)),
+    row("p99", "p99 latency", (pair) => pair.p99Ratio, goal("<=", p99Target)),
   ];
 }
 
@@ -106,7 +99,10 @@ function show(value, unit) {
 
 function sideText(side) {
   if (!side) return "";
-  return `${fmtRps(side.rps)} req/s, p99 ${side.p99Ms.toFixed(1)} ms, ${side.serverCpuUsPerRequest} µs CPU/req`;
+  return (
+    `${fmtRps(side.rps)} req/s, ${side.serverCpuUsPerRequest} µs CPU/req, p99 ${side.p99Ms.toFixed(1)} ms, ` +
+    `server busy ${Math.round(side.serverCpuShare * 100)} % of a core`
+  );
 }
 
 /** The Markdown table the runner prints and the README's Performance section carries. */

@@ -12,7 +12,9 @@ export const scenario = {
       title: "/wake",
       request: jsonRequest(context.token, "wake", WAKE_BODY),
       expectStatus: 200,
-      rpsTarget: 0.75,
+      // Pinned, the targets; unpinned (BENCH_PIN=0), the old shared-core throughput target only.
+      rpsTarget: context.settings.pin.enabled ? 0.8 : 0.75,
+      cpuTarget: context.settings.pin.enabled ? 1.25 : undefined,
     }),
 };
 

@@ -39,12 +39,6 @@ export function summaryParts(name: string, finished: Finished): { prefix: string
   return { prefix: `${name}:`, text: summary || "(no reply)" };
 }
 
-/** The summary as one line, unwrapped. */
-export function summaryLine(name: string, finished: Finished): string {
-  const { prefix, text } = summaryParts(name, finished);
-  return `${prefix} ${text}`;
-}
-
 /** A reply is delivered when the run succeeded and it says more than a heartbeat acknowledgement. */
 export function deliverableReply(finished: Pick<AgentTurnFinished, "status" | "reply">): string | undefined {
   if (finished.status !== "ok") return undefined;

@@ -19,7 +19,7 @@ export interface Resolution {
   status: number;
   /** Response body; undefined for 204. */
   body: Record<string, unknown> | undefined;
-  mappingId?: string;
+  mappingId?: string | undefined;
   /** What to emit and track, in order. */
   plans: ActionPlan[];
   trace?: MappingTrace;
@@ -79,14 +79,17 @@ export class Resolver {
         this.planContext(request, mappingId, mapped.allowUnsafe, mapped.contentSource),
       ),
     );
-    const base = mappingId === undefined ? { trace } : { mappingId, trace };
-    if (plans.length === 0) return { ...base, status: 204, body: undefined, plans };
-    return {
-      ...base,
-      status: plans.some((plan) => plan.run) ? 202 : 200,
-      body: mappedBody(plans, mappingId),
+    // One object literal with every field: spreading a partial object and adding fields gives each result a
+    // new hidden class on V8 11 (Node 20), measured at about 10 µs per mapped request (bench/PROFILE.md).
+    const empty = plans.length === 0;
+    const resolution: Resolution = {
+      status: empty ? 204 : plans.some((plan) => plan.run) ? 202 : 200,
+      body: empty ? undefined : mappedBody(plans, mappingId),
+      mappingId,
       plans,
+      trace,
     };
+    return resolution;
   }
 
   private planContext(

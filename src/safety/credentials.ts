@@ -18,10 +18,6 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
 /** Query parameters that carry credentials (the deprecated `?token=`). */
 export const CREDENTIAL_QUERY: ReadonlySet<string> = new Set(["token"]);
 
-export function isCredentialHeader(name: string): boolean {
-  return CREDENTIAL_HEADERS.has(name.toLowerCase());
-}
-
 /** Headers minus credentials, names lower-cased, repeated values joined with ", ". */
 export function headersWithoutCredentials(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};

@@ -15,10 +15,7 @@ const NOTICE =
  * cannot guess it cannot forge the end marker), after neutralising look-alikes.
  */
 export function wrapExternalContent(content: string, source: ExternalSource, markerId: string): string {
-  return (
-    `${NOTICE}\n${BEGIN} id="${markerId}" source="${source}">>>\n` +
-    `${neutraliseMarkers(content)}\n${END} id="${markerId}">>>`
-  );
+  return `${NOTICE}\n${beginMarker(markerId, source)}\n${neutraliseMarkers(content)}\n${endMarker(markerId)}`;
 }
 
 export function beginMarker(markerId: string, source: ExternalSource): string {

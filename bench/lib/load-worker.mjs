@@ -1,0 +1,52 @@
+/**
+ * @module The load generator's own process (pinned to the client's core): one autocannon run against a server,
+ * the server's CPU time read from /proc over exactly that run, the result as one JSON line on stdout.
+ */
+import autocannon from "autocannon";
+import { readCpuMs, ticksPerSecond } from "./proc.mjs";
+
+function percentile(samples, fraction) {
+  if (samples.length === 0) return null;
+  const sorted = Float64Array.from(samples).sort();
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
+}
+
+const spec = JSON.parse(process.argv[2]);
+// Latencies are kept as floats from every response: autocannon's own histogram is whole milliseconds.
+const latencies = [];
+const statuses = {};
+ticksPerSecond();
+// The window opens as autocannon starts its connections and its duration timer (both within this call).
+const serverBefore = readCpuMs(spec.serverPid);
+const clientBefore = process.cpuUsage();
+const started = performance.now();
+const instance = autocannon({
+  url: spec.url,
+  method: "POST",
+  headers: spec.headers,
+  body: spec.body,
+  connections: spec.connections,
+  duration: spec.seconds,
+});
+instance.on("response", (_client, statusCode, _bytes, responseTime) => {
+  statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+  latencies.push(responseTime);
+});
+const result = await instance;
+const elapsedSeconds = (performance.now() - started) / 1000;
+const serverAfter = readCpuMs(spec.serverPid);
+const client = process.cpuUsage(clientBefore);
+
+process.stdout.write(
+  `${JSON.stringify({
+    requests: latencies.length,
+    elapsedSeconds,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    statuses,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    serverCpuMs: serverBefore === undefined || serverAfter === undefined ? null : serverAfter - serverBefore,
+    clientCpuMs: (client.user + client.system) / 1000,
+  })}\n`,
+);
