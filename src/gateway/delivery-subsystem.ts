@@ -1,7 +1,7 @@
 /** @module Delivery subsystem: resolves `last`, writes each delivery to the outbox, logs it, moves the last route. */
-import { checkChannel } from "../actions/channels.js";
+
 import type { DeliverySend, HookBus } from "../events.js";
-import { isoNow } from "../iso-clock.js";
+import { checkChannel } from "../index.js";
 import type { LastRoute } from "./gateway-config.js";
 import type { JsonlWriter } from "./jsonl-file.js";
 import type { GatewayLogger } from "./logger.js";
@@ -60,7 +60,7 @@ export function startDeliverySubsystem(deps: DeliveryDeps): DeliverySubsystem {
   const onSend = (send: DeliverySend) => {
     const resolved = resolveDelivery(send, deps.lastRoute(), offered);
     const entry: OutboxEntry = {
-      at: isoNow(),
+      at: new Date().toISOString(),
       runId: send.runId,
       requestId: send.source.requestId,
       hook: send.source.hook,

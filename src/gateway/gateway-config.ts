@@ -1,20 +1,48 @@
 /** @module The reference gateway's own config sections (server, session, heartbeat, runner, channels), validated with every problem listed. */
 import * as v from "valibot";
-import { type ConfigIssue, fromValibotIssues } from "../config/issues.js";
-import { PluginGatewayConfigSchema } from "../config/schema.js";
-import { CHANNEL_IDS } from "../events.js";
+import { CHANNEL_IDS, type ConfigIssue, fromValibotIssues, PluginGatewayConfigSchema } from "../index.js";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 18789;
 export const DEFAULT_HEARTBEAT_SECONDS = 1800;
+/**
+ * A client gets this long to send its request line and headers. Node's defaults (60 s, checked every 30 s) let a
+ * client that never finishes its headers hold a socket, unauthenticated, for up to 90 s.
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * The whole request (headers and body) must arrive within this. Longer than the plugin's body deadline
+ * (`hooks.bodyTimeoutMs`, 30 s by default), which answers first with its own error.
+ */
+export const REQUEST_TIMEOUT_MS = 60_000;
+/** Simultaneous connections the gateway accepts; more are closed as they arrive. */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
 
 const Port = v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0), v.maxValue(65535));
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 const Channel = v.picklist(CHANNEL_IDS, `must be one of ${CHANNEL_IDS.join(", ")}`);
 
+const PositiveInt = v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1));
+/** An environment variable name; `HOOKS_*` are the variables the runner sets for each turn. */
+const EnvName = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name (letters, digits, _)"),
+  v.check(
+    (name) => !name.startsWith("HOOKS_"),
+    "names starting with HOOKS_ are set by the runner for each turn",
+  ),
+);
+
 export const ServerSchema = v.strictObject({
   host: v.optional(NonEmpty, DEFAULT_HOST),
   port: v.optional(Port, DEFAULT_PORT),
+  /** Milliseconds a client has to send the request line and headers; a socket that stalls is closed then. */
+  headersTimeoutMs: v.optional(
+    v.pipe(PositiveInt, v.maxValue(REQUEST_TIMEOUT_MS, `must be at most ${REQUEST_TIMEOUT_MS}`)),
+    DEFAULT_HEADERS_TIMEOUT_MS,
+  ),
+  /** Simultaneous connections; one more is closed at once. */
+  maxConnections: v.optional(PositiveInt, DEFAULT_MAX_CONNECTIONS),
 });
 
 export const LastRouteSchema = v.strictObject({
@@ -46,6 +74,12 @@ export const CommandRunnerSchema = v.strictObject({
   args: v.optional(v.array(v.string()), []),
   /** Working directory, relative to the config file; default: the config file's directory. */
   cwd: v.optional(NonEmpty),
+  /**
+   * Names of variables the program gets from the gateway's environment, e.g. `["OPENAI_API_KEY"]`; a name that
+   * is not set is left out. The program always gets PATH, HOME, LANG and TZ (when set) and the turn's HOOKS_*
+   * variables, and nothing else: not the gateway's tokens or keys unless named here.
+   */
+  env: v.optional(v.array(EnvName), []),
 });
 
 export const OpenAiRunnerSchema = v.strictObject({
@@ -73,8 +107,8 @@ export const GatewaySectionsSchema = v.object({
   channels: v.optional(v.array(Channel), [...CHANNEL_IDS]),
 });
 
-/** The whole config file `hooks serve` reads: the plugin's slice plus the gateway's sections; other keys pass. */
-export const GatewayConfigSchema = v.looseObject({
+/** The whole config file `hooks serve` reads: the plugin's slice plus the gateway's sections, and nothing else. */
+export const GatewayConfigSchema = v.strictObject({
   ...PluginGatewayConfigSchema.entries,
   ...GatewaySectionsSchema.entries,
 });
@@ -87,6 +121,7 @@ export type OpenAiRunnerConfig = v.InferOutput<typeof OpenAiRunnerSchema>;
 export type LastRoute = v.InferOutput<typeof LastRouteSchema>;
 
 const KNOWN_KEYS: Record<string, readonly string[]> = {
+  "": Object.keys(GatewayConfigSchema.entries),
   server: Object.keys(ServerSchema.entries),
   session: Object.keys(SessionSchema.entries),
   "session.lastRoute": Object.keys(LastRouteSchema.entries),
@@ -95,6 +130,21 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
     ...new Set([...Object.keys(CommandRunnerSchema.entries), ...Object.keys(OpenAiRunnerSchema.entries)]),
   ],
 };
+
+const NO_KEYS = v.strictObject({});
+
+/**
+ * Every top-level key the file has and the gateway config does not know (`hook:`, `sever:`), each with its "did you
+ * mean". Checked key by key: a strict object reports only the first unknown key, and a person fixing a file wants
+ * them all in one round.
+ */
+function unknownTopLevelKeys(raw: unknown): ConfigIssue[] {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return [];
+  const known = KNOWN_KEYS[""]!;
+  return Object.keys(raw)
+    .filter((key) => !known.includes(key))
+    .flatMap((key) => fromValibotIssues("", v.safeParse(NO_KEYS, { [key]: null }).issues ?? [], () => known));
+}
 
 export interface GatewaySectionsResult {
   /** Defaults when the sections are invalid, so later checks can still run and report their own problems. */
@@ -107,15 +157,17 @@ export function parseGatewaySections(
   raw: unknown,
   env: NodeJS.ProcessEnv = process.env,
 ): GatewaySectionsResult {
+  const unknownKeys = unknownTopLevelKeys(raw);
+  // The plugin's slice (`hooks`, ...) is the plugin's to check: its problems are listed once, by the plugin.
   const parsed = v.safeParse(GatewaySectionsSchema, raw ?? {});
   if (!parsed.success) {
     return {
       sections: v.parse(GatewaySectionsSchema, {}),
-      issues: fromValibotIssues("", parsed.issues, (at) => KNOWN_KEYS[at]),
+      issues: [...unknownKeys, ...fromValibotIssues("", parsed.issues, (at) => KNOWN_KEYS[at])],
     };
   }
   const sections = parsed.output;
-  const issues: ConfigIssue[] = [];
+  const issues: ConfigIssue[] = [...unknownKeys];
   const lastRoute = sections.session.lastRoute;
   if (lastRoute && !sections.channels.includes(lastRoute.channel)) {
     issues.push({ path: "session.lastRoute.channel", message: `"${lastRoute.channel}" is not in channels` });

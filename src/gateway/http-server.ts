@@ -1,7 +1,22 @@
-/** @module The gateway's node:http server: listens, counts in-flight requests, stops without cutting them off. */
+/** @module The gateway's node:http server: listens, bounds slow clients and connections, stops without cutting requests off. */
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from "./gateway-config.js";
+
+/** Node's own default, kept: an idle kept-alive connection is closed after this. */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+export interface GatewayServerOptions {
+  host: string;
+  port: number;
+  /** Time to send the request line and headers (`server.headersTimeoutMs`); default 10 s. */
+  headersTimeoutMs?: number;
+  /** Time to send the whole request; default 60 s, above the plugin's own body deadline. */
+  requestTimeoutMs?: number;
+  /** Simultaneous connections (`server.maxConnections`); default 1024. */
+  maxConnections?: number;
+}
 
 export interface GatewayServer {
   readonly host: string;
@@ -17,13 +32,24 @@ export interface GatewayServer {
 
 export async function listenGatewayServer(
   handle: (req: IncomingMessage, res: ServerResponse) => void,
-  options: { host: string; port: number },
+  options: GatewayServerOptions,
 ): Promise<GatewayServer> {
   let inFlight = 0;
   let closing = false;
   let drained: (() => void) | undefined;
 
-  const server = createServer((req, res) => {
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, headersTimeout);
+  const serverOptions = {
+    // Before any token is checked, a client that sends its headers slowly (or never) holds a socket; Node's
+    // defaults let it do so for about a minute.
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    // Node checks both deadlines on this timer (30 s by default), so it must tick well within them.
+    connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))),
+  };
+  const server = createServer(serverOptions, (req, res) => {
     inFlight++;
     // A kept-alive connection must not carry more requests into a stopping gateway.
     if (closing) res.setHeader("Connection", "close");
@@ -35,6 +61,8 @@ export async function listenGatewayServer(
     handle(req, res);
   });
 
+  // Past the cap a new connection is closed as it arrives; the ones already open are served as before.
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   server.listen(options.port, options.host);
   // Rejects with the listen error (EADDRINUSE, EACCES) instead of waiting forever.
   await once(server, "listening");

@@ -1,13 +1,13 @@
-/** @module The gateway's structured logger: human lines on a TTY, JSON lines otherwise; the plugin logs through it too. */
+/** @module The gateway's structured logger (pino): JSON lines, or readable lines on a TTY; the plugin logs through it too. */
 
-import { isoNow } from "../iso-clock.js";
-import type { HostLogger, LogFields } from "../host/contract.js";
-import { createTickBuffer } from "./tick-buffer.js";
+import pino, { type DestinationStream } from "pino";
+import pinoPretty from "pino-pretty";
+import type { HostLogger } from "../host/contract.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFormat = "text" | "json";
 
-const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const LEVELS: ReadonlySet<string> = new Set<LogLevel>(["debug", "info", "warn", "error"]);
 
 /** One line per handled request; built from the plugin's `hooks:request` event, so it holds no payload or header. */
 export interface RequestLogFields {
@@ -21,26 +21,69 @@ export interface RequestLogFields {
 
 export interface GatewayLogger extends HostLogger {
   request(fields: RequestLogFields): void;
+  /** Writes out what is buffered; resolves once it reached the output. Exit flushes too, so calling it is optional. */
+  flush(): Promise<void>;
 }
 
 export interface LoggerOptions {
   out?: NodeJS.WritableStream & { isTTY?: boolean };
   format?: LogFormat;
   level?: LogLevel;
-  now?: () => Date;
+}
+
+/**
+ * Process output is written in chunks of at least this many bytes (or after FLUSH_AFTER_MS): one syscall for many
+ * lines under load, instead of one per line.
+ */
+const MIN_CHUNK_BYTES = 2048;
+/**
+ * And at most this many (Linux's PIPE_BUF): a write that size reaches a pipe whole, so lines written meanwhile by
+ * someone else on the same stdout (the banner, a transform's console.log) never land inside a chunk.
+ */
+const MAX_CHUNK_BYTES = 4096;
+/** How long a line may wait in the buffer when little is being logged. */
+const FLUSH_AFTER_MS = 100;
+/** Lines beyond this much unwritten output (a stalled or broken stdout) are dropped rather than held in memory. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+/** The keys every line leads with; a field of the same name must not replace them when the line is read. */
+const RESERVED_KEYS = ["time", "level", "msg"] as const;
+
+/**
+ * pino writes the object's keys after `level` and `time` (and before `msg`), and a JSON reader keeps the last of two
+ * equal keys: a field named `level` would forge the line's level. Such a field keeps its value under `field.<name>`.
+ */
+function guardReservedKeys(fields: Record<string, unknown>): Record<string, unknown> {
+  if (!RESERVED_KEYS.some((key) => Object.hasOwn(fields, key))) return fields;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    out[(RESERVED_KEYS as readonly string[]).includes(key) ? `field.${key}` : key] = value;
+  }
+  return out;
 }
 
 export function isLogLevel(value: unknown): value is LogLevel {
-  return typeof value === "string" && value in LEVEL_RANK;
+  return typeof value === "string" && LEVELS.has(value);
 }
 
-function textValue(value: string | number | boolean): string {
-  const text = String(value);
+function textValue(value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
   return /^[^\s"=]+$/.test(text) ? text : JSON.stringify(text);
 }
 
-function textFields(fields: LogFields | undefined): string {
-  if (!fields) return "";
+/** The readable line's message: what a person scans for first, then the fields as `key=value`. */
+function readableMessage(log: Record<string, unknown>, messageKey: string): string {
+  const { time: _time, level: _level, [messageKey]: message, ...fields } = log;
+  let head = String(message);
+  if (message === "request" && typeof fields.method === "string") {
+    const { method, hook, status, durationMs, ...rest } = fields;
+    head = `${method} ${hook || "/"} ${status} ${durationMs}ms`;
+    return head + textFields(rest);
+  }
+  return head + textFields(fields);
+}
+
+function textFields(fields: Record<string, unknown>): string {
   let out = "";
   for (const [key, value] of Object.entries(fields)) {
     if (value !== undefined) out += ` ${key}=${textValue(value)}`;
@@ -48,76 +91,128 @@ function textFields(fields: LogFields | undefined): string {
   return out;
 }
 
-const quote = JSON.stringify;
-const INTEGER_KEY = /^(?:0|[1-9]\d*)$/;
+/** pino-pretty as a plain synchronous function over each line: no worker thread, no stream plumbing. */
+function readableDestination(out: NodeJS.WritableStream & { isTTY?: boolean }): DestinationStream {
+  const prettify = pinoPretty.prettyFactory({
+    colorize: out.isTTY === true && pinoPretty.isColorSupported,
+    translateTime: "SYS:HH:MM:ss.l",
+    hideObject: true,
+    messageFormat: readableMessage,
+  });
+  return { write: (line: string) => void out.write(prettify(line)) };
+}
 
-/**
- * `JSON.stringify({ time, level, msg, ...fields })`, written out field by field: building that object for
- * every line was a measurable share of a request. A field named like a leading key takes the generic path,
- * which keeps the spread's meaning (the field's value wins, in the leading key's place).
- */
-function jsonLine(time: string, level: LogLevel, message: string, fields: object | undefined): string {
-  let line = `{"time":"${time}","level":"${level}","msg":${quote(message)}`;
-  if (fields) {
-    for (const key of Object.keys(fields)) {
-      // Leading names and integer-like keys (which JSON.stringify orders first) take the generic path.
-      if (key === "time" || key === "level" || key === "msg" || INTEGER_KEY.test(key)) {
-        return `${JSON.stringify({ time, level, msg: message, ...fields })}\n`;
-      }
-      const value = quote((fields as Record<string, unknown>)[key]);
-      // undefined, a function or a symbol: JSON.stringify leaves the key out.
-      if (value === undefined) continue;
-      line += `,${quote(key)}:${value}`;
+interface BufferedDestination {
+  stream: DestinationStream;
+  flush(): Promise<void>;
+}
+
+/** stdout or stderr through sonic-boom, asynchronous and buffered; pino flushes it when the process exits. */
+function bufferedProcessDestination(fd: number): BufferedDestination {
+  const boom = pino.destination({
+    dest: fd,
+    sync: false,
+    minLength: MIN_CHUNK_BYTES,
+    maxWrite: MAX_CHUNK_BYTES,
+    maxLength: MAX_BUFFERED_BYTES,
+  });
+  let reported = false;
+  // pino already silences EPIPE (the reader went away); anything else is said once on stderr, and logging goes
+  // on: an unwritable log must not take the gateway down.
+  boom.on("error", (error: NodeJS.ErrnoException) => {
+    if (reported) return;
+    reported = true;
+    process.stderr.write(`hooks: cannot write the log to fd ${fd} (${error.code ?? error.message})\n`);
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const flushSoon = () => {
+    timer = undefined;
+    try {
+      boom.flush();
+    } catch {
+      // Ended by pino at exit: nothing is left to write.
     }
-  }
-  return `${line}}\n`;
+  };
+  return {
+    stream: {
+      write(line: string) {
+        try {
+          boom.write(line);
+        } catch {
+          // Ended by pino at exit (`beforeExit`); a line logged after that is dropped, never thrown at its caller.
+          return;
+        }
+        // A quiet gateway never fills a chunk; its lines still appear within FLUSH_AFTER_MS.
+        if (timer === undefined) {
+          timer = setTimeout(flushSoon, FLUSH_AFTER_MS);
+          timer.unref();
+        }
+      },
+    },
+    flush: () =>
+      new Promise<void>((resolve) => {
+        if (timer !== undefined) clearTimeout(timer);
+        timer = undefined;
+        // The callback runs once a write in flight has landed; what is left then goes out synchronously, in order.
+        boom.flush(() => {
+          try {
+            boom.flushSync();
+          } catch {
+            // Destroyed at exit, or the fd failed: the error listener has said so.
+          }
+          resolve();
+        });
+      }),
+  };
 }
 
 export function createGatewayLogger(options: LoggerOptions = {}): GatewayLogger {
   const out = options.out ?? process.stdout;
   const format = options.format ?? (out.isTTY ? "text" : "json");
-  const threshold = LEVEL_RANK[options.level ?? "info"];
-  const isoTime = options.now ? () => options.now!().toISOString() : isoNow;
-  // Process output gets one write per event-loop turn (each write to a pipe is a synchronous syscall on Linux);
-  // any other stream, a test's for instance, gets each line as it is logged.
-  const lines =
-    out === process.stdout || out === process.stderr
-      ? createTickBuffer((text) => out.write(text), { last: true })
-      : { push: (text: string) => void out.write(text) };
+  const processFd = out === process.stdout ? 1 : out === process.stderr ? 2 : undefined;
+  const buffered =
+    format === "json" && processFd !== undefined && !out.isTTY
+      ? bufferedProcessDestination(processFd)
+      : undefined;
+  const destination: DestinationStream =
+    format === "text"
+      ? readableDestination(out)
+      : (buffered?.stream ?? { write: (line: string) => void out.write(line) });
 
-  const write = (level: LogLevel, message: string, fields?: LogFields): void => {
-    if (LEVEL_RANK[level] < threshold) return;
-    const time = isoTime();
-    if (format === "json") {
-      lines.push(jsonLine(time, level, message, fields));
-    } else {
-      lines.push(`${time.slice(11, 23)} ${level.padEnd(5)} ${message}${textFields(fields)}\n`);
-    }
-  };
+  const logger = pino(
+    {
+      level: options.level ?? "info",
+      // No pid or hostname on every line: one gateway per process, and the lines go to its own log.
+      base: null,
+      messageKey: "msg",
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: guardReservedKeys,
+      },
+    },
+    destination,
+  );
 
   return {
-    debug: (message, fields) => write("debug", message, fields),
-    info: (message, fields) => write("info", message, fields),
-    warn: (message, fields) => write("warn", message, fields),
-    error: (message, fields) => write("error", message, fields),
+    debug: (message, fields) => logger.debug(fields ?? {}, message),
+    info: (message, fields) => logger.info(fields ?? {}, message),
+    warn: (message, fields) => logger.warn(fields ?? {}, message),
+    error: (message, fields) => logger.error(fields ?? {}, message),
     request(fields) {
-      const level: LogLevel = fields.status >= 500 ? "error" : "info";
-      if (format === "json") {
-        if (LEVEL_RANK[level] >= threshold) lines.push(jsonLine(isoTime(), level, "request", fields));
-        return;
-      }
-      // The readable form leads with what a person scans for: method, hook, status, time.
-      const { method, hook, status, durationMs, ...rest } = fields;
-      write(level, `${method} ${hook || "/"} ${status} ${durationMs}ms`, rest);
+      if (fields.status >= 500) logger.error(fields, "request");
+      else logger.info(fields, "request");
     },
+    flush: () => buffered?.flush() ?? Promise.resolve(),
   };
 }
 
-/** A logger that drops everything, for in-process uses that want quiet (benchmarks). */
+/** A logger that drops everything, for in-process uses that want quiet (benchmarks, tests). */
 export const silentGatewayLogger: GatewayLogger = {
   debug() {},
   info() {},
   warn() {},
   error() {},
   request() {},
+  flush: () => Promise.resolve(),
 };

@@ -2,14 +2,15 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { EventSource, SystemEvent } from "../events.js";
-import { isoNow } from "../iso-clock.js";
 import type { LastRoute } from "./gateway-config.js";
 import {
   createJsonlWriter,
   parseJsonl,
   readJsonFile,
   readJsonl,
+  reportOnStderr,
   toJsonLines,
+  type WriteErrorHandler,
   writeFileAtomic,
 } from "./jsonl-file.js";
 import type { ChatMessage } from "./runners/runner-types.js";
@@ -56,7 +57,10 @@ export interface SessionStore {
   /** Queues a system event for the main session until the next heartbeat. */
   enqueue(event: SystemEvent): void;
   pending(): readonly QueuedSystemEvent[];
-  /** Moves every queued event into the transcript, then records the heartbeat; returns how many moved. */
+  /**
+   * Moves every queued event into the transcript, then records the heartbeat; returns how many moved. When the
+   * transcript cannot be written the events stay queued (and 0 moved), for the next heartbeat to try again.
+   */
   drain(reasons: readonly string[]): number;
   history(sessionKey: string): readonly ChatMessage[];
   appendHistory(sessionKey: string, messages: readonly ChatMessage[], runId?: string): void;
@@ -101,6 +105,12 @@ function knownSessionKeys(file: string): Set<number> {
   return keys;
 }
 
+function countLines(bytes: Buffer): number {
+  let lines = 0;
+  for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) lines++;
+  return lines;
+}
+
 /**
  * The queued events a previous run left. A file from an older version (records without `kind`) or ending in
  * a torn line is rewritten whole, so that its lines can later move to the transcript byte for byte.
@@ -127,15 +137,25 @@ function loadQueue(queueFile: string): QueuedSystemEvent[] {
   return normalised;
 }
 
-export function createSessionStore(stateDir: string, initialRoute: LastRoute | undefined): SessionStore {
+export interface SessionStoreOptions {
+  /** Told when a state file cannot be written (a full disk, say); the store keeps going. Default: a line on stderr. */
+  onError?: WriteErrorHandler;
+}
+
+export function createSessionStore(
+  stateDir: string,
+  initialRoute: LastRoute | undefined,
+  options: SessionStoreOptions = {},
+): SessionStore {
+  const onError = options.onError ?? reportOnStderr;
   const file = (name: string) => path.join(stateDir, name);
   const queueFile = file(STATE_FILES.queue);
   const queue = loadQueue(queueFile);
-  const queueWriter = createJsonlWriter(queueFile);
-  const transcript = createJsonlWriter(file(STATE_FILES.transcript));
+  const queueWriter = createJsonlWriter(queueFile, { onError });
+  const transcript = createJsonlWriter(file(STATE_FILES.transcript), { onError });
   // Every session's messages in one append-only log: a one-shot `hook:<uuid>` session costs a line, not a file.
   const sessionsFile = file(STATE_FILES.sessions);
-  const sessionLog = createJsonlWriter(sessionsFile);
+  const sessionLog = createJsonlWriter(sessionsFile, { onError });
   const known = knownSessionKeys(sessionsFile);
   // Recently used histories stay in memory (their last HISTORY_WINDOW messages); the rest are read again when needed.
   const histories = new Map<string, ChatMessage[]>();
@@ -162,13 +182,16 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     return messages;
   };
 
-  // The queue file as bytes; if someone removed it, the events in memory are written out instead.
-  const queueFileOr = (events: readonly QueuedSystemEvent[]): Buffer => {
+  // The queue file as bytes. If someone removed it, or a failed write left it short of the events in memory,
+  // those events are written out instead.
+  const queuedBytes = (events: readonly QueuedSystemEvent[]): Buffer => {
     try {
-      return readFileSync(queueFile);
+      const bytes = readFileSync(queueFile);
+      if (countLines(bytes) === events.length) return bytes;
     } catch {
-      return Buffer.from(toJsonLines(events));
+      // removed: fall through
     }
+    return Buffer.from(toJsonLines(events));
   };
 
   return {
@@ -176,7 +199,7 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     enqueue(event) {
       const queued: QueuedSystemEvent = {
         kind: "system-event",
-        at: isoNow(),
+        at: new Date().toISOString(),
         eventId: event.eventId,
         text: event.text,
         untrusted: event.untrusted,
@@ -187,26 +210,24 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     },
     pending: () => queue,
     drain(reasons) {
-      const drained = queue.length;
+      let drained = queue.length;
       if (drained > 0) {
         queueWriter.flush();
         // The queue file's lines move as they are: no event is parsed or serialised again. Under load a
         // heartbeat drains thousands, and re-serialising them stalled every request behind it.
-        transcript.appendBytes(queueFileOr(queue));
+        if (!transcript.appendBytes(queuedBytes(queue))) drained = 0;
       }
-      transcript.append({ kind: "heartbeat", at: isoNow(), reasons: [...reasons], drained });
-      // Written to the transcript first: a crash in between repeats events rather than losing them.
-      if (drained > 0) {
-        transcript.flush();
-        queueWriter.truncate();
-        queue.length = 0;
-      }
+      transcript.append({ kind: "heartbeat", at: new Date().toISOString(), reasons: [...reasons], drained });
+      // Written to the transcript first: a crash or a failed write in between repeats events rather than losing them.
+      if (!transcript.flush() || drained === 0) return 0;
+      queueWriter.truncate();
+      queue.length = 0;
       return drained;
     },
     history: (key) => session(key),
     appendHistory(key, messages, runId) {
       const cached = session(key);
-      const at = isoNow();
+      const at = new Date().toISOString();
       for (const { role, content } of messages) {
         sessionLog.append(
           runId === undefined
@@ -222,7 +243,13 @@ export function createSessionStore(stateDir: string, initialRoute: LastRoute | u
     setLastRoute(next) {
       if (route?.channel === next.channel && route.to === next.to) return;
       route = next;
-      writeFileAtomic(file(STATE_FILES.lastRoute), `${JSON.stringify(next)}\n`);
+      const routeFile = file(STATE_FILES.lastRoute);
+      try {
+        writeFileAtomic(routeFile, `${JSON.stringify(next)}\n`);
+      } catch (error) {
+        // The route still moves for this run; only a restart would forget it.
+        onError(error as NodeJS.ErrnoException, routeFile);
+      }
     },
     close() {
       queueWriter.close();

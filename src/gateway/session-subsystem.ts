@@ -93,14 +93,6 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
 
   const onAgentTurn = (turn: AgentTurn) => {
     const started = performance.now();
-    if (runner.runNow && !chains.has(turn.sessionKey)) {
-      try {
-        complete(turn, runner.runNow({ turn, history: store.history(turn.sessionKey) }), started);
-      } catch (error) {
-        finish(turn, { status: "error", error: (error as Error)?.message ?? String(error) }, started);
-      }
-      return;
-    }
     const controller = new AbortController();
     // The clock starts on receipt, as the plugin's own deadline does, even if the turn waits behind another.
     const timer = setTimeout(

@@ -17,7 +17,7 @@ import type { GatewaySections } from "./gateway-config.js";
 import { parseGatewaySections } from "./gateway-config.js";
 import { startHeartbeatSubsystem } from "./heartbeat-subsystem.js";
 import { listenGatewayServer } from "./http-server.js";
-import { createJsonlWriter } from "./jsonl-file.js";
+import { createJsonlWriter, logWriteError } from "./jsonl-file.js";
 import { createGatewayLogger, type GatewayLogger } from "./logger.js";
 import { createRequestCapture } from "./request-capture.js";
 import { createRouter } from "./router.js";
@@ -79,6 +79,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   const env = options.env ?? process.env;
   const { sections, issues } = parseGatewaySections(options.config, env);
   const logger = options.logger ?? createGatewayLogger();
+  // A state or record file that cannot be written is logged and survived, never a crash.
+  const onError = logWriteError(logger);
   const stateDir = path.resolve(options.stateDir ?? DEFAULT_STATE_DIR);
   const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
 
@@ -111,7 +113,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   if (issues.length > 0) throw new ConfigError(issues);
 
   // First subscriber, so the record shows events in emission order even when a listener emits more.
-  const recorder = options.recordFile ? startEventRecorder(bus, path.resolve(options.recordFile)) : undefined;
+  const recorder = options.recordFile
+    ? startEventRecorder(bus, path.resolve(options.recordFile), { onError })
+    : undefined;
   bus.on("hooks:request", (event) =>
     logger.request({
       method: event.method,
@@ -123,8 +127,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     }),
   );
 
-  const store = createSessionStore(stateDir, sections.session.lastRoute);
-  const outbox = createJsonlWriter(path.join(stateDir, STATE_FILES.outbox));
+  const store = createSessionStore(stateDir, sections.session.lastRoute, { onError });
+  const outbox = createJsonlWriter(path.join(stateDir, STATE_FILES.outbox), { onError });
   const session = startSessionSubsystem({
     bus,
     store,
@@ -177,6 +181,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     server = await listenGatewayServer(router.handle, {
       host: options.host ?? sections.server.host,
       port: options.port ?? sections.server.port,
+      headersTimeoutMs: sections.server.headersTimeoutMs,
+      maxConnections: sections.server.maxConnections,
+      // The plugin enforces its own body deadline; Node's request timeout only backs it up.
+      requestTimeoutMs: Math.max(60_000, bodyTimeoutMs(options.config) + sections.server.headersTimeoutMs),
     });
   } catch (error) {
     await session.stop();
@@ -199,6 +207,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     await session.stop();
     await stopEverything();
     logger.info("stopped");
+    await logger.flush();
   };
 
   const pluginPath = router.routes[0]?.path;
@@ -219,4 +228,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       return closing;
     },
   };
+}
+
+/** `hooks.bodyTimeoutMs` as configured (the plugin validated it), else its default. */
+function bodyTimeoutMs(config: unknown): number {
+  const hooks = (config as { hooks?: { bodyTimeoutMs?: unknown } } | undefined)?.hooks;
+  return typeof hooks?.bodyTimeoutMs === "number" ? hooks.bodyTimeoutMs : 30_000;
 }

@@ -1,5 +1,5 @@
 /** @module Reads a gateway config for editing (no `${VAR}` substitution) and writes it back with a `.bak` of the previous file. */
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import JSON5 from "json5";
 import { writeFileAtomically } from "./atomic-write.js";
@@ -35,10 +35,13 @@ export async function readConfigForEdit(file: string): Promise<EditableConfig> {
   return { file: absolute, existing: { text, mode }, config: parsed as Record<string, unknown> };
 }
 
+/** The config holds the hook token: no one but its owner may read it. */
+const PRIVATE_MODE = 0o600;
+
 /**
  * Writes `config` as JSON5. The previous file is copied to `<file>.bak` first (JSON5 rewriting drops comments
- * and formatting); the new file keeps the old one's permissions, and a new file is private (0600) because it
- * holds the hook token.
+ * and formatting). A new file is private (0600); an edited one keeps its mode or is tightened to that, never
+ * loosened (0644 becomes 0600, 0400 stays 0400). The backup gets the same mode: it may hold a token too.
  */
 export async function writeConfig(
   edit: EditableConfig,
@@ -46,11 +49,13 @@ export async function writeConfig(
 ): Promise<{ backup?: string }> {
   const text = `${JSON5.stringify(config, null, 2)}\n`;
   if (edit.existing === undefined) {
-    await writeFileAtomically(edit.file, text, 0o600);
+    await writeFileAtomically(edit.file, text, PRIVATE_MODE);
     return {};
   }
+  const mode = edit.existing.mode & PRIVATE_MODE;
   const backup = `${edit.file}.bak`;
-  await writeFile(backup, edit.existing.text, { mode: edit.existing.mode });
-  await writeFileAtomically(edit.file, text, edit.existing.mode);
+  // Replaced rather than written into: an old backup keeps its mode when written into, however loose.
+  await writeFileAtomically(backup, edit.existing.text, mode);
+  await writeFileAtomically(edit.file, text, mode);
   return { backup };
 }

@@ -22,5 +22,3 @@ export function createConsoleLogger(
     error: (message) => stderr.write(line("error", message)),
   };
 }
-
-export const silentLogger: MailboxLogger = { info() {}, warn() {}, error() {} };

@@ -3,8 +3,10 @@ import { once } from "node:events";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createCommandRunner } from "../../src/gateway/runners/command.js";
 import { cleanupCli, makeTempDir, pollFor, type ServeProcess, startServe } from "../helpers/spawn-cli.js";
 import { AUTH, baseConfig, postJson, readRecord, writeConfig } from "./support.js";
 
@@ -47,7 +49,8 @@ if (input.includes("SLEEP")) {
 } else {
   const raw = input.includes("<<<") ? input.split("\\n").slice(2, -1).join("\\n") : input;
   process.stdout.write("agent says: " + raw.toUpperCase() + " key=" + process.env.HOOKS_SESSION_KEY +
-    " token-visible=" + (process.env.HOOKS_TOKEN !== undefined) + "\\n");
+    " token-visible=" + (process.env.HOOKS_TOKEN !== undefined) +
+    " secret-visible=" + (process.env.OTHER_SECRET !== undefined) + "\\n");
 }
 `;
 
@@ -59,7 +62,8 @@ describe("command runner", () => {
     const config = writeConfig(
       dir,
       baseConfig(
-        { runner: { kind: "command", command: process.execPath, args: ["agent.mjs"] } },
+        // The program sees PID_FILE because the config names it; nothing else of the gateway's environment.
+        { runner: { kind: "command", command: process.execPath, args: ["agent.mjs"], env: ["PID_FILE"] } },
         { token: "${HOOKS_TOKEN}" },
       ),
     );
@@ -67,7 +71,11 @@ describe("command runner", () => {
     const gateway = await startServe(
       ["--config", config, "--state-dir", path.join(dir, "state"), "--record", record],
       {
-        env: { HOOKS_TOKEN: "command-runner-token-0123456789abcdef", PID_FILE: pidFile },
+        env: {
+          HOOKS_TOKEN: "command-runner-token-0123456789abcdef",
+          PID_FILE: pidFile,
+          OTHER_SECRET: "not for the agent",
+        },
       },
     );
     const auth = { authorization: "Bearer command-runner-token-0123456789abcdef" };
@@ -76,7 +84,7 @@ describe("command runner", () => {
     const ok = await turn({ message: "hello there", sessionKey: "hook:cmd" });
     expect(ok).toMatchObject({
       status: "ok",
-      reply: "agent says: HELLO THERE key=hook:cmd token-visible=false",
+      reply: "agent says: HELLO THERE key=hook:cmd token-visible=false secret-visible=false",
     });
 
     const failed = await turn({ message: "please FAIL" });
@@ -89,6 +97,82 @@ describe("command runner", () => {
     const pid = Number(readFileSync(pidFile, "utf8"));
     expect(pid).toBeGreaterThan(0);
     await pollFor(() => (isAlive(pid) ? undefined : true), `agent process ${pid} to be killed`, 5_000);
+  });
+});
+
+describe("command runner environment", () => {
+  const turn = {
+    source: { hook: "agent", requestId: "r1" },
+    runId: "run-env",
+    sessionKey: "hook:env",
+    message: "hi",
+    raw: "hi",
+    untrusted: true,
+    name: "Hook",
+    timeoutSeconds: 5,
+    wakeMode: "now" as const,
+    deliver: false,
+    channel: "last",
+    model: "local/model",
+  };
+  /** Everything the gateway's process might hold: the variables behind its tokens, keys and passwords. */
+  const gatewayEnv = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: "/home/gateway",
+    LANG: "C.UTF-8",
+    HOOKS_TOKEN: "hook-token-secret",
+    GATEWAY_AUTH_TOKEN: "gateway-token-secret",
+    OPENAI_API_KEY: "sk-secret",
+    MAILBOX_PASSWORD: "imap-secret",
+    AGENT_SETTING: "for the agent",
+  };
+
+  async function childEnvOf(passed: string[]): Promise<Record<string, string>> {
+    const runner = createCommandRunner(
+      {
+        kind: "command",
+        command: process.execPath,
+        args: ["-e", "process.stdout.write(JSON.stringify(process.env))"],
+        env: passed,
+      },
+      os.tmpdir(),
+      gatewayEnv,
+    );
+    const output = await runner.run({ turn, history: [], signal: new AbortController().signal });
+    return JSON.parse(output.reply);
+  }
+
+  it("hands a real program only PATH, HOME, LANG, TZ (those set) and the turn's HOOKS_* variables", async () => {
+    const env = await childEnvOf([]);
+    expect(Object.keys(env).sort()).toEqual(
+      [
+        "HOME",
+        "HOOKS_MODEL",
+        "HOOKS_RUN_ID",
+        "HOOKS_SESSION_FILE",
+        "HOOKS_SESSION_KEY",
+        "LANG",
+        "PATH",
+      ].sort(),
+    );
+    expect(env).toMatchObject({
+      PATH: gatewayEnv.PATH,
+      HOME: "/home/gateway",
+      LANG: "C.UTF-8",
+      HOOKS_RUN_ID: "run-env",
+      HOOKS_SESSION_KEY: "hook:env",
+      HOOKS_MODEL: "local/model",
+    });
+    expect(JSON.stringify(env)).not.toMatch(/secret/);
+  });
+
+  it("passes the variables runner.env names, and skips a named one that is not set", async () => {
+    const env = await childEnvOf(["AGENT_SETTING", "OPENAI_API_KEY", "NOT_SET_ANYWHERE"]);
+    expect(env).toMatchObject({ AGENT_SETTING: "for the agent", OPENAI_API_KEY: "sk-secret" });
+    expect(env).not.toHaveProperty("NOT_SET_ANYWHERE");
+    expect(env).not.toHaveProperty("HOOKS_TOKEN");
+    expect(env).not.toHaveProperty("GATEWAY_AUTH_TOKEN");
+    expect(env).not.toHaveProperty("MAILBOX_PASSWORD");
   });
 });
 

@@ -1,4 +1,4 @@
-/** @module The gateway's parts in-process: heartbeat coalescing, delivery routing, logger format, router, session state. */
+/** @module The gateway's parts in-process: heartbeat coalescing, delivery routing, router, session state, the runner's history file. */
 
 import { once } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HookBus } from "../../src/events.js";
 import { resolveDelivery } from "../../src/gateway/delivery-subsystem.js";
 import { startHeartbeatSubsystem } from "../../src/gateway/heartbeat-subsystem.js";
-import { createGatewayLogger, silentGatewayLogger } from "../../src/gateway/logger.js";
+import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { createRouter } from "../../src/gateway/router.js";
 import { createCommandRunner } from "../../src/gateway/runners/command.js";
 import { createSessionStore, HISTORY_WINDOW, sessionKeyHash } from "../../src/gateway/session-store.js";
@@ -108,96 +108,6 @@ describe("delivery routing", () => {
   });
 });
 
-describe("logger", () => {
-  const now = () => new Date("2026-01-02T03:04:05.678Z");
-  const sink = () => {
-    const lines: string[] = [];
-    return { lines, out: { write: (text: string) => lines.push(text) } as never };
-  };
-
-  it("writes JSON lines with time, level and fields, and drops what is under its level", () => {
-    const { lines, out } = sink();
-    const logger = createGatewayLogger({ out, format: "json", level: "info", now });
-    logger.debug("hidden");
-    logger.request({
-      method: "POST",
-      hook: "wake",
-      status: 200,
-      durationMs: 1.5,
-      requestId: "r1",
-      mappingId: undefined,
-    });
-    logger.warn("careful", { requestId: "r2" });
-    expect(lines.map((line) => JSON.parse(line))).toEqual([
-      {
-        time: "2026-01-02T03:04:05.678Z",
-        level: "info",
-        msg: "request",
-        method: "POST",
-        hook: "wake",
-        status: 200,
-        durationMs: 1.5,
-        requestId: "r1",
-      },
-      { time: "2026-01-02T03:04:05.678Z", level: "warn", msg: "careful", requestId: "r2" },
-    ]);
-  });
-
-  it("writes each line exactly as JSON.stringify of time, level, msg and the fields would", () => {
-    const { lines, out } = sink();
-    const logger = createGatewayLogger({ out, format: "json", level: "debug", now });
-    const cases: Array<Record<string, string | number | boolean | undefined>> = [
-      {},
-      { n: 1.5, ok: false, gone: undefined, text: 'quote " backslash \\ newline \n' },
-      { msg: "a field named like a leading key wins, in its place", extra: 1 },
-      { level: undefined, after: "a leading key set to undefined drops out of the line" },
-      { b: 1, 2: "integer-like keys go first", a: 3 },
-    ];
-    for (const fields of cases) logger.debug('message with \u2028 and "quotes"', fields);
-    expect(lines).toEqual(
-      cases.map(
-        (fields) =>
-          `${JSON.stringify({ time: "2026-01-02T03:04:05.678Z", level: "debug", msg: 'message with \u2028 and "quotes"', ...fields })}\n`,
-      ),
-    );
-  });
-
-  it("writes the request line exactly as the generic JSON line would, quotes and all", () => {
-    const { lines, out } = sink();
-    const logger = createGatewayLogger({ out, format: "json", level: "info", now });
-    const fields = {
-      method: "POST",
-      hook: 'odd "hook"\\name\n\u2028',
-      status: 503,
-      durationMs: 0.125,
-      requestId: "r-1",
-      mappingId: "map\tping",
-    };
-    logger.request(fields);
-    expect(lines).toEqual([
-      `${JSON.stringify({ time: "2026-01-02T03:04:05.678Z", level: "error", msg: "request", ...fields })}\n`,
-    ]);
-  });
-
-  it("writes one readable line per request on a terminal, server errors at error level", () => {
-    const { lines, out } = sink();
-    const logger = createGatewayLogger({ out, format: "text", now });
-    logger.request({
-      method: "POST",
-      hook: "github/push",
-      status: 500,
-      durationMs: 12,
-      requestId: "r1",
-      mappingId: "gh",
-    });
-    logger.info("heartbeat", { reasons: "hook:wake, interval", drained: 2 });
-    expect(lines).toEqual([
-      "03:04:05.678 error POST github/push 500 12ms requestId=r1 mappingId=gh\n",
-      '03:04:05.678 info  heartbeat reasons="hook:wake, interval" drained=2\n',
-    ]);
-  });
-});
-
 describe("router", () => {
   it("sends a request to the longest matching prefix, answers 404 JSON otherwise, and 500 when a handler fails", async () => {
     const router = createRouter(silentGatewayLogger);
@@ -205,13 +115,19 @@ describe("router", () => {
       path: "/hooks",
       match: "prefix",
       auth: "plugin",
-      handler: (_req, res) => void res.end("outer"),
+      handler: async (_req, res) => {
+        res.end("outer");
+        return true;
+      },
     });
     router.add({
       path: "/hooks/inner/",
       match: "prefix",
       auth: "plugin",
-      handler: (_req, res) => void res.end("inner"),
+      handler: async (_req, res) => {
+        res.end("inner");
+        return true;
+      },
     });
     router.add({
       path: "/broken",
@@ -220,7 +136,7 @@ describe("router", () => {
       handler: async () => Promise.reject(new Error("boom")),
     });
     expect(() =>
-      router.add({ path: "hooks", match: "prefix", auth: "plugin", handler: () => undefined }),
+      router.add({ path: "hooks", match: "prefix", auth: "plugin", handler: async () => true }),
     ).toThrow(/already registered/);
     const server = createServer(router.handle);
     server.listen(0, "127.0.0.1");
@@ -380,6 +296,7 @@ describe("command runner history file", () => {
       {
         kind: "command",
         command: process.execPath,
+        env: [],
         args: [
           "-e",
           'const fs=require("fs");const f=process.env.HOOKS_SESSION_FILE;process.stdout.write(f+"\\n"+fs.readFileSync(f,"utf8"))',

@@ -1,5 +1,7 @@
 /** @module `hooks mailbox setup`: the config edit (unit) and the command, with and without a test login against dovecot. */
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { once } from "node:events";
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
@@ -190,7 +192,10 @@ describe("hooks mailbox setup", () => {
   channels: ["telegram"], // trailing comma follows
 }
 `;
-    await writeFile(file, original, { mode: 0o640 });
+    await writeFile(file, original, { mode: 0o644 });
+    // A backup left by an earlier run, readable by everyone.
+    await writeFile(`${file}.bak`, "old backup", { mode: 0o644 });
+    await chmod(`${file}.bak`, 0o644);
     const secretDir = path.join(dir, "secrets");
     const run = await runSetup([
       ...base,
@@ -215,12 +220,34 @@ describe("hooks mailbox setup", () => {
       },
     });
     expect(await readFile(`${file}.bak`, "utf8")).toBe(original);
-    expect((await stat(file)).mode & 0o777).toBe(0o640);
+    // The file holds a token from now on: tightened to 0600, the backup (which may hold one too) with it.
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(`${file}.bak`)).mode & 0o777).toBe(0o600);
     expect(run.stdout).toMatch(/Updated .*gateway\.json5/);
     expect(run.stdout).toMatch(/comments and formatting were not kept.*gateway\.json5\.bak/);
     expect(run.stdout).not.toContain("hooks.token: created");
     expect(run.stdout).toMatch(/password file .* does not exist yet/);
   });
+
+  it.each([
+    ["600", "600"],
+    ["640", "600"],
+    ["666", "600"],
+    ["400", "400"],
+  ])(
+    "rewrites a config of mode %s with mode %s: kept or tightened, never loosened",
+    async (before, expected) => {
+      const file = path.join(dir, "gateway.json5");
+      const after = Number.parseInt(expected, 8);
+      await writeFile(file, "{}\n");
+      await chmod(file, Number.parseInt(before, 8));
+      const run = await runSetup([...base, "--password-env", "IMAP_PW", "--config", file]);
+      expect(run.exitCode).toBe(0);
+      expect(JSON5.parse(await readFile(file, "utf8")).hooks.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect((await stat(file)).mode & 0o777).toBe(after);
+      expect((await stat(`${file}.bak`)).mode & 0o777).toBe(after);
+    },
+  );
 
   it.each([
     [["--password-env", "A", "--password-file", "b"], /only one of --password-env and --password-file/],
@@ -234,6 +261,46 @@ describe("hooks mailbox setup", () => {
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toMatch(message);
     await expect(stat(file)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("skips the login with --no-verify: no connection to the server, the config written", async () => {
+    // Needs no IMAP server, so it runs everywhere: a plain listener shows that nothing connects.
+    let connections = 0;
+    const listener = net.createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    listener.listen(0, "127.0.0.1");
+    await once(listener, "listening");
+    try {
+      const file = path.join(dir, "unverified.json5");
+      const port = String((listener.address() as AddressInfo).port);
+      const run = await runSetup(
+        [
+          "--host",
+          "127.0.0.1",
+          "--port",
+          port,
+          "--no-tls",
+          "--user",
+          "vera",
+          "--password-env",
+          "VERA_PW",
+        ].concat(["--config", file, "--no-verify"]),
+        { VERA_PW: "wrong-password" },
+      );
+      expect(run).toMatchObject({ exitCode: 0, stderr: "" });
+      expect(run.stdout).not.toContain("Verified");
+      expect(JSON5.parse(await readFile(file, "utf8")).hooks.mailbox).toMatchObject({
+        host: "127.0.0.1",
+        port: Number(port),
+        user: "vera",
+        security: "none",
+      });
+      expect(connections).toBe(0);
+    } finally {
+      listener.close();
+    }
   });
 
   it("leaves an unreadable config untouched (exit 1)", async () => {
@@ -300,14 +367,6 @@ describe.skipIf(skipReason !== undefined)(
       expect(unset.exitCode).toBe(1);
       expect(unset.stderr).toMatch(/environment variable VERA_PW .* is not set/);
       await expect(stat(file)).rejects.toThrow(/ENOENT/);
-    });
-
-    it("skips the login with --no-verify", async () => {
-      const file = path.join(dir, "unverified.json5");
-      const run = await runSetup(args(file, "--no-verify"), { VERA_PW: "wrong-password" });
-      expect(run.exitCode).toBe(0);
-      expect(run.stdout).not.toContain("Verified");
-      expect(JSON5.parse(await readFile(file, "utf8")).hooks.mailbox.user).toBe("vera");
     });
 
     // Last on purpose: dovecot slows down the next logins from an address after a failed one.

@@ -10,13 +10,25 @@ import { type AgentRunner, abortError } from "./runner-types.js";
 export const MAX_OUTPUT_BYTES = 1_048_576;
 /** After SIGTERM, a program that ignores it gets SIGKILL this much later. */
 const KILL_GRACE_MS = 2_000;
-/** Variables the child never inherits: the hook token is the gateway's secret, not the agent's. */
-const WITHHELD_ENV = ["HOOKS_TOKEN"];
+/**
+ * What every program gets from the gateway's environment, each only if set. The gateway's environment holds its
+ * secrets (the hook token, the gateway token, the openai runner's key, the mailbox password): an allow-list keeps
+ * them out of a program that reads untrusted text, unless `runner.env` names one on purpose.
+ */
+const BASE_CHILD_ENV = ["PATH", "HOME", "LANG", "TZ"] as const;
 
-function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of WITHHELD_ENV) delete env[name];
-  for (const [name, value] of Object.entries(extra)) if (value !== undefined) env[name] = value;
+/** The child's whole environment: the base names and `runner.env` from `from`, then the turn's own variables. */
+function childEnv(
+  passed: readonly string[],
+  from: NodeJS.ProcessEnv,
+  turn: Record<string, string | undefined>,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of [...BASE_CHILD_ENV, ...passed]) {
+    const value = from[name];
+    if (value !== undefined) env[name] = value;
+  }
+  for (const [name, value] of Object.entries(turn)) if (value !== undefined) env[name] = value;
   return env;
 }
 
@@ -29,7 +41,11 @@ function collect(stream: NodeJS.ReadableStream | null, chunks: Buffer[]): void {
   });
 }
 
-export function createCommandRunner(config: CommandRunnerConfig, configDir: string): AgentRunner {
+export function createCommandRunner(
+  config: CommandRunnerConfig,
+  configDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): AgentRunner {
   const cwd = path.resolve(configDir, config.cwd ?? ".");
   return {
     kind: "command",
@@ -47,7 +63,7 @@ export function createCommandRunner(config: CommandRunnerConfig, configDir: stri
         const child = spawn(config.command, config.args, {
           cwd,
           stdio: ["pipe", "pipe", "pipe"],
-          env: childEnv({
+          env: childEnv(config.env, env, {
             HOOKS_RUN_ID: turn.runId,
             HOOKS_SESSION_KEY: turn.sessionKey,
             HOOKS_SESSION_FILE: sessionFile,

@@ -14,7 +14,7 @@ export function createRunner(
     case "echo":
       return createEchoRunner();
     case "command":
-      return createCommandRunner(config, configDir);
+      return createCommandRunner(config, configDir, env);
     case "openai":
       return createOpenAiRunner(config, env);
   }

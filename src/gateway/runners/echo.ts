@@ -7,8 +7,5 @@ export function createEchoRunner(): AgentRunner {
     async run({ turn }) {
       return { reply: turn.raw };
     },
-    runNow({ turn }) {
-      return { reply: turn.raw };
-    },
   };
 }

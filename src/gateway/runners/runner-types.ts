@@ -23,11 +23,6 @@ export interface RunnerOutput {
 export interface AgentRunner {
   readonly kind: string;
   run(input: RunnerInput): Promise<RunnerOutput>;
-  /**
-   * For runners that answer at once (echo): the reply without a timer, an abort signal or a promise, which
-   * under load cost more than the run itself. Used only when no earlier turn of the same key is still running.
-   */
-  runNow?(input: Omit<RunnerInput, "signal">): RunnerOutput;
 }
 
 /** The reason a signal was aborted with, as an Error for the caller's `catch`. */
