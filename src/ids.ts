@@ -1,5 +1,5 @@
 /** @module The Ids port: where request ids, event ids, run ids, generated session keys and marker ids come from. */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 
 export interface Ids {
   /** A fresh UUID v4 (request ids, event ids, run ids, `hook:<uuid>` session keys). */
@@ -10,5 +10,10 @@ export interface Ids {
 
 export const randomIds: Ids = {
   uuid: () => randomUUID(),
-  markerId: () => randomBytes(8).toString("hex"),
+  // 64 random bits from a UUID's random digits (not its version or variant digits): Node draws UUIDs from a
+  // cached pool of entropy, where randomBytes(8) is a call into OpenSSL per id (8 µs per request, PROFILE.md).
+  markerId: () => {
+    const uuid = randomUUID();
+    return uuid.slice(0, 8) + uuid.slice(24, 32);
+  },
 };

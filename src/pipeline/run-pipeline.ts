@@ -50,6 +50,8 @@ export interface Exchange {
   error: HookError | undefined;
 }
 
+const NO_VIEW = { headers: {}, query: {}, url: "" };
+
 export type Pipeline = (
   request: PipelineRequest,
   responder: Responder,
@@ -95,15 +97,19 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         timeoutMs: deps.bodyTimeoutMs,
         signal: options.signal,
       });
-      // Mappings and captures see the request without credentials.
-      const headers = headersWithoutCredentials(request.headers);
-      const view = {
-        headers,
-        query: queryWithoutCredentials(query),
-        url: urlWithoutCredentials(pathname, query),
-      };
-      if (deps.capture && !options.dryRun)
-        capture(deps, { requestId, method: request.method, hook, headers, query: view.query, rawBody: raw });
+      // Mappings and captures see the request without credentials; a direct wake or agent body needs none of it.
+      const view =
+        route.kind === "mapped" || deps.capture
+          ? {
+              headers: headersWithoutCredentials(request.headers),
+              query: queryWithoutCredentials(query),
+              url: urlWithoutCredentials(pathname, query),
+            }
+          : NO_VIEW;
+      if (deps.capture && !options.dryRun) {
+        const { headers, query: shownQuery } = view;
+        capture(deps, { requestId, method: request.method, hook, headers, query: shownQuery, rawBody: raw });
+      }
       const body = parseBody(kind, raw);
       const resolution = await deps.resolver.resolve(
         route,
