@@ -24,13 +24,46 @@ export interface SessionSubsystem {
 class TurnTimeout extends Error {}
 class GatewayStopping extends Error {}
 
+/**
+ * How a turn is stopped (deadline or gateway stop): a promise for the race, and an AbortSignal made only when the
+ * runner asks for one. Building an AbortController per turn was the largest single cost of an echo turn
+ * (bench/PROFILE.md); a runner that never reads its signal (echo) never pays for it.
+ */
+class TurnCancel {
+  reason: Error | undefined;
+  readonly cancelled: Promise<never>;
+  private controller: AbortController | undefined;
+  private reject!: (reason: Error) => void;
+
+  constructor() {
+    this.cancelled = new Promise<never>((_, reject) => {
+      this.reject = reject;
+    });
+    // Nobody may be racing it yet (a turn queued behind another): never an unhandled rejection.
+    this.cancelled.catch(() => undefined);
+  }
+
+  signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.reason !== undefined && !this.controller.signal.aborted) this.controller.abort(this.reason);
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    this.reject(reason);
+  }
+}
+
 function roundMs(started: number): number {
   return Math.round(performance.now() - started);
 }
 
 export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsystem {
   const { bus, store, runner, logger } = deps;
-  const active = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  const active = new Map<string, { cancel: TurnCancel; done: Promise<void> }>();
   // Turns of one session key run one after the other, so each sees the reply of the one before.
   const chains = new Map<string, Promise<void>>();
   let idleWaiters: Array<() => void> = [];
@@ -53,21 +86,18 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
     });
   };
 
-  const execute = async (turn: AgentTurn, controller: AbortController, started: number): Promise<void> => {
-    const { signal } = controller;
+  const execute = async (turn: AgentTurn, cancel: TurnCancel, started: number): Promise<void> => {
     try {
-      if (signal.aborted) throw signal.reason;
-      const aborted = new Promise<never>((_, reject) => {
-        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-      });
-      aborted.catch(() => undefined);
+      if (cancel.reason !== undefined) throw cancel.reason;
       const input = {
         turn,
         history: [...store.history(turn.sessionKey)],
-        signal,
+        get signal() {
+          return cancel.signal();
+        },
       };
       // The race keeps the deadline even for a runner that ignores its signal.
-      const output: RunnerOutput = await Promise.race([runner.run(input), aborted]);
+      const output: RunnerOutput = await Promise.race([runner.run(input), cancel.cancelled]);
       complete(turn, output, started);
     } catch (error) {
       if (error instanceof TurnTimeout) finish(turn, { status: "timeout", error: error.message }, started);
@@ -93,16 +123,16 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
 
   const onAgentTurn = (turn: AgentTurn) => {
     const started = performance.now();
-    const controller = new AbortController();
+    const cancel = new TurnCancel();
     // The clock starts on receipt, as the plugin's own deadline does, even if the turn waits behind another.
     const timer = setTimeout(
-      () => controller.abort(new TurnTimeout(`no reply within ${turn.timeoutSeconds}s`)),
+      () => cancel.abort(new TurnTimeout(`no reply within ${turn.timeoutSeconds}s`)),
       turn.timeoutSeconds * 1000,
     );
     const previous = chains.get(turn.sessionKey) ?? Promise.resolve();
-    const done = previous.then(() => execute(turn, controller, started));
+    const done = previous.then(() => execute(turn, cancel, started));
     chains.set(turn.sessionKey, done);
-    active.set(turn.runId, { controller, done });
+    active.set(turn.runId, { cancel, done });
     logger.debug("agent turn started", {
       runId: turn.runId,
       requestId: turn.source.requestId,
@@ -140,8 +170,8 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
     async stop() {
       bus.off("session:agent-turn", onAgentTurn);
       const turns = [...active.values()];
-      for (const { controller } of turns) {
-        controller.abort(new GatewayStopping("the gateway stopped before the turn finished"));
+      for (const { cancel } of turns) {
+        cancel.abort(new GatewayStopping("the gateway stopped before the turn finished"));
       }
       await Promise.all(turns.map(({ done }) => done));
       // Summaries of the aborted turns still arrive as system events; keep taking them until now.

@@ -56,6 +56,8 @@ interface CachedModule {
   /** When the stamp was last compared with the file (performance.now()). */
   checkedAt: number;
   module: Promise<Record<string, unknown>>;
+  /** The function each export name resolves to, picked once per loaded module. */
+  picked: Map<string, Promise<HookTransform>>;
 }
 
 /** How often a cached module's file is checked for changes; 0 checks on every call. */
@@ -92,16 +94,25 @@ export class TransformLoader {
   ) {}
 
   /** The function a mapping calls: its module loaded (or reused while the file is unchanged), then the export it names. */
-  async loadTransform(transform: TransformRef): Promise<HookTransform> {
-    const module = await this.current(transform.file);
-    return pickExport(module, transform.exportName, `transform module ${transform.module}`);
+  loadTransform(transform: TransformRef): Promise<HookTransform> {
+    const entry = this.current(transform.file);
+    if (entry instanceof Promise) return entry;
+    const key = transform.exportName ?? "";
+    let picked = entry.picked.get(key);
+    if (!picked) {
+      picked = entry.module.then((module) =>
+        pickExport(module, transform.exportName, `transform module ${transform.module}`),
+      );
+      entry.picked.set(key, picked);
+    }
+    return picked;
   }
 
-  /** The module's exports, imported again only when the file's mtime, ctime, size or inode changed. */
-  private current(file: string): Promise<Record<string, unknown>> {
+  /** The module's cache entry, imported again only when the file's mtime, ctime, size or inode changed. */
+  private current(file: string): CachedModule | Promise<never> {
     const now = performance.now();
     const cached = this.cache.get(file);
-    if (cached && now - cached.checkedAt < this.reloadCheckMs) return cached.module;
+    if (cached && now - cached.checkedAt < this.reloadCheckMs) return cached;
     let stamp: string;
     try {
       const stat = statSync(file);
@@ -113,13 +124,14 @@ export class TransformLoader {
     }
     if (cached && cached.stamp === stamp) {
       cached.checkedAt = now;
-      return cached.module;
+      return cached;
     }
     // Failures are cached under the same stamp too: a broken file is not re-imported until it changes.
     const module = this.importFresh(file);
     module.catch(() => undefined);
-    this.cache.set(file, { stamp, checkedAt: now, module });
-    return module;
+    const entry: CachedModule = { stamp, checkedAt: now, module, picked: new Map() };
+    this.cache.set(file, entry);
+    return entry;
   }
 
   private async importFresh(file: string): Promise<Record<string, unknown>> {
