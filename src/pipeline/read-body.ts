@@ -53,15 +53,10 @@ export function readLimitedBody(source: Readable, limits: BodyLimits): Promise<B
     // An aborted upload ends in "error" or in "close" without "end"; either way the body is incomplete.
     const onBroken = () => fail(new HookError("INVALID_PAYLOAD", "The request body could not be read."));
     const onAbort = () => fail(signal?.reason);
-    // A body already complete (a small one usually arrives with its headers) cannot stall: no deadline needed.
-    const complete = (source as { complete?: boolean }).complete === true;
-    const timer = complete
-      ? undefined
-      : setTimeout(
-          () =>
-            fail(new HookError("BODY_TIMEOUT", `The body was not fully received within ${timeoutMs} ms.`)),
-          timeoutMs,
-        );
+    const timer = setTimeout(
+      () => fail(new HookError("BODY_TIMEOUT", `The body was not fully received within ${timeoutMs} ms.`)),
+      timeoutMs,
+    );
 
     if (signal?.aborted) return onAbort();
     signal?.addEventListener("abort", onAbort, { once: true });

@@ -14,16 +14,13 @@ export function jsonResponse(
   extra: ExtraHeaders | undefined,
 ): PipelineResponse {
   const text = JSON.stringify(body);
-  return {
-    status,
-    headers: {
-      "Content-Type": JSON_TYPE,
-      "Content-Length": String(Buffer.byteLength(text)),
-      "X-Request-Id": requestId,
-      ...extra,
-    },
-    body: text,
+  const headers: Record<string, string> = {
+    "Content-Type": JSON_TYPE,
+    "Content-Length": String(Buffer.byteLength(text)),
+    "X-Request-Id": requestId,
   };
+  if (extra) Object.assign(headers, extra);
+  return { status, headers, body: text };
 }
 
 export function noContentResponse(requestId: string, extra: ExtraHeaders | undefined): PipelineResponse {
