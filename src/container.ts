@@ -120,6 +120,7 @@ export function buildHooksContainer({
         tracker: r.resolve(TOKENS.tracker),
         bus,
         logger,
+        ids,
         capture: options.capture,
       });
     }),

@@ -1,8 +1,9 @@
 /** @module The request pipeline: one async function running the stages in order, for live requests and replayed fixtures alike. */
 import type { RunCompletionTracker } from "../actions/run-completion.js";
-import { type HookError, toHookError } from "../errors.js";
+import { HookError, toHookError } from "../errors.js";
 import type { HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
+import type { Ids } from "../ids.js";
 import type { Journal } from "../journal/journal.js";
 import {
   headersWithoutCredentials,
@@ -28,6 +29,7 @@ export interface PipelineDeps {
   tracker: RunCompletionTracker;
   bus: HookBus;
   logger: HostLogger;
+  ids: Ids;
   /** Receives every authenticated request whose body was read (`hooks serve --capture`). */
   capture?: ((request: CapturedRequest) => void) | undefined;
 }
@@ -62,7 +64,7 @@ export type Pipeline = (
 export function createPipeline(deps: PipelineDeps): Pipeline {
   return async function runPipeline(request, responder, options = {}) {
     const started = performance.now();
-    const requestId = requestIdFor(request.headers["x-request-id"]);
+    const requestId = requestIdFor(request.headers["x-request-id"], deps.ids);
     const { pathname, query } = splitTarget(request.url);
     const exchange: Exchange = {
       requestId,
@@ -118,15 +120,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       );
       exchange.resolution = resolution;
       if (resolution.mappingId !== undefined) exchange.mappingId = resolution.mappingId;
-      if (!options.dryRun) {
-        await deps.journal.admit({
-          requestId,
-          hook,
-          mappingId: resolution.mappingId,
-          status: resolution.status,
-          events: resolution.plans.flatMap((plan) => plan.events),
-        });
-      }
+      if (!options.dryRun) await admit(deps, requestId, hook, resolution);
       exchange.status = resolution.status;
       answered = true;
       await responder.respond(
@@ -159,6 +153,32 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
     return exchange;
   };
+}
+
+/** Seconds a sender is asked to wait before retrying a request the journal could not take. */
+const JOURNAL_RETRY_AFTER_SECONDS = 5;
+
+/** Records the accepted request; a journal that cannot is a 503 the sender retries, with nothing emitted. */
+async function admit(
+  deps: PipelineDeps,
+  requestId: string,
+  hook: string,
+  resolution: Resolution,
+): Promise<void> {
+  try {
+    await deps.journal.admit({
+      requestId,
+      hook,
+      mappingId: resolution.mappingId,
+      status: resolution.status,
+      events: resolution.plans.flatMap((plan) => plan.events),
+    });
+  } catch (error) {
+    throw new HookError("UNAVAILABLE", "The request could not be recorded; retry later.", {
+      headers: { "Retry-After": String(JOURNAL_RETRY_AFTER_SECONDS) },
+      cause: error,
+    });
+  }
 }
 
 /** Hands the request to the capture hook; a failing hook never fails the request. */

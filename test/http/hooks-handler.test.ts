@@ -393,3 +393,67 @@ describe("HTTP contract", () => {
     expect(seen).toEqual(["response ended", "event", "handler settled: true"]);
   });
 });
+
+describe("ports swapped through createHooksPlugin", () => {
+  it("a journal that cannot record answers 503 UNAVAILABLE with Retry-After and emits nothing", async () => {
+    const admitted: string[] = [];
+    let failing = true;
+    host = await startTestHost(
+      createHooksPlugin({
+        journal: {
+          async admit(entry) {
+            if (failing) throw new Error("ENOSPC: no space left on device");
+            admitted.push(entry.requestId);
+          },
+          async close() {},
+        },
+      }),
+      { hooks: { enabled: true, token: TOKEN } },
+    );
+    const refused = await send("/hooks/wake", { body: JSON.stringify({ text: "keep me" }), headers: AUTH });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("5");
+    expect(refused.body).toEqual({ ok: false, code: "UNAVAILABLE", error: expect.any(String) });
+    expect(refused.text).not.toContain("ENOSPC");
+    expect(host.eventsOf("session:system-event")).toHaveLength(0);
+    expect(host.logs.some((line) => line.level === "error" && line.message.includes("ENOSPC"))).toBe(true);
+
+    failing = false;
+    const accepted = await send("/hooks/wake", { body: JSON.stringify({ text: "keep me" }), headers: AUTH });
+    expect(accepted.status).toBe(200);
+    expect(admitted).toEqual([accepted.headers.get("x-request-id")]);
+    expect(host.eventsOf("session:system-event")).toHaveLength(1);
+  });
+
+  it("a swapped store counts failures and a swapped clock and id source drive windows and ids", async () => {
+    const hits: string[] = [];
+    let n = 0;
+    host = await startTestHost(
+      createHooksPlugin({
+        store: {
+          async increment(key, windowMs) {
+            hits.push(key);
+            return { count: 99, resetAt: 1_000_000 + windowMs };
+          },
+          async reset() {},
+          async close() {},
+        },
+        clock: { now: () => 1_000_000 },
+        ids: {
+          uuid: () => `00000000-0000-4000-8000-${String(++n).padStart(12, "0")}`,
+          markerId: () => "feedfacefeedface",
+        },
+      }),
+      { hooks: { enabled: true, token: TOKEN } },
+    );
+    const throttled = await send("/hooks/wake", { body: "{}", headers: { authorization: "Bearer wrong" } });
+    expect(throttled.status).toBe(429);
+    expect(throttled.headers.get("retry-after")).toBe("60");
+    expect(hits).toEqual(["auth-failures:127.0.0.1"]);
+    const woken = await send("/hooks/wake", { body: JSON.stringify({ text: "hi" }), headers: AUTH });
+    // Ids in the order they are drawn: the refused request's id, this request's id, its event's id.
+    expect(woken.headers.get("x-request-id")).toBe("00000000-0000-4000-8000-000000000002");
+    expect(woken.body.eventId).toBe("00000000-0000-4000-8000-000000000003");
+    expect(host.eventsOf("session:system-event")[0]!.text).toContain('id="feedfacefeedface"');
+  });
+});
