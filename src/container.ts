@@ -91,7 +91,6 @@ export function buildHooksContainer({
       };
       const engine = new MappingEngine({
         index: new MappingIndex(mappings),
-        mappings,
         transforms: r.resolve(PORTS.transformRunner),
         policy,
         logger,

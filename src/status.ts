@@ -1,4 +1,5 @@
 /** @module What the intake answers at, as data for hosts: endpoints, mappings and transform load status (banner, `hooks check`). */
+import type { ResolvedHooksConfig } from "./config/resolve.js";
 import type { CompiledMapping } from "./mapping/compile-mappings.js";
 import type { TransformLoadReport } from "./prepare-hooks.js";
 
@@ -21,6 +22,8 @@ export interface HooksStatus {
   enabled: boolean;
   /** `hooks.path`, normalised. */
   path: string;
+  /** How long a body may take to arrive (`hooks.bodyTimeoutMs`): a host's own request timeout should exceed it. */
+  bodyTimeoutMs: number;
   mappings: MappingSummary[];
 }
 
@@ -49,15 +52,15 @@ export function summarizeMapping(mapping: CompiledMapping, report?: TransformLoa
 }
 
 export function describeStatus(
-  enabled: boolean,
-  path: string,
+  config: Pick<ResolvedHooksConfig, "enabled" | "path" | "bodyTimeoutMs">,
   mappings: readonly CompiledMapping[],
   reports: readonly TransformLoadReport[] = [],
 ): HooksStatus {
   const byId = new Map(reports.map((report) => [report.mappingId, report]));
   return {
-    enabled,
-    path,
+    enabled: config.enabled,
+    path: config.path,
+    bodyTimeoutMs: config.bodyTimeoutMs,
     mappings: mappings.map((mapping) => summarizeMapping(mapping, byId.get(mapping.id))),
   };
 }

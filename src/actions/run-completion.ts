@@ -2,7 +2,7 @@
 import type { AgentTurnFinished, HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Ids } from "../ids.js";
-import { wrapExternalContent } from "../safety/wrap-external.js";
+import { neutraliseMarkers, wrapExternalContent } from "../safety/wrap-external.js";
 import type { PendingRun } from "./plan-action.js";
 import { deliverableReply, summaryParts } from "./summarize-run.js";
 
@@ -12,6 +12,18 @@ export const DEFAULT_DEADLINE_GRACE_MS = 5_000;
 interface Tracked {
   run: PendingRun;
   deadline: NodeJS.Timeout;
+}
+
+/** Longest run name shown in front of a summary. */
+const MAX_NAME_CHARS = 80;
+
+/**
+ * The run's name as it stands outside the wrapper: it may come from the payload (a mapping's `name` template),
+ * so it is one line, short, and cannot hold a marker.
+ */
+function plainName(name: string): string {
+  const line = neutraliseMarkers(name).replace(/\s+/g, " ").trim();
+  return line.length > MAX_NAME_CHARS ? `${line.slice(0, MAX_NAME_CHARS - 1)}…` : line || "Hook";
 }
 
 export class RunCompletionTracker {
@@ -75,7 +87,7 @@ export class RunCompletionTracker {
     const source = run.source;
     // The summary is a model's answer to external content (with the echo runner, the content itself): it is
     // wrapped like any payload-derived text, with the run's name outside the wrapper.
-    const { prefix, text } = summaryParts(run.name, finished);
+    const { prefix, text } = summaryParts(run.untrusted ? plainName(run.name) : run.name, finished);
     const body = run.untrusted ? wrapExternalContent(text, run.contentSource, this.ids.markerId()) : text;
     this.bus.emit("session:system-event", {
       source,

@@ -130,7 +130,14 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
       turn.timeoutSeconds * 1000,
     );
     const previous = chains.get(turn.sessionKey) ?? Promise.resolve();
-    const done = previous.then(() => execute(turn, cancel, started));
+    // Never rejects: a listener that throws while a turn finishes is logged, and later turns of the key still run.
+    const done = previous
+      .then(() => execute(turn, cancel, started))
+      .catch((error: unknown) => {
+        logger.error(
+          `agent turn ${turn.runId} failed to finish: ${(error as Error)?.message ?? String(error)}`,
+        );
+      });
     chains.set(turn.sessionKey, done);
     active.set(turn.runId, { cancel, done });
     logger.debug("agent turn started", {

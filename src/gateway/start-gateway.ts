@@ -111,6 +111,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     throw new ConfigError([...issues, ...error.issues]);
   }
   if (issues.length > 0) throw new ConfigError(issues);
+  const hooksStatus = statusOf(plugin);
 
   // First subscriber, so the record shows events in emission order even when a listener emits more.
   const recorder = options.recordFile
@@ -184,7 +185,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       headersTimeoutMs: sections.server.headersTimeoutMs,
       maxConnections: sections.server.maxConnections,
       // The plugin enforces its own body deadline; Node's request timeout only backs it up.
-      requestTimeoutMs: Math.max(60_000, bodyTimeoutMs(options.config) + sections.server.headersTimeoutMs),
+      requestTimeoutMs: Math.max(
+        60_000,
+        (hooksStatus?.bodyTimeoutMs ?? 0) + sections.server.headersTimeoutMs,
+      ),
     });
   } catch (error) {
     await session.stop();
@@ -230,8 +234,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   };
 }
 
-/** `hooks.bodyTimeoutMs` as configured (the plugin validated it), else its default. */
-function bodyTimeoutMs(config: unknown): number {
-  const hooks = (config as { hooks?: { bodyTimeoutMs?: unknown } } | undefined)?.hooks;
-  return typeof hooks?.bodyTimeoutMs === "number" ? hooks.bodyTimeoutMs : 30_000;
+/** What the plugin says it serves, when it is one that says (a `createHooksPlugin` instance). */
+function statusOf(plugin: HookPlugin): HooksStatus | undefined {
+  return "status" in plugin && typeof plugin.status === "function"
+    ? (plugin.status() as HooksStatus)
+    : undefined;
 }

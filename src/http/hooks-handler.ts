@@ -12,11 +12,22 @@ function hasBody(req: IncomingMessage): boolean {
   return (length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined;
 }
 
-/** Writes the answer; resolves once the response has ended (or the connection is gone). */
+/**
+ * Writes the answer; resolves once the response has ended or the connection is gone. The socket is watched as
+ * well as the response: a pipelined response queued behind another is not attached to the socket yet, and when
+ * the client leaves it never closes.
+ */
 function writeResponse(req: IncomingMessage, res: ServerResponse, response: PipelineResponse): Promise<void> {
   return new Promise((resolve) => {
-    if (res.destroyed) return resolve();
-    res.once("close", () => resolve());
+    const socket = req.socket;
+    if (res.destroyed || socket.destroyed) return resolve();
+    const done = () => {
+      res.off("close", done);
+      socket.off("close", done);
+      resolve();
+    };
+    res.once("close", done);
+    socket.once("close", done);
     const headers = response.headers;
     // A body the pipeline refused to read is not drained: the connection closes after the answer instead.
     if (!req.complete && hasBody(req)) {
@@ -35,11 +46,11 @@ function writeResponse(req: IncomingMessage, res: ServerResponse, response: Pipe
 /**
  * The handler resolves once the response has ended and the request's events are emitted, so a host that runs
  * handlers inside a per-request scope covers all of the request's work. It answers every request under the
- * route's path itself, and says so (`true`).
+ * route's path itself and says so (`true`); a path outside `hooks.path` is left to the host (`false`).
  */
 export function createHooksHandler(pipeline: Pipeline): RouteHandler {
   return async (req, res) => {
-    await pipeline(
+    const exchange = await pipeline(
       {
         method: req.method ?? "",
         url: req.url ?? "/",
@@ -49,6 +60,6 @@ export function createHooksHandler(pipeline: Pipeline): RouteHandler {
       },
       { respond: (response) => writeResponse(req, res, response) },
     );
-    return true;
+    return exchange.claimed;
   };
 }

@@ -52,7 +52,8 @@ export async function writeConfig(
     await writeFileAtomically(edit.file, text, PRIVATE_MODE);
     return {};
   }
-  const mode = edit.existing.mode & PRIVATE_MODE;
+  // The owner can always read what was just written (a mode like 0040 would otherwise become 0000).
+  const mode = (edit.existing.mode & PRIVATE_MODE) | 0o400;
   const backup = `${edit.file}.bak`;
   // Replaced rather than written into: an old backup keeps its mode when written into, however loose.
   await writeFileAtomically(backup, edit.existing.text, mode);

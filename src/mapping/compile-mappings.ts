@@ -22,6 +22,8 @@ export const TEMPLATE_FIELDS = [
 export type TemplateField = (typeof TEMPLATE_FIELDS)[number];
 
 const RESERVED_NAMES = new Set(["wake", "agent"]);
+/** What a URL path may hold unencoded (RFC 3986 pchar and `/`), or percent-encoded bytes. */
+const AS_SENT = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})+$/;
 
 export interface CompiledMapping {
   id: string;
@@ -78,6 +80,13 @@ function compileOne(
   if (matchPath !== undefined) {
     if (matchPath === "")
       issues.push({ path: `${configPath}.match.path`, message: "must name a hook below hooks.path" });
+    if (matchPath !== "" && !AS_SENT.test(matchPath)) {
+      issues.push({
+        path: `${configPath}.match.path`,
+        message:
+          "has characters a sender must percent-encode; hook names are matched as sent, so write them encoded (a space as %20)",
+      });
+    }
     if (RESERVED_NAMES.has(matchPath)) {
       issues.push({
         path: `${configPath}.match.path`,

@@ -32,7 +32,6 @@ interface IndexedClaim extends MappingClaim {
 
 export interface MappingEngineOptions {
   index: MappingIndex;
-  mappings: readonly CompiledMapping[];
   transforms: TransformRunner;
   policy: ActionPolicy;
   logger: HostLogger;
@@ -84,11 +83,6 @@ export class MappingEngine {
     const candidates = this.options.index.candidates(hook);
     if (!candidates) return undefined;
     return { hook, maxBodyBytes: this.options.index.maxBodyBytes(hook), candidates };
-  }
-
-  /** Every mapping's verdict for a request, claimed or not: what replay shows as "why others did not match". */
-  explain(hook: string, body: unknown): MappingTrace["candidates"] {
-    return this.options.mappings.map((mapping) => ({ id: mapping.id, ...matchMapping(mapping, hook, body) }));
   }
 
   /** The first matching candidate's actions; failures come back as results, never as rejections. */

@@ -94,9 +94,8 @@ export class TransformLoader {
   ) {}
 
   /** The function a mapping calls: its module loaded (or reused while the file is unchanged), then the export it names. */
-  loadTransform(transform: TransformRef): Promise<HookTransform> {
+  async loadTransform(transform: TransformRef): Promise<HookTransform> {
     const entry = this.current(transform.file);
-    if (entry instanceof Promise) return entry;
     const key = transform.exportName ?? "";
     let picked = entry.picked.get(key);
     if (!picked) {
@@ -105,11 +104,11 @@ export class TransformLoader {
       );
       entry.picked.set(key, picked);
     }
-    return picked;
+    return await picked;
   }
 
   /** The module's cache entry, imported again only when the file's mtime, ctime, size or inode changed. */
-  private current(file: string): CachedModule | Promise<never> {
+  private current(file: string): CachedModule {
     const now = performance.now();
     const cached = this.cache.get(file);
     if (cached && now - cached.checkedAt < this.reloadCheckMs) return cached;
@@ -118,9 +117,7 @@ export class TransformLoader {
       const stat = statSync(file);
       stamp = `${stat.mtimeMs}:${stat.ctimeMs}:${stat.size}:${stat.ino}`;
     } catch {
-      return Promise.reject(
-        new Error(`cannot read transform module ${path.relative(this.transformsDir, file)}`),
-      );
+      throw new Error(`cannot read transform module ${path.relative(this.transformsDir, file)}`);
     }
     if (cached && cached.stamp === stamp) {
       cached.checkedAt = now;

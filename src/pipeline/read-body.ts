@@ -6,7 +6,7 @@ import { HookError, payloadTooLarge } from "../errors.js";
 export interface BodyLimits {
   maxBytes: number;
   timeoutMs: number;
-  /** Aborts the read (a stopping gateway); the reason becomes the rejection. */
+  /** Aborts the read (a stopping host): a 408, like a body that did not arrive in time. */
   signal?: AbortSignal | undefined;
 }
 
@@ -52,12 +52,15 @@ export function readLimitedBody(source: Readable, limits: BodyLimits): Promise<B
     };
     // An aborted upload ends in "error" or in "close" without "end"; either way the body is incomplete.
     const onBroken = () => fail(new HookError("INVALID_PAYLOAD", "The request body could not be read."));
-    const onAbort = () => fail(signal?.reason);
+    const onAbort = () =>
+      fail(new HookError("BODY_TIMEOUT", "Reading the body was stopped before it was complete."));
     const timer = setTimeout(
       () => fail(new HookError("BODY_TIMEOUT", `The body was not fully received within ${timeoutMs} ms.`)),
       timeoutMs,
     );
 
+    // A client that left before the read began: nothing more will arrive, so answer now, not at the deadline.
+    if (source.destroyed || source.errored) return onBroken();
     if (signal?.aborted) return onAbort();
     signal?.addEventListener("abort", onAbort, { once: true });
     source.on("data", onData);

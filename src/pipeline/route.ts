@@ -20,10 +20,9 @@ export function hookName(pathname: string, basePath: string): string | undefined
   return rest.replace(/^\/+|\/+$/g, "");
 }
 
-export function routeRequest(pathname: string, basePath: string): string {
-  const hook = hookName(pathname, basePath);
-  if (hook === undefined) throw notFound();
-  return hook;
+/** Stage 1: the hook name, or undefined when the path is not below `hooks.path` (the route does not claim it). */
+export function routeRequest(pathname: string, basePath: string): string | undefined {
+  return hookName(pathname, basePath);
 }
 
 export function checkMethod(method: string): void {

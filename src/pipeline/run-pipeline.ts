@@ -37,22 +37,24 @@ export interface PipelineDeps {
 export interface RunOptions {
   /** Replay: every stage up to the answer, nothing emitted, nothing journaled. */
   dryRun?: boolean;
-  /** Aborts a body still being read (a stopping gateway). */
-  signal?: AbortSignal | undefined;
 }
 
 /** What one request came to: its answer, and the resolution replay shows. */
 export interface Exchange {
+  /** False when the path is not below `hooks.path`: the request was left alone, not answered. */
+  claimed: boolean;
   requestId: string;
   hook: string | undefined;
   status: number;
   mappingId: string | undefined;
   resolution: Resolution | undefined;
+  /** The parsed body, once it was read (replay explains the mappings' verdicts with it). */
+  body?: unknown;
   notes: ResolutionNotes;
   error: HookError | undefined;
 }
 
-const NO_VIEW = { headers: {}, query: {}, url: "" };
+const NO_VIEW = Object.freeze({ headers: Object.freeze({}), query: Object.freeze({}), url: "" });
 
 export type Pipeline = (
   request: PipelineRequest,
@@ -67,6 +69,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const requestId = requestIdFor(request.headers["x-request-id"], deps.ids);
     const { pathname, query } = splitTarget(request.url);
     const exchange: Exchange = {
+      claimed: true,
       requestId,
       hook: undefined,
       status: 0,
@@ -75,11 +78,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       notes: {},
       error: undefined,
     };
+    const hook = routeRequest(pathname, deps.basePath);
+    if (hook === undefined) {
+      exchange.claimed = false;
+      return exchange;
+    }
+    exchange.hook = hook;
     let extra: ExtraHeaders | undefined;
     let answered = false;
     try {
-      const hook = routeRequest(pathname, deps.basePath);
-      exchange.hook = hook;
       checkMethod(request.method);
       const auth = await deps.authenticate({
         hook,
@@ -97,7 +104,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const raw = await readLimitedBody(request.body, {
         maxBytes,
         timeoutMs: deps.bodyTimeoutMs,
-        signal: options.signal,
       });
       // Mappings and captures see the request without credentials; a direct wake or agent body needs none of it.
       const view =
@@ -113,6 +119,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         capture(deps, { requestId, method: request.method, hook, headers, query: shownQuery, rawBody: raw });
       }
       const body = parseBody(kind, raw);
+      exchange.body = body;
       const resolution = await deps.resolver.resolve(
         route,
         { hook, ...view, body, bodyBytes: raw.length, requestId },
@@ -122,12 +129,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (resolution.mappingId !== undefined) exchange.mappingId = resolution.mappingId;
       if (!options.dryRun) await admit(deps, requestId, hook, resolution);
       exchange.status = resolution.status;
-      answered = true;
       await responder.respond(
         resolution.body === undefined
           ? noContentResponse(requestId, extra)
           : jsonResponse(resolution.status, resolution.body, requestId, extra),
       );
+      answered = true;
       if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
     } catch (thrown) {
       const error = toHookError(thrown);
@@ -144,7 +151,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
     if (!options.dryRun) {
       const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-      const { hook = "", mappingId, status } = exchange;
+      const { mappingId, status } = exchange;
       emitRequestEvent(
         { method: request.method, hook, requestId, mappingId, status, durationMs },
         deps.bus,

@@ -5,6 +5,7 @@ import type { HookAction } from "../actions/validate-action.js";
 import { ConfigError } from "../config/issues.js";
 import type { ResolveContext } from "../config/resolve.js";
 import { buildHooksContainer } from "../container.js";
+import { HookError } from "../errors.js";
 import type { HookBus, PlannedEvent } from "../events.js";
 import type { HostLogger, LogFields } from "../host/contract.js";
 import type { MappingTrace } from "../mapping/engine-types.js";
@@ -110,12 +111,18 @@ export class ReplayPipeline {
     );
     const resolution = exchange.resolution;
     const trace = resolution?.trace ?? exchange.notes.trace;
+    // A path outside hooks.path is not the intake's: a live gateway would not route it here at all.
+    const outside = new HookError("NOT_FOUND", `${pathname} is not below hooks.path (${config.path}).`);
     const report: ReplayReport = {
       name: fixture.name,
       file: loaded.file,
       request: { method: request.method.toUpperCase(), path: pathname, hook },
-      status: exchange.status,
-      body: response?.body === undefined ? undefined : JSON.parse(response.body),
+      status: exchange.claimed ? exchange.status : outside.status,
+      body: !exchange.claimed
+        ? outside.toJSON()
+        : response?.body === undefined
+          ? undefined
+          : JSON.parse(response.body),
       candidates: [],
       rendered: trace?.rendered ?? [],
       transformOutput: trace?.transformOutput ?? [],
@@ -126,23 +133,24 @@ export class ReplayPipeline {
     if (exchange.mappingId !== undefined) report.mappingId = exchange.mappingId;
     // Why each mapping up to the owner did (not) match; every mapping's verdict when none claimed the name.
     if (hook !== undefined && hook !== "wake" && hook !== "agent" && (trace || exchange.status === 404)) {
-      const verdicts = this.explain(hook, headers["content-type"], raw);
+      // The pipeline's own parse when it read the body; a best-effort one when it stopped before (404).
+      const body = "body" in exchange ? exchange.body : bestEffortParse(headers["content-type"], raw);
+      const verdicts = this.prepared.mappings.map((mapping) => ({
+        id: mapping.id,
+        ...matchMapping(mapping, hook, body),
+      }));
       report.candidates = trace ? upToWinner(verdicts, exchange.mappingId) : verdicts;
     }
     return report;
   }
+}
 
-  private explain(hook: string, contentType: string | undefined, raw: Buffer): MappingTrace["candidates"] {
-    let body: unknown;
-    try {
-      body = parseBody(classifyContentType(contentType), raw);
-    } catch {
-      body = undefined;
-    }
-    return this.prepared.mappings.map((mapping) => ({
-      id: mapping.id,
-      ...matchMapping(mapping, hook, body),
-    }));
+/** The body as the parse stage would read it, or undefined when it would refuse it. */
+function bestEffortParse(contentType: string | undefined, raw: Buffer): unknown {
+  try {
+    return parseBody(classifyContentType(contentType), raw);
+  } catch {
+    return undefined;
   }
 }
 

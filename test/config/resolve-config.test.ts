@@ -75,6 +75,10 @@ describe("config rules (SPEC §3)", () => {
     ],
     [{ mappings: [{ match: { path: "wake" } }] }, 'hooks.mappings[0].match.path: "wake" is reserved'],
     [
+      { mappings: [{ match: { path: "café bar" } }] },
+      "hooks.mappings[0].match.path: has characters a sender must percent-encode",
+    ],
+    [
       { mappings: [{ id: "a" }, { id: "a" }] },
       'hooks.mappings[1].id: "a" is already used by hooks.mappings[0]',
     ],

@@ -1,9 +1,13 @@
 import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { connect } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { type CapturedRequest, createHooksPlugin } from "../../src/index.js";
 import { headFor, rawRequest } from "../helpers/raw-http.js";
-import { post, startTestHost, type TestHost } from "../helpers/test-host.js";
+import { startTestHost, type TestHost } from "../helpers/test-host.js";
 
 const TOKEN = "http-test-token-0123456789abcdef";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -373,7 +377,6 @@ describe("HTTP contract", () => {
   it("settles the handler's promise only once the response has ended and the events are emitted", async () => {
     await start();
     const route = host.routes[0]!;
-    const { createServer } = await import("node:http");
     const seen: string[] = [];
     host.bus.on("session:system-event", () => seen.push("event"));
     const server = createServer((req, res) => {
@@ -455,5 +458,144 @@ describe("ports swapped through createHooksPlugin", () => {
     expect(woken.headers.get("x-request-id")).toBe("00000000-0000-4000-8000-000000000002");
     expect(woken.body.eventId).toBe("00000000-0000-4000-8000-000000000003");
     expect(host.eventsOf("session:system-event")[0]!.text).toContain('id="feedfacefeedface"');
+  });
+});
+
+describe("the adapter's promise and claim", () => {
+  it("settles for a pipelined request whose client left while it waited behind another", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hooks-pipelined-"));
+    try {
+      writeFileSync(
+        path.join(dir, "slow.mjs"),
+        "export default async () => { await new Promise((r) => setTimeout(r, 300)); return undefined; };\n",
+      );
+      // Capture sees each request once its body is read, just before the slow transform runs.
+      let read = 0;
+      let bothRead: () => void = () => undefined;
+      const bothInTransform = new Promise<void>((resolve) => {
+        bothRead = resolve;
+      });
+      host = await startTestHost(
+        createHooksPlugin({
+          capture: () => {
+            if (++read === 2) bothRead();
+          },
+        }),
+        {
+          hooks: {
+            enabled: true,
+            token: TOKEN,
+            transformsDir: dir,
+            mappings: [
+              {
+                match: { path: "slow" },
+                action: "wake",
+                textTemplate: "slow",
+                transform: { module: "slow.mjs" },
+              },
+            ],
+          },
+        },
+      );
+      const { port } = new URL(host.url);
+      const socket = connect(Number(port), "127.0.0.1");
+      await once(socket, "connect");
+      const body = "{}";
+      const head = headFor("/hooks/slow", {
+        ...AUTH,
+        "content-type": "application/json",
+        "content-length": String(body.length),
+      });
+      socket.write(head + body + head + body);
+      await bothInTransform;
+      socket.destroy();
+      // Each request's handler settles and reports: none is left waiting for a response that cannot be sent.
+      await vi.waitFor(() => expect(host.eventsOf("hooks:request")).toHaveLength(2), { timeout: 3_000 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("leaves a path outside hooks.path to the host: no answer, and false", async () => {
+    await start();
+    const route = host.routes[0]!;
+    const results: boolean[] = [];
+    const server = createServer((req, res) => {
+      void route.handler(req, res).then((claimed) => {
+        results.push(claimed);
+        if (!claimed) res.writeHead(418).end();
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as { port: number };
+    const elsewhere = await fetch(`http://127.0.0.1:${port}/hooksmith/wake`, {
+      method: "POST",
+      headers: AUTH,
+    });
+    const ours = await fetch(`http://127.0.0.1:${port}/hooks/nothing-here`, {
+      method: "POST",
+      headers: AUTH,
+    });
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    expect([elsewhere.status, ours.status]).toEqual([418, 404]);
+    expect(results).toEqual([false, true]);
+    expect(host.eventsOf("hooks:request").map((event) => event.hook)).toEqual(["nothing-here"]);
+  });
+
+  it("answers at once, not at the body deadline, when the client left before the body was read", async () => {
+    const { readLimitedBody } = await import("../../src/pipeline/read-body.js");
+    const { Readable } = await import("node:stream");
+    const gone = new Readable({ read() {} });
+    gone.destroy();
+    await once(gone, "close");
+    const started = performance.now();
+    await expect(readLimitedBody(gone, { maxBytes: 10, timeoutMs: 2_000 })).rejects.toMatchObject({
+      code: "INVALID_PAYLOAD",
+    });
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe("transform runner and verifiers swapped through createHooksPlugin", () => {
+  it("calls the given transform runner and judges credentials with the given verifiers", async () => {
+    const ran: string[] = [];
+    host = await startTestHost(
+      createHooksPlugin({
+        transformRunner: (settings) => ({
+          async load() {},
+          async run(transform, context) {
+            ran.push(`${transform.module} in ${path.basename(settings.transformsDir)} for ${context.path}`);
+            return { kind: "wake", text: "from the runner" };
+          },
+          async close() {},
+        }),
+        verifiers: () => ({
+          forHook: () => ({
+            kind: "header",
+            async verify(request) {
+              return request.headers["x-shared-secret"] === "open sesame"
+                ? { ok: true, viaQuery: false }
+                : { ok: false, message: "Say the word." };
+            },
+          }),
+        }),
+      }),
+      {
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          transformsDir: "/tmp/elsewhere",
+          mappings: [{ match: { path: "x" }, transform: { module: "any.ts" } }],
+        },
+      },
+    );
+    const refused = await send("/hooks/x", { body: "{}", headers: AUTH });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error).toBe("Say the word.");
+    const accepted = await send("/hooks/x", { body: "{}", headers: { "x-shared-secret": "open sesame" } });
+    expect(accepted.status).toBe(200);
+    expect(ran).toEqual(["any.ts in elsewhere for x"]);
+    expect(host.eventsOf("session:system-event")[0]!.raw).toBe("from the runner");
   });
 });

@@ -1,0 +1,71 @@
+/** @module The folders import downward only, and the hosts use only the plugin's public entry and the host contract. */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "./helpers/repo.js";
+
+const SRC = path.join(REPO_ROOT, "src");
+
+/** Lower layers first; a module may import its own layer or any below it. */
+const LAYERS: ReadonlyArray<readonly string[]> = [
+  ["errors.ts", "vocabulary.ts", "safety", "verify", "ids.ts", "clock.ts"],
+  ["config", "events.ts", "store"],
+  ["host", "journal"],
+  ["actions"],
+  ["mapping"],
+  ["pipeline"],
+  ["http"],
+  ["tokens.ts", "options.ts", "prepare-hooks.ts", "status.ts"],
+  ["container.ts", "check-config.ts"],
+  ["index.ts", "replay"],
+  ["gateway", "mailbox", "schemas"],
+  ["cli"],
+];
+
+function layerOf(file: string): number {
+  const top = path.relative(SRC, file).split(path.sep)[0]!;
+  const index = LAYERS.findIndex((layer) => layer.includes(top));
+  if (index === -1) throw new Error(`${top} has no layer in this test: add it to LAYERS`);
+  return index;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? sourceFiles(full) : entry.name.endsWith(".ts") ? [full] : [];
+  });
+}
+
+function relativeImports(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/^(?:import|export)[^;]*?from\s+"(\.[^"]+)"/gms)].map((match) =>
+    path.resolve(path.dirname(file), match[1]!.replace(/\.js$/, ".ts")),
+  );
+}
+
+describe("layers", () => {
+  const files = sourceFiles(SRC);
+
+  it("no module imports one of a higher layer", () => {
+    const upward = files.flatMap((file) =>
+      relativeImports(file)
+        .filter((target) => layerOf(target) > layerOf(file))
+        .map((target) => `${path.relative(SRC, file)} → ${path.relative(SRC, target)}`),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it("the reference gateway uses only the public entry and the host contract of the plugin", () => {
+    const allowed = new Set(
+      ["index.ts", "host/contract.ts", "events.ts"].map((name) => path.join(SRC, name)),
+    );
+    const internal = files
+      .filter((file) => file.startsWith(path.join(SRC, "gateway")))
+      .flatMap((file) =>
+        relativeImports(file)
+          .filter((target) => !target.startsWith(path.join(SRC, "gateway")) && !allowed.has(target))
+          .map((target) => `${path.relative(SRC, file)} → ${path.relative(SRC, target)}`),
+      );
+    expect(internal).toEqual([]);
+  });
+});
