@@ -25,7 +25,8 @@ export interface PipelineDeps {
   bodyTimeoutMs: number;
   authenticate: Authenticator;
   resolver: Resolver;
-  journal: Journal;
+  /** Where accepted requests are recorded before their answer; none means nothing is recorded. */
+  journal: Journal | undefined;
   tracker: RunCompletionTracker;
   bus: HookBus;
   logger: HostLogger;
@@ -127,7 +128,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       );
       exchange.resolution = resolution;
       if (resolution.mappingId !== undefined) exchange.mappingId = resolution.mappingId;
-      if (!options.dryRun) await admit(deps, requestId, hook, resolution);
+      if (deps.journal && !options.dryRun) await admit(deps.journal, requestId, hook, resolution);
       exchange.status = resolution.status;
       await responder.respond(
         resolution.body === undefined
@@ -167,13 +168,13 @@ const JOURNAL_RETRY_AFTER_SECONDS = 5;
 
 /** Records the accepted request; a journal that cannot is a 503 the sender retries, with nothing emitted. */
 async function admit(
-  deps: PipelineDeps,
+  journal: Journal,
   requestId: string,
   hook: string,
   resolution: Resolution,
 ): Promise<void> {
   try {
-    await deps.journal.admit({
+    await journal.admit({
       requestId,
       hook,
       mappingId: resolution.mappingId,
