@@ -22,7 +22,6 @@ export interface Resolution {
   mappingId?: string | undefined;
   /** What to emit and track, in order. */
   plans: ActionPlan[];
-  trace?: MappingTrace;
 }
 
 export interface ResolverDeps {
@@ -72,7 +71,7 @@ export class Resolver {
     notes.mappingId = result.mappingId;
     notes.trace = result.trace;
     if (!result.ok) throw result.error;
-    const { mappingId, trace } = result;
+    const { mappingId } = result;
     const plans = result.actions.map((mapped) =>
       planAction(
         mapped.action,
@@ -87,7 +86,6 @@ export class Resolver {
       body: empty ? undefined : mappedBody(plans, mappingId),
       mappingId,
       plans,
-      trace,
     };
     return resolution;
   }

@@ -9,20 +9,15 @@ export function splitTarget(url: string): { pathname: string; query: URLSearchPa
 }
 
 /**
- * The hook name below the base path with outer slashes trimmed, or undefined when the path is not ours. The
- * name is matched as sent, never percent-decoded: `/hooks/wak%65` is not `wake`, and a mapping on
- * `github/push` is not reached by `github%2Fpush`.
+ * Stage 1: the hook name below the base path with outer slashes trimmed, or undefined when the path is not ours
+ * (the route does not claim it). The name is matched as sent, never percent-decoded: `/hooks/wak%65` is not
+ * `wake`, and a mapping on `github/push` is not reached by `github%2Fpush`.
  */
 export function hookName(pathname: string, basePath: string): string | undefined {
   if (!pathname.startsWith(basePath)) return undefined;
   const rest = pathname.slice(basePath.length);
   if (rest !== "" && rest[0] !== "/") return undefined;
   return rest.replace(/^\/+|\/+$/g, "");
-}
-
-/** Stage 1: the hook name, or undefined when the path is not below `hooks.path` (the route does not claim it). */
-export function routeRequest(pathname: string, basePath: string): string | undefined {
-  return hookName(pathname, basePath);
 }
 
 export function checkMethod(method: string): void {

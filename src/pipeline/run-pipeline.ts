@@ -18,7 +18,7 @@ import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
 import { requestIdFor } from "./request-id.js";
 import type { Resolution, ResolutionNotes, Resolver } from "./resolve.js";
 import { type ExtraHeaders, errorResponse, jsonResponse, noContentResponse } from "./respond.js";
-import { checkMethod, notFound, routeRequest, splitTarget } from "./route.js";
+import { checkMethod, hookName, notFound, splitTarget } from "./route.js";
 
 export interface PipelineDeps {
   basePath: string;
@@ -52,7 +52,6 @@ export interface Exchange {
   /** The parsed body, once it was read (replay explains the mappings' verdicts with it). */
   body?: unknown;
   notes: ResolutionNotes;
-  error: HookError | undefined;
 }
 
 const NO_VIEW = Object.freeze({ headers: Object.freeze({}), query: Object.freeze({}), url: "" });
@@ -77,9 +76,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       mappingId: undefined,
       resolution: undefined,
       notes: {},
-      error: undefined,
     };
-    const hook = routeRequest(pathname, deps.basePath);
+    const hook = hookName(pathname, deps.basePath);
     if (hook === undefined) {
       exchange.claimed = false;
       return exchange;
@@ -127,7 +125,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         exchange.notes,
       );
       exchange.resolution = resolution;
-      if (resolution.mappingId !== undefined) exchange.mappingId = resolution.mappingId;
       if (deps.journal && !options.dryRun) await admit(deps.journal, requestId, hook, resolution);
       exchange.status = resolution.status;
       await responder.respond(
@@ -139,17 +136,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
     } catch (thrown) {
       const error = toHookError(thrown);
-      exchange.mappingId ??= exchange.notes.mappingId;
       if (answered) {
         // The answer left; only emitting failed (a throwing listener). The request stays answered.
         logFailure(deps.logger, error, exchange, "emitting the events failed");
       } else {
-        exchange.error = error;
         exchange.status = error.status;
         logFailure(deps.logger, error, exchange, "hook request failed");
         await responder.respond(errorResponse(error, requestId, extra));
       }
     }
+    // The owning mapping, learnt by the resolve stage whether it succeeded or not.
+    exchange.mappingId = exchange.notes.mappingId;
     if (!options.dryRun) {
       const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
       const { mappingId, status } = exchange;
@@ -210,6 +207,6 @@ function logFailure(logger: HostLogger, error: HookError, exchange: Exchange, wh
   logger.error(`${what}: ${error.code}${cause ? `: ${cause}` : ""}`, {
     requestId: exchange.requestId,
     hook: exchange.hook,
-    mappingId: exchange.mappingId,
+    mappingId: exchange.notes.mappingId,
   });
 }

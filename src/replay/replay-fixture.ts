@@ -110,7 +110,7 @@ export class ReplayPipeline {
       { dryRun: true },
     );
     const resolution = exchange.resolution;
-    const trace = resolution?.trace ?? exchange.notes.trace;
+    const trace = exchange.notes.trace;
     // A path outside hooks.path is not the intake's: a live gateway would not route it here at all.
     const outside = new HookError("NOT_FOUND", `${pathname} is not below hooks.path (${config.path}).`);
     const report: ReplayReport = {

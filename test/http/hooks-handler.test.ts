@@ -599,3 +599,25 @@ describe("transform runner and verifiers swapped through createHooksPlugin", () 
     expect(host.eventsOf("session:system-event")[0]!.raw).toBe("from the runner");
   });
 });
+
+describe("two plugin instances in one process", () => {
+  it("share nothing: one's auth failures do not throttle the other", async () => {
+    const other = await startTestHost(createHooksPlugin(), {
+      hooks: { enabled: true, token: TOKEN, authFailures: { limit: 1, windowSeconds: 60 } },
+    });
+    try {
+      await start({ authFailures: { limit: 1, windowSeconds: 60 } });
+      const wrong = { body: "{}", headers: { authorization: "Bearer wrong" } };
+      expect((await send("/hooks/wake", wrong)).status).toBe(401);
+      expect((await send("/hooks/wake", wrong)).status).toBe(429);
+      const response = await fetch(`${other.url}/hooks/wake`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer wrong" },
+        body: "{}",
+      });
+      expect(response.status).toBe(401);
+    } finally {
+      await other.close();
+    }
+  });
+});
