@@ -21,7 +21,9 @@ import { createPipeline } from "./pipeline/run-pipeline.js";
 import type { PreparedHooks } from "./prepare-hooks.js";
 import { MemoryStore } from "./store/memory.js";
 import { PORTS, TOKENS } from "./tokens.js";
-import { tokenVerifiers } from "./verify/token.js";
+import { credentialHeadersWith } from "./safety/credentials.js";
+import { createVerifiers } from "./verify/signature-verifier.js";
+import { signatureHeadersOf } from "./mapping/compile-verify.js";
 
 export interface ContainerInputs {
   prepared: PreparedHooks;
@@ -36,7 +38,7 @@ export function buildHooksContainer({
   bus,
   options,
 }: ContainerInputs): DependencyContainer {
-  const { config, mappings } = prepared;
+  const { config, mappings, signedPaths } = prepared;
   const c = rootContainer.createChildContainer();
   c.register(TOKENS.config, { useValue: config });
   c.register(TOKENS.mappings, { useValue: mappings });
@@ -47,10 +49,16 @@ export function buildHooksContainer({
   c.register(PORTS.ids, { useValue: options.ids ?? randomIds });
   c.register(PORTS.journal, { useValue: options.journal ?? noopJournal });
   c.register(PORTS.store, {
-    useFactory: instanceCachingFactory((r) => options.store ?? new MemoryStore(r.resolve(PORTS.clock))),
+    useFactory: instanceCachingFactory(
+      (r) =>
+        options.store ??
+        new MemoryStore(r.resolve(PORTS.clock), { maxDeliveries: config.dedupe.maxEntries }),
+    ),
   });
   c.register(PORTS.verifiers, {
-    useFactory: instanceCachingFactory(() => (options.verifiers ?? tokenVerifiers)({ token: config.token })),
+    useFactory: instanceCachingFactory(() =>
+      (options.verifiers ?? createVerifiers)({ token: config.token, signedPaths }),
+    ),
   });
   c.register(PORTS.transformRunner, {
     useFactory: instanceCachingFactory(() =>
@@ -96,12 +104,15 @@ export function buildHooksContainer({
         logger,
         clock,
       });
+      const store = r.resolve(PORTS.store);
       return createPipeline({
         basePath: config.path,
         bodyTimeoutMs: config.bodyTimeoutMs,
+        verifiers: r.resolve(PORTS.verifiers),
+        duplicates: { store, keepMs: config.dedupe.windowSeconds * 1000, logger },
+        credentialHeaders: credentialHeadersWith([...signedPaths.values()].flatMap(signatureHeadersOf)),
         authenticate: createAuthenticator({
-          verifiers: r.resolve(PORTS.verifiers),
-          store: r.resolve(PORTS.store),
+          store,
           clientAddress: createClientAddressResolver(config.trustedProxies),
           logger,
           clock,

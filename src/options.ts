@@ -5,10 +5,11 @@ import type { Journal } from "./journal/journal.js";
 import type { TransformRunner, TransformRunnerSettings } from "./mapping/transform-runner.js";
 import type { CapturedRequest } from "./pipeline/request.js";
 import type { Store } from "./store/store.js";
+import type { VerifiersInput } from "./verify/signature-verifier.js";
 import type { Verifiers } from "./verify/verifier.js";
 
 export interface HooksPluginOptions {
-  /** Auth-failure counters (default: in memory). */
+  /** Auth-failure counters and duplicate delivery ids (default: in memory). */
   store?: Store;
   /** Where accepted requests are recorded (default: nowhere). */
   journal?: Journal;
@@ -16,9 +17,9 @@ export interface HooksPluginOptions {
   ids?: Ids;
   /** How transforms run (default: inline, in the gateway's thread). */
   transformRunner?: (settings: TransformRunnerSettings) => TransformRunner;
-  /** How requests prove they may use a hook (default: the hook token for every hook). */
-  verifiers?: (hooks: { token: string }) => Verifiers;
-  /** Receives every authenticated request whose body was read, credentials removed (a development aid). */
+  /** How requests prove they may use a hook (default: the hook token, or the sender's signature on signed paths). */
+  verifiers?: (input: VerifiersInput) => Verifiers;
+  /** Receives every authenticated request whose body was read, claimed by a mapping or not, credentials removed (a development aid). */
   capture?: (request: CapturedRequest) => void;
   /** Extra wait past an agent run's timeoutSeconds before the plugin publishes a timeout summary (5000). */
   runDeadlineGraceMs?: number;

@@ -2,11 +2,14 @@
 import type { ConfigIssue } from "./config/issues.js";
 import { type ResolveContext, type ResolvedHooksConfig, resolveHooksConfig } from "./config/resolve.js";
 import { type CompiledMapping, compileMappings } from "./mapping/compile-mappings.js";
+import type { PathVerification } from "./mapping/compile-verify.js";
 import type { TransformRunner } from "./mapping/transform-runner.js";
 
 export interface PreparedHooks {
   config: ResolvedHooksConfig;
   mappings: CompiledMapping[];
+  /** Hook paths whose sender signs, and how. */
+  signedPaths: ReadonlyMap<string, PathVerification>;
 }
 
 export interface PrepareResult {
@@ -25,7 +28,7 @@ export function prepareHooks(rawConfig: unknown, context: ResolveContext): Prepa
   }
   const compiled = compileMappings(resolved.config);
   const issues = [...resolved.issues, ...compiled.issues];
-  const partial = { config: resolved.config, mappings: compiled.mappings };
+  const partial = { config: resolved.config, mappings: compiled.mappings, signedPaths: compiled.signedPaths };
   return {
     partial,
     prepared: issues.length === 0 ? partial : undefined,

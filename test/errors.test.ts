@@ -12,6 +12,7 @@ describe("error table", () => {
       NOT_FOUND: 404,
       METHOD_NOT_ALLOWED: 405,
       BODY_TIMEOUT: 408,
+      DUPLICATE_IN_PROGRESS: 409,
       PAYLOAD_TOO_LARGE: 413,
       UNSUPPORTED_MEDIA_TYPE: 415,
       AUTH_THROTTLED: 429,

@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import JSON5 from "json5";
 import { checkExpectation, expectationFrom } from "../replay/expectations.js";
+import type { ReplayReport } from "../replay/replay-fixture.js";
 import { painter, wantsColour } from "../replay/format-report.js";
 import {
   type FixtureError,
@@ -17,7 +18,11 @@ import { openReplay, standInNote } from "./open-replay.js";
 interface TestOptions {
   config?: string;
   update?: boolean;
+  acceptFailures?: boolean;
 }
+
+/** A status `--update` does not record as expected unless told to: a failure is usually a bug, not a result. */
+const isFailure = (status: number) => status >= 500 || status === 401;
 
 /** Rewrites the fixture with a new `expect`; a leading `//` comment block survives, other comments do not. */
 function writeExpectation(file: string, expectation: unknown): void {
@@ -31,6 +36,14 @@ function writeExpectation(file: string, expectation: unknown): void {
   writeFileSync(file, `${header}${body}\n`);
 }
 
+/** The error code and, for mapping failures, what the log said: enough to see why without a second run. */
+function failureReason(report: ReplayReport): string {
+  const body = report.body as { code?: unknown } | undefined;
+  const code = typeof body?.code === "string" ? ` ${body.code}` : "";
+  const logged = report.logs.find((log) => log.level === "error" || log.level === "warn")?.message;
+  return `${code}${logged ? ` (${logged})` : ""}`;
+}
+
 export function registerTestCommand(program: Command): void {
   program
     .command("test")
@@ -40,6 +53,10 @@ export function registerTestCommand(program: Command): void {
     .argument("[dir]", "directory searched recursively for .json/.json5 fixtures", "fixtures")
     .option("-c, --config <file>", "gateway config (default: ./gateway.json5, else the bundled demo)")
     .option("--update", "record the current results as each fixture's expectation")
+    .option(
+      "--accept-failures",
+      "with --update, also record 5xx and 401 results (otherwise those fixtures are left unchanged)",
+    )
     .action(async (dir: string, options: TestOptions) => {
       const { pipeline, standIns } = openReplay(options.config);
       const note = standInNote(standIns);
@@ -48,6 +65,7 @@ export function registerTestCommand(program: Command): void {
       let passed = 0;
       let failed = 0;
       let withoutExpect = 0;
+      const leftUnchanged: string[] = [];
       for (const file of findFixtureFiles(dir)) {
         const shown = path.relative(process.cwd(), file);
         let parsed: unknown;
@@ -74,6 +92,16 @@ export function registerTestCommand(program: Command): void {
         }
         const report = await pipeline.replay(loaded);
         if (options.update) {
+          // A failure the fixture already expects (a negative fixture) may be re-recorded; a new one may not.
+          const alreadyExpected = fixture.expect?.status === report.status;
+          if (isFailure(report.status) && !alreadyExpected && !options.acceptFailures) {
+            failed++;
+            leftUnchanged.push(shown);
+            process.stdout.write(
+              `${paint("red", "✗")} ${fixture.name} ${paint("dim", `(${shown})`)}\n    ${paint("red", "-")} got ${report.status}${failureReason(report)}; not recorded (use --accept-failures to record it)\n`,
+            );
+            continue;
+          }
           writeExpectation(file, expectationFrom(report));
           passed++;
           process.stdout.write(
@@ -91,6 +119,11 @@ export function registerTestCommand(program: Command): void {
           for (const problem of result.problems)
             process.stdout.write(`    ${paint("red", "-")} ${problem}\n`);
         }
+      }
+      if (leftUnchanged.length > 0) {
+        process.stdout.write(
+          `${leftUnchanged.length} fixture(s) left unchanged: ${leftUnchanged.join(", ")}\n`,
+        );
       }
       if (withoutExpect > 0)
         process.stdout.write(paint("dim", `(${withoutExpect} fixture(s) without expect not run)\n`));

@@ -4,10 +4,17 @@ import * as v from "valibot";
 import { CHANNEL_IDS } from "../vocabulary.js";
 import { normalizeHooksPath } from "./hooks-path.js";
 import { type ConfigIssue, fromValibotIssues } from "./issues.js";
-import { MappingMatchSchema, MappingSchema, MappingTransformSchema } from "./mapping-schema.js";
+import {
+  MappingMatchSchema,
+  MappingResponseSchema,
+  MappingSchema,
+  MappingTransformSchema,
+  MappingVerifySchema,
+} from "./mapping-schema.js";
 import { createModelPolicy, type ModelPolicy } from "./models.js";
 import {
   AuthFailuresSchema,
+  DedupeSchema,
   type HooksConfig,
   HooksConfigSchema,
   MailboxConfigSchema,
@@ -50,6 +57,9 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   "hooks.mappings": Object.keys(MappingSchema.entries),
   "hooks.mappings.match": Object.keys(MappingMatchSchema.entries),
   "hooks.mappings.transform": Object.keys(MappingTransformSchema.entries),
+  "hooks.mappings.verify": Object.keys(MappingVerifySchema.entries),
+  "hooks.mappings.response": Object.keys(MappingResponseSchema.entries),
+  "hooks.dedupe": Object.keys(DedupeSchema.entries),
   "hooks.authFailures": Object.keys(AuthFailuresSchema.entries),
   "hooks.mailbox": Object.keys(MailboxConfigSchema.entries),
 };

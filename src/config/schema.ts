@@ -10,6 +10,12 @@ export const AuthFailuresSchema = v.strictObject({
   windowSeconds: v.optional(PositiveInt, 60),
 });
 
+/** Duplicate deliveries: how long an accepted delivery id is remembered, and how many are kept. */
+export const DedupeSchema = v.strictObject({
+  windowSeconds: v.optional(PositiveInt, 86_400),
+  maxEntries: v.optional(PositiveInt, 100_000),
+});
+
 /** What `hooks mailbox setup` writes; `hooks mailbox run` and the mailbox preset read it (SPEC §7.3, §11). */
 export const MailboxConfigSchema = v.strictObject({
   host: v.optional(v.string()),
@@ -48,6 +54,7 @@ export const HooksConfigSchema = v.strictObject({
   defaultSessionKey: v.optional(v.pipe(v.string(), v.minLength(1))),
   authFailures: v.optional(AuthFailuresSchema, { limit: 20, windowSeconds: 60 }),
   trustedProxies: v.optional(v.array(v.string()), []),
+  dedupe: v.optional(DedupeSchema, { windowSeconds: 86_400, maxEntries: 100_000 }),
   mailbox: v.optional(MailboxConfigSchema),
 });
 

@@ -5,18 +5,15 @@ import JSON5 from "json5";
 import type { CapturedRequest } from "../index.js";
 import type { GatewayLogger } from "./logger.js";
 
-/** The JSON body when it parses and says it is JSON; otherwise the exact bytes as text. */
-function bodyFields(request: CapturedRequest): { body: unknown } | { rawBody: string } {
+/**
+ * The exact bytes, so a replay re-signs what the sender signed: as text when they are UTF-8 that round-trips,
+ * else base64. A parsed-and-reprinted JSON body would differ in whitespace or escapes from what was signed.
+ */
+function bodyFields(request: CapturedRequest): { rawBody: string } | { rawBodyBase64: string } {
   const text = request.rawBody.toString("utf8");
-  const type = request.headers["content-type"]?.toLowerCase() ?? "";
-  if (text !== "" && (type === "" || type.includes("json"))) {
-    try {
-      return { body: JSON.parse(text) };
-    } catch {
-      // Kept as raw bytes: replaying it shows the same INVALID_JSON the sender got.
-    }
-  }
-  return { rawBody: text };
+  return Buffer.from(text, "utf8").equals(request.rawBody)
+    ? { rawBody: text }
+    : { rawBodyBase64: request.rawBody.toString("base64") };
 }
 
 /** Headers a replay does not need and that only make fixtures noisy. */

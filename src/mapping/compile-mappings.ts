@@ -6,6 +6,13 @@ import type { ResolvedHooksConfig } from "../config/resolve.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
 import type { WakeMode } from "../vocabulary.js";
 import { checkStaticFields } from "./check-static-fields.js";
+import { compileVerify, type PathVerification, sameVerify } from "./compile-verify.js";
+import {
+  compileHeaderPredicates,
+  compilePayloadPredicates,
+  type HeaderPredicate,
+  type PayloadPredicate,
+} from "./match-predicates.js";
 import { presetDefinition } from "./presets.js";
 import { type CompiledTemplate, compileTemplate } from "./template.js";
 import { checkTransformPath } from "./transform-loader.js";
@@ -33,6 +40,8 @@ export interface CompiledMapping {
   configPath: string;
   matchPath?: string;
   matchSource?: string;
+  matchHeaders?: readonly HeaderPredicate[];
+  matchPayload?: readonly PayloadPredicate[];
   action: "wake" | "agent";
   wakeMode: WakeMode;
   deliver: boolean;
@@ -48,12 +57,25 @@ export interface CompiledMapping {
   bodySchema?: v.GenericSchema;
   /** Presets: the key template is the operator's; rendering just this prefix means "no key" (see presets.ts). */
   presetSessionKeyPrefix?: string;
+  /** A fixed success answer instead of the JSON body. */
+  response?: FixedResponse;
+}
+
+/** A mapping's fixed success answer; its body is a template. */
+export interface FixedResponse {
+  status: 200 | 202 | 204;
+  contentType: string;
+  body: CompiledTemplate | undefined;
 }
 
 export interface CompileResult {
   mappings: CompiledMapping[];
+  /** Hook paths whose mappings declare how their sender signs. */
+  signedPaths: Map<string, PathVerification>;
   issues: ConfigIssue[];
 }
+
+const DEFAULT_RESPONSE_TYPE = "text/plain; charset=utf-8";
 
 function compileOne(
   mapping: MappingConfig,
@@ -96,6 +118,22 @@ function compileOne(
     compiled.matchPath = matchPath;
   }
   if (mapping.match?.source !== undefined) compiled.matchSource = mapping.match.source;
+  if (mapping.match?.headers !== undefined)
+    compiled.matchHeaders = compileHeaderPredicates(mapping.match.headers);
+  if (mapping.match?.payload !== undefined)
+    compiled.matchPayload = compilePayloadPredicates(mapping.match.payload, configPath, issues);
+  if (mapping.response !== undefined) {
+    const { status, contentType, body } = mapping.response;
+    if (status === 204 && body !== undefined)
+      issues.push({ path: `${configPath}.response.body`, message: "a 204 answer has no body: remove it or use 200" });
+    let template: CompiledTemplate | undefined;
+    try {
+      template = body === undefined ? undefined : compileTemplate(body);
+    } catch (error) {
+      issues.push({ path: `${configPath}.response.body`, message: `invalid template: ${(error as Error).message}` });
+    }
+    compiled.response = { status, contentType: contentType ?? DEFAULT_RESPONSE_TYPE, body: template };
+  }
   if (mapping.forEach !== undefined) compiled.forEach = mapping.forEach;
   for (const field of TEMPLATE_FIELDS) {
     const source = mapping[field];
@@ -127,6 +165,7 @@ export function compileMappings(config: ResolvedHooksConfig): CompileResult {
   const mappings = config.mappings.map((mapping, index) =>
     compileOne(mapping, index, `hooks.mappings[${index}]`, config, issues),
   );
+  const signedPaths = compileSignedPaths(config, mappings, issues);
   config.presets.forEach((name, index) => {
     const preset = presetDefinition(name, config.mailbox);
     const compiled = compileOne(
@@ -141,5 +180,57 @@ export function compileMappings(config: ResolvedHooksConfig): CompileResult {
     if (preset.sessionKeyPrefix !== undefined) compiled.presetSessionKeyPrefix = preset.sessionKeyPrefix;
     mappings.push(compiled);
   });
-  return { mappings, issues };
+  return { mappings, signedPaths, issues };
+}
+
+/**
+ * A signature guards a path, not one mapping: it is checked before the body is parsed, so before payload
+ * predicates can choose among the path's mappings. Every mapping of a path that declares `verify` must
+ * therefore declare the same one, and a `verify` needs a `match.path`.
+ */
+function compileSignedPaths(
+  config: ResolvedHooksConfig,
+  mappings: readonly CompiledMapping[],
+  issues: ConfigIssue[],
+): Map<string, PathVerification> {
+  const signedPaths = new Map<string, PathVerification>();
+  const declared = new Map<string, { verify: NonNullable<MappingConfig["verify"]>; configPath: string }>();
+  let largestTolerance = 0;
+  config.mappings.forEach((mapping, index) => {
+    const verify = mapping.verify;
+    if (verify === undefined) return;
+    const at = `hooks.mappings[${index}].verify`;
+    const compiled = mappings[index]!;
+    if (compiled.matchPath === undefined) {
+      issues.push({ path: at, message: "needs match.path: a signature guards the path its sender calls" });
+      return;
+    }
+    const earlier = declared.get(compiled.matchPath);
+    if (earlier) {
+      if (!sameVerify(earlier.verify, verify)) {
+        issues.push({
+          path: at,
+          message: `differs from ${earlier.configPath}.verify on the same path "${compiled.matchPath}": a path has one verification`,
+        });
+      }
+      return;
+    }
+    declared.set(compiled.matchPath, { verify, configPath: `hooks.mappings[${index}]` });
+    largestTolerance = Math.max(largestTolerance, verify.toleranceSeconds);
+    const verification = compileVerify(verify, at, issues);
+    if (verification) {
+      signedPaths.set(compiled.matchPath, {
+        ...verification,
+        mappingId: compiled.id,
+        configPath: `hooks.mappings[${index}]`,
+      });
+    }
+  });
+  if (config.dedupe.windowSeconds < 2 * largestTolerance) {
+    issues.push({
+      path: "hooks.dedupe.windowSeconds",
+      message: `must be at least twice the largest verify.toleranceSeconds (${2 * largestTolerance}), or a replayed delivery could outlive its id`,
+    });
+  }
+  return signedPaths;
 }

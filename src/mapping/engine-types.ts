@@ -14,6 +14,8 @@ export interface MappedRequest {
   /** Query parameters, last value wins, without credential parameters. */
   query: Record<string, string>;
   body: unknown;
+  /** The body exactly as received (transforms that check a signature themselves, or read a non-JSON body). */
+  rawBody: Buffer;
   /** Size of the body as received, checked against the winning mapping's own limit. */
   bodyBytes: number;
   requestId: string;
@@ -44,6 +46,20 @@ export interface MappingTrace {
   dropped?: number;
 }
 
+/** A mapping's fixed success answer, rendered for one request. */
+export interface RenderedResponse {
+  status: 200 | 202 | 204;
+  contentType: string;
+  /** Undefined for 204. */
+  body: string | undefined;
+}
+
 export type MappingResult =
-  | { ok: true; mappingId: string | undefined; actions: MappedAction[]; trace: MappingTrace }
+  | {
+      ok: true;
+      mappingId: string | undefined;
+      actions: MappedAction[];
+      trace: MappingTrace;
+      response?: RenderedResponse;
+    }
   | { ok: false; mappingId: string | undefined; error: HookError; trace: MappingTrace };

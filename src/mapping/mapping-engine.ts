@@ -11,15 +11,17 @@ import {
 import type { Clock } from "../clock.js";
 import { HookError, isHookError, payloadTooLarge } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
-import type { CompiledMapping } from "./compile-mappings.js";
+import type { CompiledMapping, FixedResponse } from "./compile-mappings.js";
 import type {
   MappedAction,
   MappedRequest,
   MappingClaim,
   MappingResult,
   MappingTrace,
+  RenderedResponse,
 } from "./engine-types.js";
 import type { MappingIndex } from "./mapping-index.js";
+import { headerMismatch, payloadMismatch } from "./match-predicates.js";
 import { MAX_FAN_OUT } from "./presets.js";
 import { mergeOverride, renderFields, templatedBody } from "./render-action.js";
 import type { TemplateContext } from "./template.js";
@@ -47,9 +49,9 @@ function payloadSource(body: unknown): unknown {
 /** Whether `mapping` owns the request, and in words why (replay prints the reason). */
 export function matchMapping(
   mapping: CompiledMapping,
-  hook: string,
-  body: unknown,
+  request: { hook: string; body: unknown; headers: Readonly<Record<string, string>> },
 ): { matched: boolean; reason: string } {
+  const { hook, body } = request;
   if (mapping.matchPath !== undefined && mapping.matchPath !== hook) {
     return { matched: false, reason: `path is "${hook}", mapping wants "${mapping.matchPath}"` };
   }
@@ -60,9 +62,15 @@ export function matchMapping(
       return { matched: false, reason: `payload source is ${seen}, mapping wants "${mapping.matchSource}"` };
     }
   }
+  const mismatch =
+    (mapping.matchHeaders && headerMismatch(mapping.matchHeaders, request.headers)) ||
+    (mapping.matchPayload && payloadMismatch(mapping.matchPayload, body));
+  if (mismatch) return { matched: false, reason: mismatch };
   const predicates = [
     mapping.matchPath !== undefined ? `path "${mapping.matchPath}"` : undefined,
     mapping.matchSource !== undefined ? `source "${mapping.matchSource}"` : undefined,
+    ...(mapping.matchHeaders ?? []).map((predicate) => `header ${predicate.name}`),
+    ...(mapping.matchPayload ?? []).map((predicate) => `payload ${predicate.path}`),
   ].filter(Boolean);
   return {
     matched: true,
@@ -91,7 +99,7 @@ export class MappingEngine {
     const candidates = (claim as IndexedClaim).candidates ?? this.options.index.candidates(claim.hook) ?? [];
     let winner: CompiledMapping | undefined;
     for (const mapping of candidates) {
-      const verdict = matchMapping(mapping, request.hook, request.body);
+      const verdict = matchMapping(mapping, request);
       trace.candidates.push({ id: mapping.id, ...verdict });
       if (verdict.matched) {
         winner = mapping;
@@ -109,10 +117,28 @@ export class MappingEngine {
     }
     try {
       const actions = await this.execute(winner, request, trace);
-      return { ok: true, mappingId: winner.id, actions, trace };
+      const result: MappingResult = { ok: true, mappingId: winner.id, actions, trace };
+      if (winner.response) result.response = this.renderResponse(winner.response, request);
+      return result;
     } catch (thrown) {
       return this.failure(winner, request, trace, thrown);
     }
+  }
+
+  /** The mapping's fixed answer, its body rendered against the whole request. */
+  private renderResponse(response: FixedResponse, request: MappedRequest): RenderedResponse {
+    const context: TemplateContext = {
+      payload: request.body,
+      headers: request.headers,
+      query: request.query,
+      path: request.hook,
+      now: new Date(this.options.clock.now()).toISOString(),
+    };
+    return {
+      status: response.status,
+      contentType: response.contentType,
+      body: response.status === 204 ? undefined : (response.body?.render(context) ?? ""),
+    };
   }
 
   private failure(
@@ -158,6 +184,7 @@ export class MappingEngine {
           output = await this.options.transforms.run(mapping.transform, {
             ...context,
             url: request.url,
+            rawBody: request.rawBody,
             mapping: { id: mapping.id },
           });
         } catch (error) {

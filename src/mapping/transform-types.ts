@@ -13,6 +13,8 @@ export interface TransformContext<Payload = unknown> {
   path: string;
   /** Path and query of the request as received. */
   url: string;
+  /** The body exactly as received: check a signature the intake does not know, or read a non-JSON body. */
+  rawBody: Buffer;
   mapping: { id: string };
   /** ISO-8601 UTC time of the request. */
   now: string;

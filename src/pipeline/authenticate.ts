@@ -1,14 +1,13 @@
-/** @module Stages 3 and 4: the hook's verifier judges the request's credentials; failures are counted per client address. */
+/** @module Stages 3 and 4: the hook's verifier judges the request's credentials (its token, or its signature on the body's bytes); failures are counted per client address. */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Clock } from "../clock.js";
 import { HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Store } from "../store/store.js";
-import type { Verifiers } from "../verify/verifier.js";
+import type { Verifier } from "../verify/verifier.js";
 import type { ClientAddressResolver } from "./client-address.js";
 
 export interface AuthenticateDeps {
-  verifiers: Verifiers;
   store: Store;
   clientAddress: ClientAddressResolver;
   logger: HostLogger;
@@ -19,11 +18,17 @@ export interface AuthenticateDeps {
 }
 
 export interface AuthenticateInput {
+  /** The hook's verifier; one that needs the body gets `rawBody`. */
+  verifier: Verifier;
   hook: string;
   headers: IncomingHttpHeaders;
   query: URLSearchParams | undefined;
   remoteAddress: string | undefined;
   requestId: string;
+  /** The exact bytes received, for verifiers that check a signature. */
+  rawBody?: Buffer;
+  /** The query string as received, without the `?`. */
+  rawQuery?: string;
 }
 
 /** What the rest of the pipeline needs to know about a request that got in. */
@@ -52,12 +57,19 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
   return async (input) => {
     const address = deps.clientAddress(input.remoteAddress, input.headers);
     const key = `auth-failures:${address}`;
-    const verdict = await deps.verifiers.forHook(input.hook).verify(input);
+    const verdict = await input.verifier.verify({ ...input, now: deps.clock.now() });
     if (verdict.ok) {
       // A correct credential is always accepted and clears the address's failures.
       await deps.store.reset(key);
       if (verdict.viaQuery) warnAboutQueryToken(input.requestId);
       return { viaQuery: verdict.viaQuery };
+    }
+    // Why a signature was refused helps the operator fix a secret; the sender only learns that it was.
+    if (input.verifier.needsBody) {
+      deps.logger.warn(`hook "${input.hook}": ${input.verifier.kind} verification failed: ${verdict.reason}`, {
+        requestId: input.requestId,
+        hook: input.hook,
+      });
     }
     const window = await deps.store.increment(key, deps.windowMs);
     if (window.count > deps.limit) {

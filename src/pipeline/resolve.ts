@@ -8,7 +8,12 @@ import {
 } from "../actions/validate-action.js";
 import type { EventSource } from "../events.js";
 import type { Ids } from "../ids.js";
-import type { MappedRequest, MappingClaim, MappingTrace } from "../mapping/engine-types.js";
+import type {
+  MappedRequest,
+  MappingClaim,
+  MappingTrace,
+  RenderedResponse,
+} from "../mapping/engine-types.js";
 import type { MappingEngine } from "../mapping/mapping-engine.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
 
@@ -22,6 +27,8 @@ export interface Resolution {
   mappingId?: string | undefined;
   /** What to emit and track, in order. */
   plans: ActionPlan[];
+  /** The mapping's fixed answer, which replaces the JSON body (and its status). */
+  reply?: RenderedResponse | undefined;
 }
 
 export interface ResolverDeps {
@@ -81,11 +88,13 @@ export class Resolver {
     // One object literal with every field: spreading a partial object and adding fields gives each result a
     // new hidden class on V8 11 (Node 20), measured at about 10 µs per mapped request (bench/PROFILE.md).
     const empty = plans.length === 0;
+    const reply = result.response;
     const resolution: Resolution = {
-      status: empty ? 204 : plans.some((plan) => plan.run) ? 202 : 200,
+      status: reply ? reply.status : empty ? 204 : plans.some((plan) => plan.run) ? 202 : 200,
       body: empty ? undefined : mappedBody(plans, mappingId),
       mappingId,
       plans,
+      reply,
     };
     return resolution;
   }

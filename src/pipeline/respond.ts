@@ -35,3 +35,32 @@ export function errorResponse(
 ): PipelineResponse {
   return jsonResponse(error.status, error.toJSON(), requestId, { ...extra, ...error.headers });
 }
+
+/** A mapping's fixed success answer (TwiML, a slash command's text) instead of the JSON body. */
+export function fixedResponse(
+  reply: { status: number; contentType: string; body: string | undefined },
+  requestId: string,
+  extra: ExtraHeaders | undefined,
+): PipelineResponse {
+  if (reply.body === undefined) return { ...noContentResponse(requestId, extra), status: reply.status };
+  const headers: Record<string, string> = {
+    "Content-Type": reply.contentType,
+    "Content-Length": String(Buffer.byteLength(reply.body)),
+    "X-Request-Id": requestId,
+  };
+  if (extra) Object.assign(headers, extra);
+  return { status: reply.status, headers, body: reply.body };
+}
+
+/** A duplicate delivery's answer: the first request's, marked as a replay, under this request's id. */
+export function replayedResponse(
+  stored: { status: number; contentType: string | undefined; body: string | undefined },
+  requestId: string,
+): PipelineResponse {
+  const headers: Record<string, string> = { "X-Request-Id": requestId, "Idempotent-Replay": "true" };
+  if (stored.body !== undefined) {
+    headers["Content-Type"] = stored.contentType ?? JSON_TYPE;
+    headers["Content-Length"] = String(Buffer.byteLength(stored.body));
+  }
+  return { status: stored.status, headers, body: stored.body };
+}

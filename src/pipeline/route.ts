@@ -1,11 +1,16 @@
 /** @module Stages 1 and 2: is the path ours (and which hook does it name), and is the method POST. */
 import { HookError } from "../errors.js";
 
-/** The path and parsed query of a request target (`/hooks/wake?x=1`). */
-export function splitTarget(url: string): { pathname: string; query: URLSearchParams | undefined } {
+/** The path, parsed query and query as sent of a request target (`/hooks/wake?x=1`). */
+export function splitTarget(url: string): {
+  pathname: string;
+  query: URLSearchParams | undefined;
+  rawQuery: string;
+} {
   const queryStart = url.indexOf("?");
-  if (queryStart === -1) return { pathname: url, query: undefined };
-  return { pathname: url.slice(0, queryStart), query: new URLSearchParams(url.slice(queryStart + 1)) };
+  if (queryStart === -1) return { pathname: url, query: undefined, rawQuery: "" };
+  const rawQuery = url.slice(queryStart + 1);
+  return { pathname: url.slice(0, queryStart), query: new URLSearchParams(rawQuery), rawQuery };
 }
 
 /**

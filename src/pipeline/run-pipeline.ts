@@ -10,33 +10,48 @@ import {
   queryWithoutCredentials,
   urlWithoutCredentials,
 } from "../safety/credentials.js";
-import type { Authenticator } from "./authenticate.js";
+import type { Verifiers } from "../verify/verifier.js";
+import type { Authenticated, Authenticator } from "./authenticate.js";
+import { checkDuplicate, type DeliveryTicket, deliveryIdOf, type DuplicateDeps } from "./duplicates.js";
 import { emitPlans, emitRequestEvent } from "./emit.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
 import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
 import { requestIdFor } from "./request-id.js";
 import type { Resolution, ResolutionNotes, Resolver } from "./resolve.js";
-import { type ExtraHeaders, errorResponse, jsonResponse, noContentResponse } from "./respond.js";
+import {
+  type ExtraHeaders,
+  errorResponse,
+  fixedResponse,
+  jsonResponse,
+  noContentResponse,
+  replayedResponse,
+} from "./respond.js";
 import { checkMethod, hookName, notFound, splitTarget } from "./route.js";
 
 export interface PipelineDeps {
   basePath: string;
   bodyTimeoutMs: number;
+  /** Which verifier guards each hook: the token, or a signature on the body's bytes. */
+  verifiers: Verifiers;
   authenticate: Authenticator;
   resolver: Resolver;
+  /** Where delivery ids are claimed, and how long an accepted one is remembered. */
+  duplicates: DuplicateDeps;
+  /** Headers no mapping, capture or log sees: the credential list plus this config's own signature headers. */
+  credentialHeaders: ReadonlySet<string>;
   /** Where accepted requests are recorded before their answer; none means nothing is recorded. */
   journal: Journal | undefined;
   tracker: RunCompletionTracker;
   bus: HookBus;
   logger: HostLogger;
   ids: Ids;
-  /** Receives every authenticated request whose body was read (`hooks serve --capture`). */
+  /** Receives every authenticated request whose body was read (`hooks serve --capture`), claimed or not. */
   capture?: ((request: CapturedRequest) => void) | undefined;
 }
 
 export interface RunOptions {
-  /** Replay: every stage up to the answer, nothing emitted, nothing journaled. */
+  /** Replay: every stage up to the answer, nothing emitted, journaled, captured or remembered as a delivery. */
   dryRun?: boolean;
 }
 
@@ -51,6 +66,8 @@ export interface Exchange {
   resolution: Resolution | undefined;
   /** The parsed body, once it was read (replay explains the mappings' verdicts with it). */
   body?: unknown;
+  /** True when this was a duplicate delivery, answered with the first request's answer. */
+  duplicate?: boolean;
   notes: ResolutionNotes;
 }
 
@@ -64,10 +81,113 @@ export type Pipeline = (
 
 /** Read top to bottom, this is the order of checks: cheap refusals first, no body read for a request that cannot succeed. */
 export function createPipeline(deps: PipelineDeps): Pipeline {
+  /** Everything from the method check to the emitted events; throws a HookError for a refusal before the answer. */
+  async function serve(
+    request: PipelineRequest,
+    responder: Responder,
+    exchange: Exchange,
+    state: ExchangeState,
+    options: RunOptions,
+  ): Promise<void> {
+    const hook = exchange.hook!;
+    const { requestId } = exchange;
+    const { pathname, query, rawQuery } = splitTarget(request.url);
+    checkMethod(request.method);
+    const verifier = deps.verifiers.forHook(hook);
+    const credentials = {
+      verifier,
+      hook,
+      headers: request.headers,
+      query,
+      rawQuery,
+      remoteAddress: request.remoteAddress,
+      requestId,
+    };
+    // A token is judged before any byte of the body is read; a signature can only be judged on those bytes.
+    if (!verifier.needsBody) noteQueryToken(state, await deps.authenticate(credentials));
+    const route = deps.resolver.route(hook);
+    if (!route) {
+      if (deps.capture && !options.dryRun) await captureUnclaimed(request, exchange, query);
+      throw notFound();
+    }
+    const kind = classifyContentType(request.headers["content-type"]);
+    const maxBytes = deps.resolver.bodyLimit(route);
+    checkDeclaredLength(request.headers, maxBytes);
+    const raw = await readLimitedBody(request.body, { maxBytes, timeoutMs: deps.bodyTimeoutMs });
+    if (verifier.needsBody) noteQueryToken(state, await deps.authenticate({ ...credentials, rawBody: raw }));
+    // Mappings and captures see the request without credentials; a direct wake or agent body needs none of it.
+    const view =
+      route.kind === "mapped" || deps.capture
+        ? {
+            headers: headersWithoutCredentials(request.headers, deps.credentialHeaders),
+            query: queryWithoutCredentials(query),
+            url: urlWithoutCredentials(pathname, query),
+          }
+        : NO_VIEW;
+    if (deps.capture && !options.dryRun) {
+      capture(deps, { requestId, method: request.method, hook, headers: view.headers, query: view.query, rawBody: raw });
+    }
+    const body = parseBody(kind, raw);
+    exchange.body = body;
+    const deliveryId = deliveryIdOf(verifier, request.headers, body);
+    if (deliveryId !== undefined && !options.dryRun) {
+      const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);
+      if (verdict.kind === "duplicate") {
+        exchange.duplicate = true;
+        exchange.status = verdict.response.status;
+        await responder.respond(replayedResponse(verdict.response, requestId));
+        state.answered = true;
+        return;
+      }
+      state.ticket = verdict.ticket;
+    }
+    const resolution = await deps.resolver.resolve(
+      route,
+      { hook, ...view, body, rawBody: raw, bodyBytes: raw.length, requestId },
+      exchange.notes,
+    );
+    exchange.resolution = resolution;
+    if (deps.journal && !options.dryRun) await admit(deps.journal, requestId, hook, resolution);
+    exchange.status = resolution.status;
+    const response = resolution.reply
+      ? fixedResponse(resolution.reply, requestId, state.extra)
+      : resolution.body === undefined
+        ? noContentResponse(requestId, state.extra)
+        : jsonResponse(resolution.status, resolution.body, requestId, state.extra);
+    // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
+    await state.ticket?.settle(response);
+    await responder.respond(response);
+    state.answered = true;
+    if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
+  }
+
+  /** `hooks serve --capture` also records authenticated requests no mapping claims yet: a new sender's first payload. */
+  async function captureUnclaimed(
+    request: PipelineRequest,
+    exchange: Exchange,
+    query: URLSearchParams | undefined,
+  ): Promise<void> {
+    let raw: Buffer;
+    try {
+      const maxBytes = deps.resolver.bodyLimit({ kind: "wake" });
+      checkDeclaredLength(request.headers, maxBytes);
+      raw = await readLimitedBody(request.body, { maxBytes, timeoutMs: deps.bodyTimeoutMs });
+    } catch {
+      return; // Not capturable; the sender still gets its 404.
+    }
+    capture(deps, {
+      requestId: exchange.requestId,
+      method: request.method,
+      hook: exchange.hook!,
+      headers: headersWithoutCredentials(request.headers, deps.credentialHeaders),
+      query: queryWithoutCredentials(query),
+      rawBody: raw,
+    });
+  }
+
   return async function runPipeline(request, responder, options = {}) {
     const started = performance.now();
     const requestId = requestIdFor(request.headers["x-request-id"], deps.ids);
-    const { pathname, query } = splitTarget(request.url);
     const exchange: Exchange = {
       claimed: true,
       requestId,
@@ -77,72 +197,26 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       resolution: undefined,
       notes: {},
     };
-    const hook = hookName(pathname, deps.basePath);
+    const hook = hookName(splitPath(request.url), deps.basePath);
     if (hook === undefined) {
       exchange.claimed = false;
       return exchange;
     }
     exchange.hook = hook;
-    let extra: ExtraHeaders | undefined;
-    let answered = false;
+    const state: ExchangeState = { extra: undefined, answered: false, ticket: undefined };
     try {
-      checkMethod(request.method);
-      const auth = await deps.authenticate({
-        hook,
-        headers: request.headers,
-        query,
-        remoteAddress: request.remoteAddress,
-        requestId,
-      });
-      if (auth.viaQuery) extra = { Deprecation: "true" };
-      const route = deps.resolver.route(hook);
-      if (!route) throw notFound();
-      const kind = classifyContentType(request.headers["content-type"]);
-      const maxBytes = deps.resolver.bodyLimit(route);
-      checkDeclaredLength(request.headers, maxBytes);
-      const raw = await readLimitedBody(request.body, {
-        maxBytes,
-        timeoutMs: deps.bodyTimeoutMs,
-      });
-      // Mappings and captures see the request without credentials; a direct wake or agent body needs none of it.
-      const view =
-        route.kind === "mapped" || deps.capture
-          ? {
-              headers: headersWithoutCredentials(request.headers),
-              query: queryWithoutCredentials(query),
-              url: urlWithoutCredentials(pathname, query),
-            }
-          : NO_VIEW;
-      if (deps.capture && !options.dryRun) {
-        const { headers, query: shownQuery } = view;
-        capture(deps, { requestId, method: request.method, hook, headers, query: shownQuery, rawBody: raw });
-      }
-      const body = parseBody(kind, raw);
-      exchange.body = body;
-      const resolution = await deps.resolver.resolve(
-        route,
-        { hook, ...view, body, bodyBytes: raw.length, requestId },
-        exchange.notes,
-      );
-      exchange.resolution = resolution;
-      if (deps.journal && !options.dryRun) await admit(deps.journal, requestId, hook, resolution);
-      exchange.status = resolution.status;
-      await responder.respond(
-        resolution.body === undefined
-          ? noContentResponse(requestId, extra)
-          : jsonResponse(resolution.status, resolution.body, requestId, extra),
-      );
-      answered = true;
-      if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
+      await serve(request, responder, exchange, state, options);
     } catch (thrown) {
       const error = toHookError(thrown);
-      if (answered) {
+      if (state.answered) {
         // The answer left; only emitting failed (a throwing listener). The request stays answered.
         logFailure(deps.logger, error, exchange, "emitting the events failed");
       } else {
         exchange.status = error.status;
         logFailure(deps.logger, error, exchange, "hook request failed");
-        await responder.respond(errorResponse(error, requestId, extra));
+        // Not accepted: the delivery id is free again for the sender's retry.
+        await state.ticket?.settle(undefined);
+        await responder.respond(errorResponse(error, requestId, state.extra));
       }
     }
     // The owning mapping, learnt by the resolve stage whether it succeeded or not.
@@ -158,6 +232,25 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
     return exchange;
   };
+}
+
+/** What the stages learn on the way that the answer needs, whether it is a success or a refusal. */
+interface ExchangeState {
+  /** Headers beyond content and request id (Deprecation for a query token). */
+  extra: ExtraHeaders | undefined;
+  /** True once the answer has been handed to the responder. */
+  answered: boolean;
+  /** This request's claim on its delivery id, settled with its answer. */
+  ticket: DeliveryTicket | undefined;
+}
+
+function noteQueryToken(state: ExchangeState, auth: Authenticated): void {
+  if (auth.viaQuery) state.extra = { Deprecation: "true" };
+}
+
+function splitPath(url: string): string {
+  const queryStart = url.indexOf("?");
+  return queryStart === -1 ? url : url.slice(0, queryStart);
 }
 
 /** Seconds a sender is asked to wait before retrying a request the journal could not take. */

@@ -18,12 +18,16 @@ export const FixtureRequestSchema = v.pipe(
     body: v.optional(v.unknown()),
     /** The exact bytes of the body, as text. */
     rawBody: v.optional(v.string()),
+    /** The exact bytes of the body, base64 (a body that is not UTF-8 text). */
+    rawBodyBase64: v.optional(v.pipe(v.string(), v.base64("must be base64"))),
     /** A file holding the body, relative to the fixture file. */
     bodyFile: v.optional(v.string()),
   }),
   v.check(
-    (request) => [request.body, request.rawBody, request.bodyFile].filter((x) => x !== undefined).length <= 1,
-    "give at most one of body, rawBody and bodyFile",
+    (request) =>
+      [request.body, request.rawBody, request.rawBodyBase64, request.bodyFile].filter((x) => x !== undefined)
+        .length <= 1,
+    "give at most one of body, rawBody, rawBodyBase64 and bodyFile",
   ),
 );
 
@@ -40,13 +44,31 @@ export const FixtureExpectationSchema = v.strictObject({
   ),
 });
 
+/**
+ * How replay signs a request on a signed path: freshly, with the mapping's secret (the default, `true`); not at
+ * all (`false`: the recorded headers are sent as they are); or on purpose wrongly, for a negative fixture.
+ */
+export const FixtureResignSchema = v.union([
+  v.boolean(),
+  v.strictObject({
+    /** Sign as if this many seconds ago (negative: in the future): a stale or early timestamp. */
+    ageSeconds: v.optional(v.number()),
+    /** Sign with this secret instead of the mapping's: a wrong secret. */
+    secret: v.optional(v.pipe(v.string(), v.minLength(1))),
+    /** Change one byte of the body after signing: a tampered body. */
+    tamper: v.optional(v.boolean()),
+  }),
+]);
+
 export const FixtureSchema = v.strictObject({
   name: v.pipe(v.string(), v.minLength(1)),
   description: v.optional(v.string()),
   request: FixtureRequestSchema,
+  resign: v.optional(FixtureResignSchema, true),
   expect: v.optional(FixtureExpectationSchema),
 });
 
 export type Fixture = v.InferOutput<typeof FixtureSchema>;
 export type FixtureInput = v.InferInput<typeof FixtureSchema>;
 export type FixtureExpectation = v.InferOutput<typeof FixtureExpectationSchema>;
+export type FixtureResign = v.InferOutput<typeof FixtureResignSchema>;

@@ -49,6 +49,8 @@ export function validateFixture(value: unknown, file: string): LoadedFixture {
   const fixture = parsed.output;
   let rawBody: Buffer | undefined;
   if (fixture.request.rawBody !== undefined) rawBody = Buffer.from(fixture.request.rawBody, "utf8");
+  else if (fixture.request.rawBodyBase64 !== undefined)
+    rawBody = Buffer.from(fixture.request.rawBodyBase64, "base64");
   else if (fixture.request.bodyFile !== undefined) {
     const bodyPath = path.resolve(path.dirname(file), fixture.request.bodyFile);
     try {

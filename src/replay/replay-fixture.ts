@@ -17,6 +17,9 @@ import { type PreparedHooks, prepareHooks } from "../prepare-hooks.js";
 import type { Store } from "../store/store.js";
 import { TOKENS } from "../tokens.js";
 import type { LoadedFixture } from "./load-fixture.js";
+import { headersWithoutCredentials } from "../safety/credentials.js";
+import { createVerifiers } from "../verify/signature-verifier.js";
+import { type ReplaySigning, replaySigning, type SignableRequest, signFixtureRequest } from "./sign-fixture.js";
 export interface ReplayLog {
   level: "debug" | "info" | "warn" | "error";
   message: string;
@@ -41,10 +44,12 @@ export interface ReplayReport {
   logs: ReplayLog[];
 }
 
-/** Replays never throttle: a folder of negative fixtures must not lock the next one out. */
+/** Replays never throttle (a folder of negative fixtures must not lock the next one out) nor remember deliveries. */
 const replayStore: Store = {
   increment: async (_key, windowMs) => ({ count: 1, resetAt: Date.now() + windowMs }),
   reset: async () => undefined,
+  claimDelivery: async () => ({ state: "first" }),
+  settleDelivery: async () => undefined,
   close: async () => undefined,
 };
 
@@ -52,6 +57,8 @@ const replayStore: Store = {
 export class ReplayPipeline {
   private readonly logs: ReplayLog[] = [];
   private readonly pipeline;
+  /** How replay signs each signed path. */
+  private readonly signing = new Map<string, ReplaySigning>();
 
   constructor(private readonly prepared: PreparedHooks) {
     const log =
@@ -67,12 +74,18 @@ export class ReplayPipeline {
     };
     // Nothing reaches this bus: a dry run stops before the emit stage.
     const bus: HookBus = new EventEmitter();
+    for (const [hook, path] of prepared.signedPaths) this.signing.set(hook, replaySigning(path));
+    const signedPaths = new Map([...this.signing].map(([hook, signing]) => [hook, signing.path]));
     const container = buildHooksContainer({
       prepared,
       logger,
       bus,
       // A changed transform is picked up by the next fixture, not 250 ms later.
-      options: { store: replayStore, transformReloadCheckMs: 0 },
+      options: {
+        store: replayStore,
+        transformReloadCheckMs: 0,
+        verifiers: ({ token }) => createVerifiers({ token, signedPaths }),
+      },
     });
     this.pipeline = container.resolve(TOKENS.pipeline);
   }
@@ -88,12 +101,22 @@ export class ReplayPipeline {
     const config = this.prepared.config;
     const pathname = request.path.startsWith("/") ? request.path : `${config.path}/${request.path}`;
     const hook = hookName(pathname, config.path);
-    const headers = requestHeaders(request.headers, request.query, config.token);
-    const raw = encodeBody(loaded, headers["content-type"]);
-    headers["content-length"] = String(raw.length);
-    const query = new URLSearchParams(request.query).toString();
-    let response: PipelineResponse | undefined;
+    const signing = hook === undefined ? undefined : this.signing.get(hook);
+    // A signed path is reached by its signature, as the sender reaches it; elsewhere replay brings the token.
+    const given = requestHeaders(request.headers, request.query, signing ? undefined : config.token);
+    let sent: SignableRequest = {
+      headers: given,
+      rawBody: encodeBody(loaded, given["content-type"]),
+      rawQuery: new URLSearchParams(request.query).toString(),
+    };
     this.logs.length = 0;
+    if (signing) {
+      sent = signFixtureRequest(signing, fixture.resign, sent, Date.now());
+      if (signing.note && fixture.resign !== false) this.logs.push({ level: "info", message: signing.note });
+    }
+    const { headers, rawBody: raw, rawQuery: query } = sent;
+    headers["content-length"] = String(raw.length);
+    let response: PipelineResponse | undefined;
     const exchange = await this.pipeline(
       {
         method: request.method.toUpperCase(),
@@ -118,11 +141,7 @@ export class ReplayPipeline {
       file: loaded.file,
       request: { method: request.method.toUpperCase(), path: pathname, hook },
       status: exchange.claimed ? exchange.status : outside.status,
-      body: !exchange.claimed
-        ? outside.toJSON()
-        : response?.body === undefined
-          ? undefined
-          : JSON.parse(response.body),
+      body: !exchange.claimed ? outside.toJSON() : responseBody(response),
       candidates: [],
       rendered: trace?.rendered ?? [],
       transformOutput: trace?.transformOutput ?? [],
@@ -135,14 +154,22 @@ export class ReplayPipeline {
     if (hook !== undefined && hook !== "wake" && hook !== "agent" && (trace || exchange.status === 404)) {
       // The pipeline's own parse when it read the body; a best-effort one when it stopped before (404).
       const body = "body" in exchange ? exchange.body : bestEffortParse(headers["content-type"], raw);
+      const shown = headersWithoutCredentials(headers);
       const verdicts = this.prepared.mappings.map((mapping) => ({
         id: mapping.id,
-        ...matchMapping(mapping, hook, body),
+        ...matchMapping(mapping, { hook, body, headers: shown }),
       }));
       report.candidates = trace ? upToWinner(verdicts, exchange.mappingId) : verdicts;
     }
     return report;
   }
+}
+
+/** JSON bodies parsed; a fixed answer (TwiML, plain text) as its text. */
+function responseBody(response: PipelineResponse | undefined): unknown {
+  if (response?.body === undefined) return undefined;
+  if (!response.headers["Content-Type"]?.includes("json")) return response.body;
+  return JSON.parse(response.body);
 }
 
 /** The body as the parse stage would read it, or undefined when it would refuse it. */
@@ -162,20 +189,20 @@ export function openReplayPipeline(rawConfig: unknown, context: ResolveContext):
 }
 
 /**
- * The fixture's headers, lower-cased, JSON by default, and the hook token added unless the fixture brings
- * its own credential (a fixture that expects 401 sends a wrong one).
+ * The fixture's headers, lower-cased, JSON by default, and the hook token added (when given) unless the
+ * fixture brings its own credential (a fixture that expects 401 sends a wrong one).
  */
 function requestHeaders(
   given: Record<string, string>,
   query: Record<string, string>,
-  token: string,
+  token: string | undefined,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(given)) out[name.toLowerCase()] = value;
   out["content-type"] ??= "application/json";
   const hasCredential =
     out.authorization !== undefined || out["x-service-token"] !== undefined || query.token !== undefined;
-  if (!hasCredential) out.authorization = `Bearer ${token}`;
+  if (!hasCredential && token !== undefined) out.authorization = `Bearer ${token}`;
   return out;
 }
 

@@ -13,18 +13,35 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "cookie",
   "x-gitlab-token",
   "x-api-key",
+  // Sender signatures: a signature over a body is as good as a token for replaying that body.
+  "x-hub-signature-256",
+  "x-hub-signature",
+  "stripe-signature",
+  "x-slack-signature",
+  "webhook-signature",
+  "x-twilio-signature",
 ]);
 
 /** Query parameters that carry credentials (the deprecated `?token=`). */
 export const CREDENTIAL_QUERY: ReadonlySet<string> = new Set(["token"]);
 
+/** The list plus headers a config names as its own signature headers (the generic hmac scheme's). */
+export function credentialHeadersWith(extra: Iterable<string>): ReadonlySet<string> {
+  const all = new Set(CREDENTIAL_HEADERS);
+  for (const name of extra) all.add(name.toLowerCase());
+  return all;
+}
+
 /** Headers minus credentials, names lower-cased, repeated values joined with ", ". */
-export function headersWithoutCredentials(headers: IncomingHttpHeaders): Record<string, string> {
+export function headersWithoutCredentials(
+  headers: IncomingHttpHeaders,
+  credentials: ReadonlySet<string> = CREDENTIAL_HEADERS,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name in headers) {
     const value = headers[name];
     const lower = name.toLowerCase();
-    if (value === undefined || CREDENTIAL_HEADERS.has(lower)) continue;
+    if (value === undefined || credentials.has(lower)) continue;
     out[lower] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;

@@ -1,4 +1,4 @@
-/** @module The Store port: state a deployment may share between gateways (auth-failure counters today). */
+/** @module The Store port: state a deployment may share between gateways (auth-failure counters, duplicate deliveries). */
 
 export interface CounterWindow {
   /** Hits counted in the current window, this one included. */
@@ -7,11 +7,43 @@ export interface CounterWindow {
   resetAt: number;
 }
 
+/** The first answer to a delivery, kept to answer its duplicates with. */
+export interface StoredResponse {
+  status: number;
+  /** Response headers that describe the body (Content-Type). */
+  contentType: string | undefined;
+  /** Undefined for 204. */
+  body: string | undefined;
+}
+
+/**
+ * What claiming a delivery id found: this request is the first; an earlier one was answered (here is its
+ * answer); or an earlier one is still being handled and did not finish within the wait.
+ */
+export type DeliveryClaim =
+  | { state: "first" }
+  | { state: "answered"; response: StoredResponse }
+  | { state: "in-progress" };
+
+export interface ClaimTimes {
+  /** How long an unanswered claim holds (a gateway that dies mid-request must not block the id for a day). */
+  holdMs: number;
+  /** How long to wait for an earlier request with the same id to be answered before giving up. */
+  waitMs: number;
+}
+
 export interface Store {
   /** Counts one hit on `key`; a missing or expired counter starts a new window of `windowMs`. */
   increment(key: string, windowMs: number): Promise<CounterWindow>;
   /** Forgets `key`'s counter. */
   reset(key: string): Promise<void>;
+  /** Claims a delivery id atomically: of requests arriving together with one id, exactly one is first. */
+  claimDelivery(key: string, times: ClaimTimes): Promise<DeliveryClaim>;
+  /**
+   * Settles a claim: the first answer, remembered for `keepMs`; or undefined when the request was not accepted,
+   * which forgets the claim so the sender's retry is handled afresh.
+   */
+  settleDelivery(key: string, response: StoredResponse | undefined, keepMs: number): Promise<void>;
   /** Releases connections and timers; the store is not used afterwards. */
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 /** @module The hook-token verifier: Bearer, then X-Service-Token, then the deprecated query; compared in constant time. */
 import { hash, timingSafeEqual } from "node:crypto";
-import type { CredentialsView, Verifier, Verifiers } from "./verifier.js";
+import type { AuthVerdict, CredentialsView, Verifier } from "./verifier.js";
 
 const BEARER = /^bearer[ \t]+(.+)$/i;
 
@@ -30,23 +30,28 @@ function missingMessage(request: CredentialsView): string {
     : "A hook token is required.";
 }
 
-export function createTokenVerifier(token: string): Verifier {
+/** Judges the token a request carries; `undefined` when it carries none. */
+export type TokenCheck = (request: CredentialsView) => AuthVerdict | undefined;
+
+export function createTokenCheck(token: string): TokenCheck {
   // Both sides hashed to equal-length digests: the comparison time depends on neither token's length.
   const expected = digest(token);
-  return {
-    kind: "token",
-    async verify(request) {
-      const found = findToken(request);
-      if (found.token === undefined) return { ok: false, message: missingMessage(request) };
-      if (!timingSafeEqual(digest(found.token), expected))
-        return { ok: false, message: "The hook token is not valid." };
-      return { ok: true, viaQuery: found.viaQuery };
-    },
+  return (request) => {
+    const found = findToken(request);
+    if (found.token === undefined) return undefined;
+    if (!timingSafeEqual(digest(found.token), expected))
+      return { ok: false, message: "The hook token is not valid.", reason: "hook token not valid" };
+    return { ok: true, viaQuery: found.viaQuery };
   };
 }
 
-/** Every hook is guarded by the one hook token. */
-export function tokenVerifiers(hooks: { token: string }): Verifiers {
-  const verifier = createTokenVerifier(hooks.token);
-  return { forHook: () => verifier };
+export function createTokenVerifier(token: string): Verifier {
+  const check = createTokenCheck(token);
+  return {
+    kind: "token",
+    needsBody: false,
+    async verify(request) {
+      return check(request) ?? { ok: false, message: missingMessage(request), reason: "no hook token" };
+    },
+  };
 }

@@ -1,23 +1,43 @@
-/** @module The Verifiers port: how a request proves it may use a hook (the hook token today; sender signatures next). */
+/** @module The Verifiers port: how a request proves it may use a hook (the hook token, or its sender's signature). */
 import type { IncomingHttpHeaders } from "node:http";
 
-/** What a verifier may look at; the body is not read yet. */
+/** What a verifier may look at. The body is there only for verifiers that need it (signatures). */
 export interface CredentialsView {
   headers: IncomingHttpHeaders;
   query: URLSearchParams | undefined;
+  /** The exact bytes received; present when the verifier said it needs them. */
+  rawBody?: Buffer | undefined;
+  /** The query string as received, without the `?`. */
+  rawQuery?: string | undefined;
+  /** Milliseconds since the epoch, from the Clock port (signed timestamps are judged against it). */
+  now?: number | undefined;
 }
 
 export type AuthVerdict =
-  | { ok: true /** The token came in the deprecated `?token=` query. */; viaQuery: boolean }
-  | { ok: false /** For the person reading the 401 (no detail about the secret). */; message: string };
+  | {
+      ok: true;
+      /** The token came in the deprecated `?token=` query. */
+      viaQuery: boolean;
+    }
+  | {
+      ok: false;
+      /** For the person reading the 401: never which signature check failed, nothing about the secret. */
+      message: string;
+      /** For the log only (`timestamp too old by 412 s`): never a secret or a signature value. */
+      reason?: string;
+    };
 
 export interface Verifier {
-  /** Name for logs (`token`). */
+  /** Name for logs (`token`, `github`). */
   readonly kind: string;
+  /** True when the verdict needs the body's exact bytes: the pipeline reads the body first. */
+  readonly needsBody: boolean;
   verify(request: CredentialsView): Promise<AuthVerdict>;
+  /** The sender's id for a delivery (duplicates); undefined when the sender sends none. */
+  deliveryId?(headers: IncomingHttpHeaders, body: unknown): string | undefined;
 }
 
 export interface Verifiers {
-  /** The verifier that guards `hook` (every hook uses the token today). */
+  /** The verifier that guards `hook`. */
   forHook(hook: string): Verifier;
 }

@@ -439,6 +439,10 @@ describe("ports swapped through createHooksPlugin", () => {
             return { count: 99, resetAt: 1_000_000 + windowMs };
           },
           async reset() {},
+          async claimDelivery() {
+            return { state: "first" };
+          },
+          async settleDelivery() {},
           async close() {},
         },
         clock: { now: () => 1_000_000 },
@@ -573,6 +577,7 @@ describe("transform runner and verifiers swapped through createHooksPlugin", () 
         verifiers: () => ({
           forHook: () => ({
             kind: "header",
+            needsBody: false,
             async verify(request) {
               return request.headers["x-shared-secret"] === "open sesame"
                 ? { ok: true, viaQuery: false }

@@ -4,7 +4,7 @@ import type { HostLogger, LogFields } from "../../src/host/contract.js";
 import { createAuthenticator } from "../../src/pipeline/authenticate.js";
 import { createClientAddressResolver } from "../../src/pipeline/client-address.js";
 import { MemoryStore } from "../../src/store/memory.js";
-import { tokenVerifiers } from "../../src/verify/token.js";
+import { createTokenVerifier } from "../../src/verify/token.js";
 
 const TOKEN = "timing-test-token-0123456789abcdef";
 const quiet: HostLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -16,7 +16,6 @@ function clock(start = 1_000_000) {
 
 function authenticator(time: ReturnType<typeof clock>, limit: number, windowMs: number, logger = quiet) {
   return createAuthenticator({
-    verifiers: tokenVerifiers({ token: TOKEN }),
     store: new MemoryStore(time),
     clientAddress: createClientAddressResolver([]),
     logger,
@@ -26,7 +25,9 @@ function authenticator(time: ReturnType<typeof clock>, limit: number, windowMs: 
   });
 }
 
+const tokenVerifier = createTokenVerifier(TOKEN);
 const attempt = (headers: Record<string, string>, query?: URLSearchParams, remoteAddress = "10.1.2.3") => ({
+  verifier: tokenVerifier,
   hook: "wake",
   headers,
   query,

@@ -142,7 +142,7 @@ describe("hooks replay", () => {
     const { code, stderr } = await runCli(["replay", "--config", config, bad], { cwd: dir });
     expect(code).toBe(1);
     expect(stderr).toMatch(/not a valid fixture/);
-    expect(stderr).toMatch(/at most one of body, rawBody and bodyFile/);
+    expect(stderr).toMatch(/at most one of body, rawBody, rawBodyBase64 and bodyFile/);
   });
 
   it("--send posts the fixture to a running gateway with the config's token", async () => {

@@ -1,0 +1,101 @@
+/** @module Compiles each mapping's `verify` block into the verification of its path, with every problem found at startup. */
+import type { ConfigIssue } from "../config/issues.js";
+import type { MappingVerifyConfig } from "../config/mapping-schema.js";
+import type { SignatureSettings } from "../verify/signature-scheme.js";
+import { schemeFor } from "../verify/schemes/index.js";
+
+/** How requests on one hook path prove who sent them. */
+export interface PathVerification {
+  settings: SignatureSettings;
+  /** Whether the hook token is accepted there too. */
+  tokenAlso: boolean;
+  /** The mapping whose `verify` block this is (for messages and `hooks check`). */
+  mappingId: string;
+  configPath: string;
+}
+
+/** Fields only the generic `hmac` scheme reads. */
+const HMAC_ONLY = ["header", "algorithm", "encoding", "prefix", "timestampHeader", "signedContent", "idHeader"] as const;
+const PLACEHOLDERS = /\{(body|timestamp|id)\}/g;
+
+/** The verification a `verify` block declares, or undefined when it has problems (pushed to `issues`). */
+export function compileVerify(
+  verify: MappingVerifyConfig,
+  at: string,
+  issues: ConfigIssue[],
+): Omit<PathVerification, "mappingId" | "configPath"> | undefined {
+  const before = issues.length;
+  const scheme = schemeFor(verify.scheme);
+  if ((verify.secret === undefined) === (verify.secrets === undefined)) {
+    issues.push({ path: `${at}.secret`, message: "give either secret or secrets (a list, during a rotation)" });
+  }
+  const secrets = verify.secrets ?? (verify.secret === undefined ? [] : [verify.secret]);
+  secrets.forEach((secret, index) => {
+    const problem = scheme.checkSecret(secret);
+    const where = verify.secrets ? `${at}.secrets[${index}]` : `${at}.secret`;
+    if (problem !== undefined) issues.push({ path: where, message: problem });
+  });
+  if (verify.scheme === "twilio" && verify.publicUrl === undefined) {
+    issues.push({
+      path: `${at}.publicUrl`,
+      message: "is required for twilio: the URL exactly as Twilio calls it (the signature covers it)",
+    });
+  }
+  if (verify.scheme !== "twilio" && verify.publicUrl !== undefined) {
+    issues.push({ path: `${at}.publicUrl`, message: "is read by the twilio scheme only" });
+  }
+  if (verify.publicUrl?.includes("?")) {
+    issues.push({
+      path: `${at}.publicUrl`,
+      message: "must not carry a query string: the query of each request is appended as received",
+    });
+  }
+  if (verify.scheme !== "hmac") {
+    for (const field of HMAC_ONLY) {
+      if (verify[field] !== undefined)
+        issues.push({ path: `${at}.${field}`, message: 'is read by the "hmac" scheme only' });
+    }
+  } else if (verify.header === undefined) {
+    issues.push({ path: `${at}.header`, message: 'is required for the "hmac" scheme: the header carrying the signature' });
+  }
+  const signedContent = verify.signedContent ?? (verify.timestampHeader ? "{timestamp}.{body}" : "{body}");
+  if (verify.scheme === "hmac") {
+    const used = new Set([...signedContent.matchAll(PLACEHOLDERS)].map((match) => match[1]));
+    if (!used.has("body"))
+      issues.push({ path: `${at}.signedContent`, message: "must include {body}: the signature has to cover the body" });
+    if (used.has("timestamp") && verify.timestampHeader === undefined)
+      issues.push({ path: `${at}.signedContent`, message: "uses {timestamp}: set timestampHeader too" });
+    if (used.has("id") && verify.idHeader === undefined)
+      issues.push({ path: `${at}.signedContent`, message: "uses {id}: set idHeader too" });
+  }
+  if (issues.length > before) return undefined;
+  const settings: SignatureSettings = {
+    scheme: verify.scheme,
+    secrets,
+    toleranceSeconds: verify.toleranceSeconds,
+    publicUrl: verify.publicUrl,
+  };
+  if (verify.scheme === "hmac") {
+    settings.hmac = {
+      header: verify.header!.toLowerCase(),
+      algorithm: verify.algorithm ?? "sha256",
+      encoding: verify.encoding ?? "hex",
+      prefix: verify.prefix ?? "",
+      timestampHeader: verify.timestampHeader?.toLowerCase(),
+      signedContent,
+      idHeader: verify.idHeader?.toLowerCase(),
+    };
+  }
+  return { settings, tokenAlso: verify.tokenAlso };
+}
+
+/** Headers that carry this path's signature: credentials, whichever scheme it is. */
+export function signatureHeadersOf(verification: PathVerification): readonly string[] {
+  const settings = verification.settings;
+  return settings.hmac ? [settings.hmac.header] : schemeFor(settings.scheme).signatureHeaders;
+}
+
+/** Two blocks declare the same verification when they are equal field by field. */
+export function sameVerify(a: MappingVerifyConfig, b: MappingVerifyConfig): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

@@ -1,0 +1,98 @@
+/** @module The duplicates stage: a delivery already accepted on the same hook gets its first answer again, and causes nothing new. */
+import type { IncomingHttpHeaders } from "node:http";
+import { HookError } from "../errors.js";
+import type { HostLogger } from "../host/contract.js";
+import type { DeliveryClaim, Store, StoredResponse } from "../store/store.js";
+import type { Verifier } from "../verify/verifier.js";
+import type { PipelineResponse } from "./request.js";
+
+/** 1–256 printable ASCII characters, as the Idempotency-Key header is commonly specified. */
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,256}$/;
+/** How long an unanswered claim blocks its id: longer than any request takes, short enough if a gateway dies. */
+const HOLD_MS = 60_000;
+/** How long a duplicate waits for the first request's answer before it is told to retry. */
+const WAIT_MS = 10_000;
+const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The delivery's id: the sender's own (per signature scheme) or the caller's `Idempotency-Key`; undefined when
+ * the request carries neither. A malformed key is a 400, not a silently unprotected request.
+ */
+export function deliveryIdOf(verifier: Verifier, headers: IncomingHttpHeaders, body: unknown): string | undefined {
+  const fromSender = verifier.deliveryId?.(headers, body);
+  if (fromSender !== undefined && fromSender !== "") return fromSender;
+  const given = headers["idempotency-key"];
+  if (given === undefined) return undefined;
+  const key = (Array.isArray(given) ? given[0]! : given).trim();
+  if (!IDEMPOTENCY_KEY.test(key)) {
+    throw new HookError("INVALID_PAYLOAD", "The Idempotency-Key header must be 1 to 256 printable ASCII characters.");
+  }
+  return key;
+}
+
+/** One claimed delivery: settled with the answer once it is known, or released when the request failed. */
+export class DeliveryTicket {
+  private settled = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly key: string,
+    private readonly keepMs: number,
+    private readonly logger: HostLogger,
+  ) {}
+
+  /** Remembers the first answer (a 2xx) so duplicates get it; anything else releases the id for a retry. */
+  async settle(response: PipelineResponse | undefined): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    const accepted = response !== undefined && response.status >= 200 && response.status < 300;
+    const stored: StoredResponse | undefined = accepted
+      ? { status: response.status, contentType: response.headers["Content-Type"], body: response.body }
+      : undefined;
+    try {
+      await this.store.settleDelivery(this.key, stored, this.keepMs);
+    } catch (error) {
+      // The claim then lapses after its hold time; duplicates meanwhile are told to retry.
+      this.logger.error(`recording a delivery id failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+export type DuplicateVerdict =
+  | { kind: "first"; ticket: DeliveryTicket }
+  | { kind: "duplicate"; response: StoredResponse };
+
+export interface DuplicateDeps {
+  store: Store;
+  /** How long an accepted delivery id is remembered (`hooks.dedupe.windowSeconds`). */
+  keepMs: number;
+  logger: HostLogger;
+}
+
+/** Claims the id for this hook; a store that cannot answer refuses the request rather than risk accepting it twice. */
+export async function checkDuplicate(
+  deps: DuplicateDeps,
+  hook: string,
+  id: string,
+): Promise<DuplicateVerdict> {
+  // Encoded so that a hook name holding ":" cannot make two different (hook, id) pairs one key.
+  const key = `delivery:${encodeURIComponent(hook)}:${id}`;
+  let claim: DeliveryClaim;
+  try {
+    claim = await deps.store.claimDelivery(key, { holdMs: HOLD_MS, waitMs: WAIT_MS });
+  } catch (error) {
+    throw new HookError("UNAVAILABLE", "Duplicate deliveries cannot be checked right now; retry later.", {
+      headers: { "Retry-After": String(RETRY_AFTER_SECONDS) },
+      cause: error,
+    });
+  }
+  if (claim.state === "answered") return { kind: "duplicate", response: claim.response };
+  if (claim.state === "in-progress") {
+    throw new HookError(
+      "DUPLICATE_IN_PROGRESS",
+      "A request with this delivery id is still being handled; retry later.",
+      { headers: { "Retry-After": String(RETRY_AFTER_SECONDS) } },
+    );
+  }
+  return { kind: "first", ticket: new DeliveryTicket(deps.store, key, deps.keepMs, deps.logger) };
+}

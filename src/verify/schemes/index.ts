@@ -1,0 +1,26 @@
+/** @module Every sender signature scheme by name, and the headers that carry their signatures. */
+import type { SchemeName, SignatureScheme } from "../signature-scheme.js";
+import { github } from "./github.js";
+import { hmac } from "./hmac.js";
+import { slack } from "./slack.js";
+import { standardWebhooks } from "./standard-webhooks.js";
+import { stripe } from "./stripe.js";
+import { twilio } from "./twilio.js";
+
+export const SCHEMES: { readonly [K in SchemeName]: SignatureScheme } = {
+  github,
+  stripe,
+  slack,
+  "standard-webhooks": standardWebhooks,
+  twilio,
+  hmac,
+};
+
+export function schemeFor(name: SchemeName): SignatureScheme {
+  return SCHEMES[name];
+}
+
+/** Hidden on every path, whatever its scheme: a signature is a credential wherever it turns up. */
+export const SIGNATURE_HEADERS: readonly string[] = [
+  ...new Set(Object.values(SCHEMES).flatMap((scheme) => scheme.signatureHeaders)),
+];

@@ -1,0 +1,45 @@
+/** @module Slack: `X-Slack-Signature: v0=<hex>`, an HMAC-SHA256 of `v0:<X-Slack-Request-Timestamp>:<body>`. */
+import type { SignatureScheme } from "../signature-scheme.js";
+import {
+  bodyString,
+  equalBytes,
+  headerValue,
+  macOf,
+  plainSecretProblem,
+  timestampProblem,
+} from "./compare.js";
+
+const SIGNATURE = "x-slack-signature";
+const TIMESTAMP = "x-slack-request-timestamp";
+const VERSION = "v0";
+
+function signature(secret: string, timestamp: string, body: Buffer): string {
+  return `${VERSION}=` + macOf("sha256", secret, [`${VERSION}:${timestamp}:`, body]).toString("hex");
+}
+
+export const slack: SignatureScheme = {
+  name: "slack",
+  signatureHeaders: [SIGNATURE],
+  checkSecret: plainSecretProblem,
+  verify(request, settings) {
+    const sent = headerValue(request.headers, SIGNATURE);
+    if (sent === undefined) return { ok: false, reason: "signature header missing" };
+    if (!sent.startsWith(`${VERSION}=`)) return { ok: false, reason: "signature header malformed" };
+    const timestamp = headerValue(request.headers, TIMESTAMP);
+    if (timestamp === undefined) return { ok: false, reason: "timestamp header missing" };
+    const late = timestampProblem(timestamp, request.nowSeconds, settings.toleranceSeconds);
+    if (late !== undefined) return { ok: false, reason: late };
+    const matches = settings.secrets.some((secret) =>
+      equalBytes(sent, signature(secret, timestamp, request.rawBody)),
+    );
+    return matches ? { ok: true } : { ok: false, reason: "signature mismatch" };
+  },
+  sign(input) {
+    const timestamp = String(input.timestampSeconds);
+    return {
+      headers: { [SIGNATURE]: signature(input.secret, timestamp, input.rawBody), [TIMESTAMP]: timestamp },
+    };
+  },
+  // Events API callbacks carry `event_id`; slash commands and interactions carry no id at all.
+  deliveryId: (_headers, body) => bodyString(body, "event_id"),
+};

@@ -1,0 +1,60 @@
+/** @module The verifier of a signed path: the sender's signature on the exact bytes, or the hook token where the path allows it. */
+import type { SignatureSettings } from "./signature-scheme.js";
+import { schemeFor } from "./schemes/index.js";
+import { createTokenCheck, createTokenVerifier } from "./token.js";
+import type { AuthVerdict, Verifier, Verifiers } from "./verifier.js";
+
+/** How one path is verified. */
+export interface SignedPath {
+  settings: SignatureSettings;
+  /** Whether the hook token is accepted there too. */
+  tokenAlso: boolean;
+}
+
+/** One sentence for every signature failure: the response never says which check failed. */
+const REFUSED = "The request's signature could not be verified.";
+
+export function createSignatureVerifier(path: SignedPath, token: string): Verifier {
+  const { settings } = path;
+  const scheme = schemeFor(settings.scheme);
+  const checkToken = path.tokenAlso ? createTokenCheck(token) : undefined;
+  const signatureHeaders = settings.hmac ? [settings.hmac.header] : scheme.signatureHeaders;
+  return {
+    kind: settings.scheme,
+    needsBody: true,
+    async verify(request): Promise<AuthVerdict> {
+      const signed = signatureHeaders.some((name) => request.headers[name] !== undefined);
+      // A token is judged only when no signature came with it: a signed request stands or falls by its signature.
+      if (checkToken && !signed) {
+        const verdict = checkToken(request);
+        if (verdict) return verdict;
+      }
+      const verdict = scheme.verify(
+        {
+          headers: request.headers,
+          rawBody: request.rawBody ?? Buffer.alloc(0),
+          rawQuery: request.rawQuery ?? "",
+          nowSeconds: Math.floor((request.now ?? Date.now()) / 1000),
+        },
+        settings,
+      );
+      return verdict.ok ? { ok: true, viaQuery: false } : { ok: false, message: REFUSED, reason: verdict.reason };
+    },
+    deliveryId: (headers, body) => scheme.deliveryId(headers, body, settings),
+  };
+}
+
+export interface VerifiersInput {
+  /** The hook token. */
+  token: string;
+  /** Hook paths whose sender signs, by hook name. */
+  signedPaths: ReadonlyMap<string, SignedPath>;
+}
+
+/** The token guards every hook except the signed paths, which their signature (and perhaps the token) guards. */
+export function createVerifiers(input: VerifiersInput): Verifiers {
+  const tokenVerifier = createTokenVerifier(input.token);
+  const signed = new Map<string, Verifier>();
+  for (const [hook, path] of input.signedPaths) signed.set(hook, createSignatureVerifier(path, input.token));
+  return { forHook: (hook) => signed.get(hook) ?? tokenVerifier };
+}
