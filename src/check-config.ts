@@ -37,6 +37,6 @@ export async function checkHooksConfig(rawConfig: unknown, context: ResolveConte
   return {
     issues,
     warnings: result.warnings,
-    status: describeStatus(partial.config, partial.mappings, reports),
+    status: describeStatus(partial.config, partial.mappings, reports, partial.signedPaths),
   };
 }

@@ -64,8 +64,8 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
       });
       if (!result.prepared) throw new ConfigError(result.issues);
       for (const warning of result.warnings) host.logger.warn(warning);
-      const { config, mappings } = result.prepared;
-      status = describeStatus(config, mappings);
+      const { config, mappings, signedPaths } = result.prepared;
+      status = describeStatus(config, mappings, [], signedPaths);
       if (!config.enabled) {
         host.logger.info("hooks are disabled (set hooks.enabled to true to expose the intake)");
         return;
@@ -89,7 +89,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         async start() {
           tracker.start();
           const reports = await loadAllTransforms(transforms, mappings);
-          status = describeStatus(config, mappings, reports);
+          status = describeStatus(config, mappings, reports, signedPaths);
           for (const report of reports) {
             if (report.error === undefined) continue;
             host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {

@@ -1,6 +1,7 @@
 /** @module What the intake answers at, as data for hosts: endpoints, mappings and transform load status (banner, `hooks check`). */
 import type { ResolvedHooksConfig } from "./config/resolve.js";
 import type { CompiledMapping } from "./mapping/compile-mappings.js";
+import type { PathVerification } from "./mapping/compile-verify.js";
 import type { TransformLoadReport } from "./prepare-hooks.js";
 
 export interface MappingSummary {
@@ -9,6 +10,11 @@ export interface MappingSummary {
   configPath: string;
   matchPath?: string;
   matchSource?: string;
+  /** Header and payload predicates, as `name=value|value` (values are config, never request data). */
+  matchHeaders?: string[];
+  matchPayload?: string[];
+  /** The signature scheme that guards the mapping's path (never its secret). */
+  verify?: string;
   action: "wake" | "agent";
   /** Where the action comes from. */
   builder: "template" | "transform" | "preset";
@@ -27,7 +33,11 @@ export interface HooksStatus {
   mappings: MappingSummary[];
 }
 
-export function summarizeMapping(mapping: CompiledMapping, report?: TransformLoadReport): MappingSummary {
+export function summarizeMapping(
+  mapping: CompiledMapping,
+  report?: TransformLoadReport,
+  signedPaths?: ReadonlyMap<string, PathVerification>,
+): MappingSummary {
   const summary: MappingSummary = {
     id: mapping.id,
     configPath: mapping.configPath,
@@ -40,6 +50,12 @@ export function summarizeMapping(mapping: CompiledMapping, report?: TransformLoa
   };
   if (mapping.matchPath !== undefined) summary.matchPath = mapping.matchPath;
   if (mapping.matchSource !== undefined) summary.matchSource = mapping.matchSource;
+  if (mapping.matchHeaders)
+    summary.matchHeaders = mapping.matchHeaders.map((p) => `${p.name}=${p.values.join("|")}`);
+  if (mapping.matchPayload)
+    summary.matchPayload = mapping.matchPayload.map((p) => `${p.path}=${p.values.map(String).join("|")}`);
+  const signed = mapping.matchPath === undefined ? undefined : signedPaths?.get(mapping.matchPath);
+  if (signed) summary.verify = signed.settings.scheme;
   if (mapping.transform) {
     summary.transform = { module: mapping.transform.module };
     if (mapping.transform.exportName !== undefined) summary.transform.export = mapping.transform.exportName;
@@ -55,12 +71,13 @@ export function describeStatus(
   config: Pick<ResolvedHooksConfig, "enabled" | "path" | "bodyTimeoutMs">,
   mappings: readonly CompiledMapping[],
   reports: readonly TransformLoadReport[] = [],
+  signedPaths?: ReadonlyMap<string, PathVerification>,
 ): HooksStatus {
   const byId = new Map(reports.map((report) => [report.mappingId, report]));
   return {
     enabled: config.enabled,
     path: config.path,
     bodyTimeoutMs: config.bodyTimeoutMs,
-    mappings: mappings.map((mapping) => summarizeMapping(mapping, byId.get(mapping.id))),
+    mappings: mappings.map((mapping) => summarizeMapping(mapping, byId.get(mapping.id), signedPaths)),
   };
 }

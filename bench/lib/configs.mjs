@@ -1,5 +1,5 @@
 /** @module Gateway configs and request bodies the scenarios use, generated into the bench's temp dir. */
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ROOT } from "./processes.mjs";
@@ -31,6 +31,21 @@ export const TRANSFORM_MAPPING = {
   transform: { module: "github-push.ts" },
 };
 
+/**
+ * The template mapping behind GitHub's own signature (SPEC: sender verification): `/hooks/github`, a push by its
+ * `X-GitHub-Event` header, `X-Hub-Signature-256` over the raw body instead of the token, `X-GitHub-Delivery` as
+ * the delivery id. The same text template as TEMPLATE_MAPPING, so the two differ only by what signing adds.
+ */
+export function signedGithubMapping(secret) {
+  return {
+    id: "github-signed",
+    match: { path: "github", headers: { "x-github-event": "push" } },
+    action: "wake",
+    textTemplate: TEMPLATE_MAPPING.textTemplate,
+    verify: { scheme: "github", secret },
+  };
+}
+
 export function newToken() {
   return randomBytes(32).toString("base64url");
 }
@@ -56,6 +71,18 @@ export function writeBenchConfig(dir, token) {
   return write(dir, "gateway.json5", gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING]));
 }
 
+/**
+ * The bench config plus the GitHub-signed mapping. A config of its own: a build from before sender verification
+ * refuses the `verify` key, and compare.mjs must still start such a build with the bench config.
+ */
+export function writeSignedConfig(dir, token, secret) {
+  return write(
+    dir,
+    "gateway-signed.json5",
+    gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING, signedGithubMapping(secret)]),
+  );
+}
+
 /** `count` mappings: `count - 1` fillers with their own paths and templates, the template mapping last. */
 export function writeManyMappingsConfig(dir, token, count) {
   const mappings = [];
@@ -78,6 +105,28 @@ export function jsonRequest(token, pathBelowHooks, body) {
     headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
     body,
   };
+}
+
+/**
+ * A push as GitHub sends it to the signed mapping: no token, `X-Hub-Signature-256` over the exact body, and a new
+ * `X-GitHub-Delivery` UUID on every request (each one a first delivery, never a replay).
+ */
+export function githubSignedRequest(secret, body) {
+  return {
+    path: `${HOOKS_PATH}/github`,
+    headers: {
+      "content-type": "application/json",
+      "x-github-event": "push",
+      "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
+    },
+    body,
+    uniqueHeaders: ["x-github-delivery"],
+  };
+}
+
+/** The same request with the bearer token too: what the bare baseline, which knows no signatures, checks. */
+export function withToken(request, token) {
+  return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };
 }
 
 export const WAKE_BODY = JSON.stringify({ text: "Disk usage on build-17 crossed 80% (bench)", mode: "now" });

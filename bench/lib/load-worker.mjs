@@ -2,6 +2,7 @@
  * @module The load generator's own process (pinned to the client's core): one autocannon run against a server,
  * the server's CPU time read from /proc over exactly that run, the result as one JSON line on stdout.
  */
+import { randomUUID } from "node:crypto";
 import autocannon from "autocannon";
 import { readCpuMs, ticksPerSecond } from "./proc.mjs";
 
@@ -20,6 +21,9 @@ ticksPerSecond();
 const serverBefore = readCpuMs(spec.serverPid);
 const clientBefore = process.cpuUsage();
 const started = performance.now();
+// Headers named in `uniqueHeaders` get a fresh UUID on every request (delivery ids, idempotency keys): autocannon
+// then builds each request anew from the same headers and body, instead of sending one prebuilt buffer.
+const unique = spec.uniqueHeaders ?? [];
 const instance = autocannon({
   url: spec.url,
   method: "POST",
@@ -27,6 +31,19 @@ const instance = autocannon({
   body: spec.body,
   connections: spec.connections,
   duration: spec.seconds,
+  ...(unique.length > 0
+    ? {
+        requests: [
+          {
+            setupRequest(request) {
+              // `request.headers` is a copy autocannon makes for each build: setting it touches no other request.
+              for (const name of unique) request.headers[name] = randomUUID();
+              return request;
+            },
+          },
+        ],
+      }
+    : {}),
 });
 instance.on("response", (_client, statusCode, _bytes, responseTime) => {
   statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;

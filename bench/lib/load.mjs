@@ -29,12 +29,14 @@ function runWorker(spec) {
 /**
  * One autocannon run against `server` (a handle from processes.mjs), from the load worker on the client's core.
  * The server's CPU time comes from /proc/<pid>/stat over exactly the run, read by the worker itself.
+ * `request.uniqueHeaders` (optional) names headers that get a fresh UUID on every request.
  */
 export async function measure(server, request, seconds, connections = CONNECTIONS) {
   const run = await runWorker({
     url: new URL(request.path, server.url).href,
     headers: request.headers,
     body: request.body,
+    uniqueHeaders: request.uniqueHeaders,
     connections,
     seconds,
     serverPid: server.pid,

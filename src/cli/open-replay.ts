@@ -1,6 +1,6 @@
 /** @module Loads the gateway config the way `serve` does and opens a replay pipeline on it, for `replay` and `test`. */
-import { randomBytes } from "node:crypto";
 import { type LoadedGatewayConfig, loadGatewayConfig } from "../gateway/load-gateway-config.js";
+import { withStandIns } from "../gateway/stand-ins.js";
 import { type ConfigError, formatIssue, isConfigError } from "../index.js";
 import { openReplayPipeline, type ReplayPipeline } from "../replay/replay-fixture.js";
 
@@ -9,26 +9,6 @@ export interface OpenedReplay {
   pipeline: ReplayPipeline;
   /** Environment variables the config names that are not set, replaced by random stand-ins. */
   standIns: string[];
-}
-
-/**
- * An environment where every variable that is not set reads as a random stand-in: a replay signs, verifies and
- * authenticates with the same value, so it never needs the real secrets.
- */
-function withStandIns(env: NodeJS.ProcessEnv, standIns: string[]): NodeJS.ProcessEnv {
-  const invented = new Map<string, string>();
-  return new Proxy(env, {
-    get(target, name) {
-      if (typeof name !== "string" || target[name] !== undefined) return target[name as string];
-      let value = invented.get(name);
-      if (value === undefined) {
-        value = randomBytes(24).toString("base64url");
-        invented.set(name, value);
-        standIns.push(name);
-      }
-      return value;
-    },
-  });
 }
 
 /** Throws with every config problem listed; replay refuses to guess around a broken config. */

@@ -56,6 +56,11 @@ export function readyBanner(
     lines.push(`token generated for this run: ${loaded.generatedToken}`);
     lines.push(`  (export ${DEMO_TOKEN_ENV} to keep one token across runs)`);
   }
+  if (loaded.standIns.length > 0) {
+    lines.push(
+      `not set, so random for this run: ${loaded.standIns.join(", ")} (set them to connect those senders)`,
+    );
+  }
   // Only a token generated for this run (printed above anyway) appears in the line; a token the user set is
   // referred to, never printed: stdout often ends up in a service log.
   const curlToken =

@@ -10,6 +10,8 @@ export function describeMatch(mapping: MappingSummary): string {
   const parts: string[] = [];
   if (mapping.matchPath !== undefined) parts.push(`path=${mapping.matchPath}`);
   if (mapping.matchSource !== undefined) parts.push(`source=${mapping.matchSource}`);
+  for (const header of mapping.matchHeaders ?? []) parts.push(`header ${header}`);
+  for (const field of mapping.matchPayload ?? []) parts.push(`payload ${field}`);
   return parts.length > 0 ? parts.join(" ") : "any (catch-all)";
 }
 
@@ -32,7 +34,10 @@ export function describeEndpoints(
   ];
   for (const mapping of mappings) {
     const url = mapping.matchPath !== undefined ? `${base}/${mapping.matchPath}` : `${base}/<name>`;
-    const match = mapping.matchSource !== undefined ? `, source=${mapping.matchSource}` : "";
+    const match =
+      (mapping.matchSource !== undefined ? `, source=${mapping.matchSource}` : "") +
+      (mapping.matchHeaders ?? []).map((header) => `, ${header}`).join("") +
+      (mapping.verify !== undefined ? `, signed: ${mapping.verify}` : "");
     rows.push({
       url,
       description: `mapping ${mapping.id} (${mapping.action}, ${describeBuilder(mapping)}${match})`,

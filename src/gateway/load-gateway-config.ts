@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ConfigIssue, generateToken, loadGatewayConfigFile } from "../index.js";
 import { type GatewaySections, parseGatewaySections } from "./gateway-config.js";
+import { withStandIns } from "./stand-ins.js";
 
 /** src/gateway and dist/gateway are both two levels below the package root. */
 export const DEMO_CONFIG_FILE = fileURLToPath(new URL("../../fixtures/demo/gateway.json5", import.meta.url));
@@ -22,6 +23,8 @@ export interface LoadedGatewayConfig {
   issues: ConfigIssue[];
   /** Set when the demo needed a token and one was generated for this run; printed once by `serve`. */
   generatedToken?: string;
+  /** Variables the demo names (sender secrets) that were not set: random for this run, never printed. */
+  standIns: string[];
 }
 
 export function locateConfigFile(
@@ -37,14 +40,17 @@ export function locateConfigFile(
 export function loadGatewayConfig(
   options: { config?: string | undefined; cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): LoadedGatewayConfig {
-  const env = options.env ?? process.env;
+  const given = options.env ?? process.env;
   const { file, origin } = locateConfigFile(options.config, options.cwd ?? process.cwd());
   let generatedToken: string | undefined;
   // The demo reads its token from the environment; a first run without one still works, with a fresh token.
-  if (origin === "demo" && !env[DEMO_TOKEN_ENV]) {
+  if (origin === "demo" && !given[DEMO_TOKEN_ENV]) {
     generatedToken = generateToken();
-    env[DEMO_TOKEN_ENV] = generatedToken;
+    given[DEMO_TOKEN_ENV] = generatedToken;
   }
+  // Its sender secrets too: the signed demo mappings work with `hooks replay` until the user sets real ones.
+  const standIns: string[] = [];
+  const env = origin === "demo" ? withStandIns(given, standIns) : given;
   const loaded = loadGatewayConfigFile(file, env);
   const { sections, issues } = parseGatewaySections(loaded.config, env);
   const result: LoadedGatewayConfig = {
@@ -54,6 +60,7 @@ export function loadGatewayConfig(
     raw: loaded.config,
     sections,
     issues: [...loaded.issues.map((issue) => explainMissingToken(issue)), ...issues],
+    standIns,
   };
   if (generatedToken !== undefined) result.generatedToken = generatedToken;
   return result;

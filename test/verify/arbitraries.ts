@@ -60,13 +60,11 @@ export const tamperedBody = (body: fc.Arbitrary<Buffer>) =>
   body
     .filter((bytes) => bytes.length > 0)
     .chain((bytes) =>
-      fc
-        .tuple(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 1, max: 255 }))
-        .map(([at, mask]) => {
-          const changed = Buffer.from(bytes);
-          changed[at] = changed[at]! ^ mask;
-          return { body: bytes, changed };
-        }),
+      fc.tuple(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 1, max: 255 })).map(([at, mask]) => {
+        const changed = Buffer.from(bytes);
+        changed[at] = changed[at]! ^ mask;
+        return { body: bytes, changed };
+      }),
     );
 
 export function request(
@@ -79,7 +77,12 @@ export function request(
 }
 
 /** The request a scheme's own `sign` describes. */
-export function requestFrom(signed: SignedParts, rawBody: Buffer, nowSeconds: number, rawQuery = ""): SignedRequest {
+export function requestFrom(
+  signed: SignedParts,
+  rawBody: Buffer,
+  nowSeconds: number,
+  rawQuery = "",
+): SignedRequest {
   return { headers: { ...signed.headers }, rawBody, rawQuery: signed.rawQuery ?? rawQuery, nowSeconds };
 }
 

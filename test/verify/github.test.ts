@@ -3,8 +3,8 @@ import { createHmac } from "node:crypto";
 import { sign as octokitSign, verify as octokitVerify } from "@octokit/webhooks-methods";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { SignatureSettings } from "../../src/verify/signature-scheme.js";
 import { github } from "../../src/verify/schemes/github.js";
+import type { SignatureSettings } from "../../src/verify/signature-scheme.js";
 import {
   bytesBody,
   RUNS,
@@ -16,7 +16,11 @@ import {
   textBody,
 } from "./arbitraries.js";
 
-const settings = (secrets: string[]): SignatureSettings => ({ scheme: "github", secrets, toleranceSeconds: 300 });
+const settings = (secrets: string[]): SignatureSettings => ({
+  scheme: "github",
+  secrets,
+  toleranceSeconds: 300,
+});
 const NOW = 1_700_000_000;
 const nonEmptyText = textBody.filter((body) => body !== "");
 
@@ -94,7 +98,9 @@ describe("github scheme", () => {
       ok: false,
       reason: "signature header malformed",
     });
-    expect(github.verify(request({ "x-hub-signature-256": "sha256=00" }, body, NOW), settings(["s"]))).toEqual({
+    expect(
+      github.verify(request({ "x-hub-signature-256": "sha256=00" }, body, NOW), settings(["s"])),
+    ).toEqual({
       ok: false,
       reason: "signature mismatch",
     });

@@ -3,8 +3,8 @@ import { createHmac } from "node:crypto";
 import fc from "fast-check";
 import Stripe from "stripe";
 import { describe, expect, it } from "vitest";
-import type { SignatureSettings } from "../../src/verify/signature-scheme.js";
 import { stripe } from "../../src/verify/schemes/stripe.js";
+import type { SignatureSettings } from "../../src/verify/signature-scheme.js";
 import {
   bytesBody,
   clock,
@@ -36,7 +36,11 @@ describe("stripe scheme", () => {
   it("accepts what stripe's generateTestHeaderString signs, anywhere inside the window", () => {
     fc.assert(
       fc.property(whsec, textBody, clock, (key, payload, { signedAt, now, toleranceSeconds }) => {
-        const header = client.webhooks.generateTestHeaderString({ payload, secret: key, timestamp: signedAt });
+        const header = client.webhooks.generateTestHeaderString({
+          payload,
+          secret: key,
+          timestamp: signedAt,
+        });
         const verdict = stripe.verify(
           request({ "stripe-signature": header }, Buffer.from(payload), now),
           settings([key], toleranceSeconds),
@@ -51,7 +55,9 @@ describe("stripe scheme", () => {
     fc.assert(
       fc.property(whsec, tamperedBody(bytesBody), clock, (key, { body, changed }, { signedAt, now }) => {
         const header = `t=${signedAt},v1=${"0".repeat(64)},v1=${v1(key, signedAt, body)},v0=${"f".repeat(64)}`;
-        expect(stripe.verify(request({ "stripe-signature": header }, body, now), settings([key], 3600))).toEqual({
+        expect(
+          stripe.verify(request({ "stripe-signature": header }, body, now), settings([key], 3600)),
+        ).toEqual({
           ok: true,
         });
         expect(
@@ -100,7 +106,9 @@ describe("stripe scheme", () => {
         );
         expect(stripe.verify(requestFrom(signed, body, now), settings([key], 3600))).toEqual({ ok: true });
         const header = signed.headers["stripe-signature"]!;
-        expect(() => client.webhooks.constructEvent(payload, header, key, 3600, undefined, now * 1000)).not.toThrow();
+        expect(() =>
+          client.webhooks.constructEvent(payload, header, key, 3600, undefined, now * 1000),
+        ).not.toThrow();
       }),
       RUNS,
     );
@@ -109,7 +117,10 @@ describe("stripe scheme", () => {
   it("names what is wrong with the header", () => {
     const body = Buffer.from("{}");
     const verify = (header?: string) =>
-      stripe.verify(request(header === undefined ? {} : { "stripe-signature": header }, body, 100), settings(["whsec_x"]));
+      stripe.verify(
+        request(header === undefined ? {} : { "stripe-signature": header }, body, 100),
+        settings(["whsec_x"]),
+      );
     expect(verify()).toEqual({ ok: false, reason: "signature header missing" });
     expect(verify("garbage")).toEqual({ ok: false, reason: "signature header malformed" });
     expect(verify("t=100")).toEqual({ ok: false, reason: "signature header malformed" });

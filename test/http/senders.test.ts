@@ -1,0 +1,419 @@
+/** @module Real senders over real HTTP: each scheme signed by the sender's own library, accepted; one byte changed, refused. */
+import { createHash, createHmac, randomBytes } from "node:crypto";
+import { sign as githubSign } from "@octokit/webhooks-methods";
+import fc from "fast-check";
+import { Webhook } from "standardwebhooks";
+import Stripe from "stripe";
+import twilio from "twilio";
+import { afterEach, describe, expect, it } from "vitest";
+import type { MappingInput } from "../../src/config/mapping-schema.js";
+import { createHooksPlugin } from "../../src/index.js";
+import { REPO_ROOT } from "../helpers/repo.js";
+import { startTestHost, type TestHost } from "../helpers/test-host.js";
+
+const TOKEN = "senders-test-token-0123456789abcdef";
+const stripe = new Stripe("sk_test_not_used");
+let host: TestHost;
+afterEach(async () => host?.close());
+
+async function start(mappings: MappingInput[], hooks: Record<string, unknown> = {}) {
+  host = await startTestHost(
+    createHooksPlugin(),
+    {
+      hooks: {
+        enabled: true,
+        token: TOKEN,
+        transformsDir: "fixtures/transforms",
+        // Property runs send many refused requests from one address; throttling is tested elsewhere.
+        authFailures: { limit: 100_000, windowSeconds: 60 },
+        mappings,
+        ...hooks,
+      },
+    },
+    { configDir: REPO_ROOT },
+  );
+}
+
+interface Sent {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+async function send(path: string, body: Buffer | string, headers: Record<string, string>): Promise<Sent> {
+  const response = await fetch(`${host.url}/hooks/${path}`, { method: "POST", headers, body });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+/** The same bytes with one byte changed. */
+function flipped(body: Buffer, at: number): Buffer {
+  const copy = Buffer.from(body);
+  const index = at % copy.length;
+  copy[index] = copy[index]! ^ 0x20;
+  return copy;
+}
+
+const secretArb = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() === s && s !== "");
+const jsonBody = fc.jsonValue().map((value) => Buffer.from(JSON.stringify({ value }, null, 1)));
+const RUNS = 15;
+
+/** What the gateway log said about verification, with neither the secret nor the signature in it. */
+function verificationLogs(): string[] {
+  return host.logs.filter((line) => line.message.includes("verification failed")).map((line) => line.message);
+}
+
+describe("github: X-Hub-Signature-256 made by @octokit/webhooks-methods", () => {
+  it("accepts what the library signs, byte for byte, and refuses any one byte changed", async () => {
+    const secret = randomBytes(16).toString("hex");
+    await start([
+      { id: "gh", match: { path: "github" }, action: "wake", textTemplate: "push", verify: { scheme: "github", secret } },
+    ]);
+    await fc.assert(
+      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 300 }), fc.nat(), async (text, at) => {
+        // Any bytes: escapes, unicode, pretty-printing survive because the check is on what was sent.
+        const body = Buffer.from(JSON.stringify({ text }, null, 2));
+        const signature = await githubSign(secret, body.toString("utf8"));
+        const headers = { "content-type": "application/json", "x-hub-signature-256": signature };
+        expect((await send("github", body, headers)).status).toBe(200);
+        expect((await send("github", flipped(body, at), headers)).status).toBe(401);
+      }),
+      { numRuns: RUNS },
+    );
+    const logs = verificationLogs();
+    expect(logs.length).toBe(RUNS);
+    expect(logs.every((line) => line.endsWith("signature mismatch"))).toBe(true);
+    expect(logs.join("\n")).not.toContain(secret);
+    expect(logs.join("\n")).not.toContain("sha256=");
+  });
+
+  it("a refusal is 401 with one sentence, counts as an auth failure, and the token still works unless tokenAlso is false", async () => {
+    const secret = "github-secret-0123";
+    host = await startTestHost(
+      createHooksPlugin(),
+      {
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          authFailures: { limit: 2, windowSeconds: 60 },
+          mappings: [
+            { match: { path: "gh" }, action: "wake", textTemplate: "x", verify: { scheme: "github", secret } },
+            {
+              match: { path: "strict" },
+              action: "wake",
+              textTemplate: "x",
+              verify: { scheme: "github", secret, tokenAlso: false },
+            },
+          ],
+        },
+      },
+      { configDir: REPO_ROOT },
+    );
+    const body = Buffer.from('{"zen":"Keep it logically awesome."}');
+    const wrong = { "content-type": "application/json", "x-hub-signature-256": `sha256=${"0".repeat(64)}` };
+    const refused = await send("gh", body, wrong);
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.text)).toEqual({
+      ok: false,
+      code: "UNAUTHORIZED",
+      error: "The request's signature could not be verified.",
+    });
+    const bearer = { "content-type": "application/json", authorization: `Bearer ${TOKEN}` };
+    expect((await send("gh", body, bearer)).status).toBe(200);
+    expect((await send("strict", body, bearer)).status).toBe(401);
+    expect((await send("strict", body, wrong)).status).toBe(401);
+    expect((await send("strict", body, wrong)).status).toBe(429);
+  });
+});
+
+describe("stripe: Stripe-Signature made by stripe.webhooks.generateTestHeaderString", () => {
+  it("accepts fresh signatures with any secret of a rotation, refuses changed bytes and stale or early timestamps", async () => {
+    const secrets = [`whsec_${randomBytes(12).toString("hex")}`, `whsec_${randomBytes(12).toString("hex")}`];
+    await start([
+      {
+        id: "stripe",
+        match: { path: "stripe" },
+        action: "wake",
+        textTemplate: "a Stripe event",
+        verify: { scheme: "stripe", secrets, toleranceSeconds: 300 },
+      },
+    ]);
+    await fc.assert(
+      fc.asyncProperty(
+        jsonBody,
+        fc.constantFrom(...secrets),
+        fc.integer({ min: -299, max: 299 }),
+        fc.integer({ min: 301, max: 100_000 }),
+        fc.nat(),
+        async (body, secret, skew, late, at) => {
+          const now = Math.floor(Date.now() / 1000);
+          const header = (timestamp: number) => ({
+            "content-type": "application/json",
+            "stripe-signature": stripe.webhooks.generateTestHeaderString({
+              payload: body.toString("utf8"),
+              secret,
+              timestamp,
+            }),
+          });
+          expect((await send("stripe", body, header(now + skew))).status).toBe(200);
+          expect((await send("stripe", flipped(body, at), header(now))).status).toBe(401);
+          expect((await send("stripe", body, header(now - late))).status).toBe(401);
+          expect((await send("stripe", body, header(now + late))).status).toBe(401);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    const logs = verificationLogs();
+    expect(logs.some((line) => /timestamp too old by \d+ s$/.test(line))).toBe(true);
+    expect(logs.some((line) => /timestamp \d+ s in the future$/.test(line))).toBe(true);
+    for (const secret of secrets) expect(logs.join("\n")).not.toContain(secret);
+  });
+});
+
+describe("slack: the documented v0 recipe, form and JSON bodies", () => {
+  const slackSign = (secret: string, timestamp: number, body: Buffer) =>
+    `v0=${createHmac("sha256", secret).update(`v0:${timestamp}:`).update(body).digest("hex")}`;
+
+  it("a signed slash command (form body) gets the mapping's fixed text; a changed byte gets 401", async () => {
+    const secret = randomBytes(16).toString("hex");
+    await start([
+      {
+        id: "slash",
+        match: { path: "slack/command" },
+        action: "wake",
+        textTemplate: "{{user_name}} asked: {{text}}",
+        response: { body: "On it, {{user_name}}." },
+        verify: { scheme: "slack", secret },
+      },
+    ]);
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 80 }), fc.nat(), async (text, at) => {
+        const form = new URLSearchParams({ command: "/ask", text, user_name: "ada", team_id: "T1" });
+        const body = Buffer.from(form.toString());
+        const timestamp = Math.floor(Date.now() / 1000);
+        const headers = {
+          "content-type": "application/x-www-form-urlencoded",
+          "x-slack-request-timestamp": String(timestamp),
+          "x-slack-signature": slackSign(secret, timestamp, body),
+        };
+        const answer = await send("slack/command", body, headers);
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+        expect(answer.text).toBe("On it, ada.");
+        expect((await send("slack/command", flipped(body, at), headers)).status).toBe(401);
+      }),
+      { numRuns: RUNS },
+    );
+    const texts = host.eventsOf("session:system-event").map((event) => event.text);
+    expect(texts.length).toBe(RUNS);
+  });
+});
+
+describe("standard-webhooks: webhook-signature made by the standardwebhooks library", () => {
+  it("accepts v1 signatures among several in one header, refuses changed bytes and old timestamps", async () => {
+    const secret = `whsec_${randomBytes(24).toString("base64")}`;
+    await start([
+      {
+        id: "events",
+        match: { path: "events" },
+        action: "wake",
+        textTemplate: "an event",
+        verify: { scheme: "standard-webhooks", secret },
+      },
+    ]);
+    const webhook = new Webhook(secret);
+    const other = new Webhook(`whsec_${randomBytes(24).toString("base64")}`);
+    await fc.assert(
+      fc.asyncProperty(jsonBody, fc.nat(), async (body, at) => {
+        const id = `msg_${randomBytes(8).toString("hex")}`;
+        const date = new Date();
+        const payload = body.toString("utf8");
+        const headers = (signature: string, when = date) => ({
+          "content-type": "application/json",
+          "webhook-id": id,
+          "webhook-timestamp": String(Math.floor(when.getTime() / 1000)),
+          "webhook-signature": signature,
+        });
+        const good = webhook.sign(id, date, payload);
+        const wrong = other.sign(id, date, payload);
+        expect((await send("events", body, headers(`${wrong} ${good}`))).status).toBe(200);
+        expect((await send("events", flipped(body, at), headers(good))).status).toBe(401);
+        const old = new Date(date.getTime() - 3_600_000);
+        expect((await send("events", body, headers(webhook.sign(id, old, payload), old))).status).toBe(401);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+describe("twilio: X-Twilio-Signature made by twilio.getExpectedTwilioSignature", () => {
+  it("form bodies: URL plus sorted parameters; a changed parameter or URL is refused; TwiML answer", async () => {
+    const authToken = randomBytes(16).toString("hex");
+    const publicUrl = "https://assistant.example.com/hooks/twilio/sms";
+    await start([
+      {
+        id: "sms",
+        match: { path: "twilio/sms" },
+        action: "wake",
+        textTemplate: "SMS from {{From}}: {{Body}}",
+        response: { contentType: "text/xml", body: "<Response/>" },
+        verify: { scheme: "twilio", secret: authToken, publicUrl },
+      },
+    ]);
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 120 }), fc.string({ maxLength: 20 }), async (text, extra) => {
+        const params = { MessageSid: "SM0123", From: "+15555550100", To: "+15555550199", Body: text, Extra: extra };
+        const body = Buffer.from(new URLSearchParams(params).toString());
+        const headers = {
+          "content-type": "application/x-www-form-urlencoded",
+          "x-twilio-signature": twilio.getExpectedTwilioSignature(authToken, publicUrl, params),
+        };
+        const answer = await send("twilio/sms", body, headers);
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get("content-type")).toBe("text/xml");
+        expect(answer.text).toBe("<Response/>");
+        const changed = Buffer.from(new URLSearchParams({ ...params, Body: `${text}!` }).toString());
+        expect((await send("twilio/sms", changed, headers)).status).toBe(401);
+        const otherUrl = twilio.getExpectedTwilioSignature(authToken, `${publicUrl}x`, params);
+        expect((await send("twilio/sms", body, { ...headers, "x-twilio-signature": otherUrl })).status).toBe(401);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("JSON bodies: bodySHA256 in the query, checked against the body's hash", async () => {
+    const authToken = randomBytes(16).toString("hex");
+    const publicUrl = "https://assistant.example.com/hooks/twilio/events";
+    await start([
+      {
+        id: "events",
+        match: { path: "twilio/events" },
+        action: "wake",
+        textTemplate: "{{type}}",
+        verify: { scheme: "twilio", secret: authToken, publicUrl },
+      },
+    ]);
+    const body = Buffer.from(JSON.stringify({ type: "com.twilio.messaging.message.delivered" }));
+    const hash = createHash("sha256").update(body).digest("hex");
+    const signedUrl = `${publicUrl}?bodySHA256=${hash}`;
+    const headers = {
+      "content-type": "application/json",
+      "x-twilio-signature": twilio.getExpectedTwilioSignature(authToken, signedUrl, {}),
+    };
+    expect(twilio.validateRequestWithBody(authToken, headers["x-twilio-signature"], signedUrl, body.toString())).toBe(
+      true,
+    );
+    expect((await send(`twilio/events?bodySHA256=${hash}`, body, headers)).status).toBe(200);
+    const other = Buffer.from(JSON.stringify({ type: "com.twilio.messaging.message.failed" }));
+    expect((await send(`twilio/events?bodySHA256=${hash}`, other, headers)).status).toBe(401);
+  });
+});
+
+describe("hmac: a generic sender described in config", () => {
+  it("sha512, base64, a prefix and a signed timestamp", async () => {
+    const secret = randomBytes(16).toString("hex");
+    await start([
+      {
+        id: "generic",
+        match: { path: "generic" },
+        action: "wake",
+        textTemplate: "{{event}}",
+        verify: {
+          scheme: "hmac",
+          secret,
+          header: "X-Signature",
+          algorithm: "sha512",
+          encoding: "base64",
+          prefix: "v1=",
+          timestampHeader: "X-Timestamp",
+          signedContent: "{timestamp}.{body}",
+        },
+      },
+    ]);
+    const body = Buffer.from('{"event":"build.finished"}');
+    const signed = (timestamp: number, bytes = body) => ({
+      "content-type": "application/json",
+      "x-timestamp": String(timestamp),
+      "x-signature": `v1=${createHmac("sha512", secret).update(`${timestamp}.`).update(bytes).digest("base64")}`,
+    });
+    const now = Math.floor(Date.now() / 1000);
+    expect((await send("generic", body, signed(now))).status).toBe(200);
+    expect((await send("generic", body, signed(now - 1000))).status).toBe(401);
+    expect((await send("generic", flipped(body, 3), signed(now))).status).toBe(401);
+  });
+});
+
+describe("what a signed path gives its mappings", () => {
+  it("transforms get rawBody, the exact bytes; no signature header reaches them", async () => {
+    const secret = "raw-body-secret-0123";
+    await start([
+      {
+        id: "raw",
+        match: { path: "raw" },
+        action: "wake",
+        transform: { module: "raw-body-digest.ts" },
+        verify: { scheme: "github", secret },
+      },
+    ]);
+    // Pretty-printed, with an escape a re-serialisation would change: the transform sees it as sent.
+    const body = Buffer.from('{\n  "text": "caf\\u00e9",\n  "n": 1.50\n}');
+    const response = await send("raw", body, {
+      "content-type": "application/json",
+      "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
+      "x-github-delivery": "d-1",
+    });
+    expect(response.status).toBe(200);
+    const [event] = host.eventsOf("session:system-event");
+    const seen = JSON.parse(event!.raw!);
+    expect(seen).toMatchObject({
+      bytes: body.length,
+      sha256: createHash("sha256").update(body).digest("hex"),
+      isBuffer: true,
+    });
+    expect(seen.headers).toContain("x-github-delivery");
+    expect(seen.headers).not.toContain("x-hub-signature-256");
+  });
+});
+
+describe("config checks of verify", () => {
+  it("lists every problem, never quoting a secret", () => {
+    const secret = "do-not-print-this-secret";
+    const plugin = createHooksPlugin();
+    let message = "";
+    try {
+      plugin.register({
+        config: {
+          hooks: {
+            enabled: true,
+            token: TOKEN,
+            dedupe: { windowSeconds: 100 },
+            mappings: [
+              { action: "wake", textTemplate: "x", verify: { scheme: "github", secret } },
+              { match: { path: "tw" }, action: "wake", textTemplate: "x", verify: { scheme: "twilio", secret } },
+              { match: { path: "sw" }, action: "wake", textTemplate: "x", verify: { scheme: "standard-webhooks", secret: `whpk_${secret}` } },
+              { match: { path: "p" }, action: "wake", textTemplate: "x", verify: { scheme: "github", secret } },
+              { match: { path: "p" }, action: "wake", textTemplate: "y", verify: { scheme: "stripe", secret } },
+              { match: { path: "h" }, action: "wake", textTemplate: "x", verify: { scheme: "hmac", secret, signedContent: "{timestamp}" } },
+              { match: { path: "g" }, action: "wake", textTemplate: "x", verify: { scheme: "github", secret, header: "x-sig" } },
+            ],
+          },
+        },
+        configDir: REPO_ROOT,
+        logger: { debug() {}, info() {}, warn() {}, error() {} },
+        bus: undefined as never,
+        registerHttpRoute() {},
+        registerService() {},
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain("hooks.mappings[0].verify: needs match.path");
+    expect(message).toContain("hooks.mappings[1].verify.publicUrl: is required for twilio");
+    expect(message).toContain("hooks.mappings[2].verify.secret:");
+    expect(message).toContain('hooks.mappings[4].verify: differs from hooks.mappings[3].verify on the same path "p"');
+    expect(message).toContain("hooks.mappings[5].verify.header: is required");
+    expect(message).toContain("hooks.mappings[5].verify.signedContent: must include {body}");
+    expect(message).toContain('hooks.mappings[6].verify.header: is read by the "hmac" scheme only');
+    expect(message).toContain("hooks.dedupe.windowSeconds: must be at least twice");
+    expect(message).not.toContain(secret);
+  });
+});
