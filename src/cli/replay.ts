@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { formatReport, painter, wantsColour } from "../replay/format-report.js";
 import { type LoadedFixture, loadFixture } from "../replay/load-fixture.js";
-import type { ReplayReport } from "../replay/replay-fixture.js";
+import type { FixtureRequest, ReplayReport } from "../replay/replay-fixture.js";
 import { openReplay, standInNote } from "./open-replay.js";
 
 interface ReplayOptions {
@@ -30,22 +30,13 @@ export function reportToJson(report: ReplayReport): Record<string, unknown> {
   };
 }
 
-async function sendFixture(loaded: LoadedFixture, baseUrl: string, token: string, hooksPath: string) {
-  const request = loaded.fixture.request;
-  const pathname = request.path.startsWith("/") ? request.path : `${hooksPath}/${request.path}`;
-  const url = new URL(pathname, baseUrl);
-  for (const [key, value] of Object.entries(request.query)) url.searchParams.set(key, value);
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    ...request.headers,
-    authorization: `Bearer ${token}`,
-  };
-  let body: Buffer | string | undefined = loaded.rawBody;
-  if (body === undefined && request.body !== undefined) body = JSON.stringify(request.body);
-  const response = await fetch(url, {
+/** Posts the fixture's request, signed like replay signs it, to a running gateway. */
+async function sendFixture(request: FixtureRequest, baseUrl: string) {
+  const { "content-length": _length, ...headers } = request.headers;
+  const response = await fetch(new URL(request.url, baseUrl), {
     method: request.method,
     headers,
-    ...(body === undefined ? {} : { body }),
+    ...(request.rawBody.length === 0 && request.method === "GET" ? {} : { body: request.rawBody }),
   });
   const text = await response.text();
   return {
@@ -87,7 +78,7 @@ export function registerReplayCommand(program: Command): void {
         const token = options.token ?? hooks.token ?? "";
         const results = [];
         for (const loaded of fixtures) {
-          const result = await sendFixture(loaded, options.send, token, pipeline.hooksPath);
+          const result = await sendFixture(pipeline.buildRequest(loaded, token), options.send);
           results.push({ name: loaded.fixture.name, ...result });
           if (!options.json)
             process.stdout.write(`${loaded.fixture.name}: ${result.status} ${JSON.stringify(result.body)}\n`);

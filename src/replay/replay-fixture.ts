@@ -44,6 +44,20 @@ export interface ReplayReport {
   logs: ReplayLog[];
 }
 
+/** A fixture's request, ready to run in-process or to send. */
+export interface FixtureRequest {
+  method: string;
+  pathname: string;
+  hook: string | undefined;
+  /** Path and query. */
+  url: string;
+  /** Lower-cased names. */
+  headers: Record<string, string>;
+  rawBody: Buffer;
+  /** What replay had to do differently from the sender (said in the report). */
+  notes: string[];
+}
+
 /** Replays never throttle (a folder of negative fixtures must not lock the next one out) nor remember deliveries. */
 const replayStore: Store = {
   increment: async (_key, windowMs) => ({ count: 1, resetAt: Date.now() + windowMs }),
@@ -95,32 +109,54 @@ export class ReplayPipeline {
     return this.prepared.config.path;
   }
 
-  async replay(loaded: LoadedFixture): Promise<ReplayReport> {
+  /**
+   * The request a fixture stands for, as its sender would send it now: headers lower-cased, the body's exact
+   * bytes, signed afresh on a signed path (unless `resign: false`), else carrying `token` unless the fixture
+   * brings its own credential. Replay runs it in-process; `--send` posts it to a running gateway.
+   */
+  buildRequest(loaded: LoadedFixture, token: string = this.prepared.config.token): FixtureRequest {
     const { fixture } = loaded;
     const request = fixture.request;
     const config = this.prepared.config;
     const pathname = request.path.startsWith("/") ? request.path : `${config.path}/${request.path}`;
     const hook = hookName(pathname, config.path);
     const signing = hook === undefined ? undefined : this.signing.get(hook);
-    // A signed path is reached by its signature, as the sender reaches it; elsewhere replay brings the token.
-    const given = requestHeaders(request.headers, request.query, signing ? undefined : config.token);
+    // A signed path is reached by its signature, as the sender reaches it; elsewhere the token gets in.
+    const given = requestHeaders(request.headers, request.query, signing ? undefined : token);
     let sent: SignableRequest = {
       headers: given,
       rawBody: encodeBody(loaded, given["content-type"]),
       rawQuery: new URLSearchParams(request.query).toString(),
     };
-    this.logs.length = 0;
+    const notes: string[] = [];
     if (signing) {
       sent = signFixtureRequest(signing, fixture.resign, sent, Date.now());
-      if (signing.note && fixture.resign !== false) this.logs.push({ level: "info", message: signing.note });
+      if (signing.note && fixture.resign !== false) notes.push(signing.note);
     }
-    const { headers, rawBody: raw, rawQuery: query } = sent;
+    return {
+      method: request.method.toUpperCase(),
+      pathname,
+      hook,
+      url: sent.rawQuery ? `${pathname}?${sent.rawQuery}` : pathname,
+      headers: sent.headers,
+      rawBody: sent.rawBody,
+      notes,
+    };
+  }
+
+  async replay(loaded: LoadedFixture): Promise<ReplayReport> {
+    const { fixture } = loaded;
+    const config = this.prepared.config;
+    const built = this.buildRequest(loaded);
+    const { pathname, hook, headers, rawBody: raw } = built;
+    this.logs.length = 0;
+    for (const note of built.notes) this.logs.push({ level: "info", message: note });
     headers["content-length"] = String(raw.length);
     let response: PipelineResponse | undefined;
     const exchange = await this.pipeline(
       {
-        method: request.method.toUpperCase(),
-        url: query ? `${pathname}?${query}` : pathname,
+        method: built.method,
+        url: built.url,
         headers,
         remoteAddress: "127.0.0.1",
         body: Readable.from(raw.length > 0 ? [raw] : []),
@@ -139,7 +175,7 @@ export class ReplayPipeline {
     const report: ReplayReport = {
       name: fixture.name,
       file: loaded.file,
-      request: { method: request.method.toUpperCase(), path: pathname, hook },
+      request: { method: built.method, path: pathname, hook },
       status: exchange.claimed ? exchange.status : outside.status,
       body: !exchange.claimed ? outside.toJSON() : responseBody(response),
       candidates: [],

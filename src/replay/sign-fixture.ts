@@ -56,6 +56,7 @@ export function signFixtureRequest(
       timestampSeconds: Math.floor(nowMs / 1000) - Math.round(options.ageSeconds ?? 0),
       deliveryId: randomUUID(),
       secret: options.secret ?? signing.signingSecret,
+      contentType: request.headers["content-type"],
     },
     settings,
   );

@@ -61,6 +61,8 @@ export interface SigningInput {
   /** A fresh delivery id for schemes that carry one in a header. */
   deliveryId: string;
   secret: string;
+  /** The request's Content-Type: twilio signs form parameters, but a JSON body through its hash. */
+  contentType?: string | undefined;
 }
 
 export interface SignedParts {

@@ -224,6 +224,29 @@ describe("hooks test", () => {
     expect(rerun.stdout.trim().split("\n").at(-1)).toBe("2 passed, 0 failed");
   });
 
+  it("--update refuses to record a 5xx or a 401 as expected unless --accept-failures, and names what it left", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(dir);
+    const exploding = writeFixture(dir, "explode.json5", { name: "explode", request: { path: "explode", body: {} } });
+    const unauthorized = writeFixture(dir, "no-token.json5", {
+      name: "no token",
+      request: { path: "github/push", headers: { authorization: "Bearer wrong" }, body: {} },
+    });
+    const refused = await runCli(["test", dir, "--config", config, "--update"], { cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/got 500 MAPPING_FAILED .*not recorded \(use --accept-failures/);
+    expect(refused.stdout).toMatch(/got 401 UNAUTHORIZED.*not recorded/);
+    expect(refused.stdout).toMatch(/2 fixture\(s\) left unchanged: .*explode\.json5, .*no-token\.json5/);
+    expect(JSON5.parse(readFileSync(exploding, "utf8")).expect).toBeUndefined();
+    const accepted = await runCli(["test", dir, "--config", config, "--update", "--accept-failures"], { cwd: dir });
+    expect(accepted.code).toBe(0);
+    expect(JSON5.parse(readFileSync(exploding, "utf8")).expect.status).toBe(500);
+    expect(JSON5.parse(readFileSync(unauthorized, "utf8")).expect.status).toBe(401);
+    // Once a failure is the recorded expectation (a negative fixture), a plain --update keeps it.
+    const again = await runCli(["test", dir, "--config", config, "--update"], { cwd: dir });
+    expect(again.code).toBe(0);
+  });
+
   it("passes on the shipped fixture library with the demo config", async () => {
     const dir = makeTempDir();
     cpSync(path.join(FIXTURES, "hooks"), path.join(dir, "hooks"), { recursive: true });

@@ -79,7 +79,7 @@ function withoutBodyHash(rawQuery: string): string[] {
     .filter((part) => part !== "" && new URLSearchParams(part).keys().next().value !== BODY_HASH);
 }
 
-/** SigningInput carries no content type: JSON is told by parsing, a form by its `name=value` shape. */
+/** Without a content type (a caller that gives none), JSON is told by parsing, a form by its `name=value` shape. */
 function looksLikeForm(text: string): boolean {
   try {
     JSON.parse(text);
@@ -117,7 +117,8 @@ export const twilio: SignatureScheme = {
     const base = publicUrlOf(settings);
     const headers: Record<string, string> = { [IDEMPOTENCY]: input.deliveryId };
     const text = input.rawBody.toString("utf8");
-    if (input.rawBody.length === 0 || looksLikeForm(text)) {
+    const form = input.contentType === undefined ? looksLikeForm(text) : isForm(input.contentType);
+    if (input.rawBody.length === 0 || form) {
       const url = withQuery(base, input.rawQuery);
       headers[SIGNATURE] = signature(input.secret, url + formSuffix(input.rawBody));
       return { headers };
