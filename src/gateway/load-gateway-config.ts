@@ -31,7 +31,11 @@ export function locateConfigFile(
   flag: string | undefined,
   cwd: string,
 ): { file: string; origin: ConfigOrigin } {
-  if (flag !== undefined) return { file: path.resolve(cwd, flag), origin: "flag" };
+  if (flag !== undefined) {
+    const file = path.resolve(cwd, flag);
+    // The bundled demo named on the command line is still the demo: it runs without any variable set.
+    return { file, origin: file === DEMO_CONFIG_FILE ? "demo" : "flag" };
+  }
   const local = path.join(cwd, "gateway.json5");
   if (existsSync(local)) return { file: local, origin: "cwd" };
   return { file: DEMO_CONFIG_FILE, origin: "demo" };
@@ -59,15 +63,23 @@ export function loadGatewayConfig(
     origin,
     raw: loaded.config,
     sections,
-    issues: [...loaded.issues.map((issue) => explainMissingToken(issue)), ...issues],
+    issues: [...loaded.issues.map((issue) => explainMissingVariable(issue)), ...issues],
     standIns,
   };
   if (generatedToken !== undefined) result.generatedToken = generatedToken;
   return result;
 }
 
-/** A copy of the demo config still reads its token from HOOKS_TOKEN: say how to set one. */
-function explainMissingToken(issue: ConfigIssue): ConfigIssue {
-  if (issue.path !== "hooks.token" || !issue.message.includes(DEMO_TOKEN_ENV)) return issue;
-  return { ...issue, message: `${issue.message} (export ${DEMO_TOKEN_ENV}="$(hooks token)" first)` };
+const SENDER_SECRET = /^hooks\.mappings\[\d+\]\.verify\.secrets?(?:\[\d+\])?$/;
+
+/** A copy of the demo config still reads its token and its senders' secrets from the environment: say what to do. */
+function explainMissingVariable(issue: ConfigIssue): ConfigIssue {
+  if (issue.path === "hooks.token" && issue.message.includes(DEMO_TOKEN_ENV))
+    return { ...issue, message: `${issue.message} (export ${DEMO_TOKEN_ENV}="$(hooks token)" first)` };
+  if (SENDER_SECRET.test(issue.path) && issue.message.includes("is not set"))
+    return {
+      ...issue,
+      message: `${issue.message} (export it with the signing secret from the sender's webhook settings, or remove the mappings of a sender you do not use)`,
+    };
+  return issue;
 }

@@ -24,9 +24,15 @@ export function parseFixtureText(text: string, file: string): unknown {
   }
 }
 
-/** A parsed file is a fixture when it is an object with a `request`; payload files next to fixtures are not. */
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * A parsed file is a fixture when it has a `request` naming a `path`; payload files next to fixtures are not,
+ * even those with a `request` field of their own (a Stripe event's `request: { id, idempotency_key }`).
+ */
 export function looksLikeFixture(value: unknown): boolean {
-  return value !== null && typeof value === "object" && !Array.isArray(value) && "request" in value;
+  return isObject(value) && isObject(value.request) && "path" in value.request;
 }
 
 export function loadFixture(file: string): LoadedFixture {

@@ -1,5 +1,5 @@
 /** @module The README's "make the demo your own" steps, followed as written, leave check, replay and the fixture tests working. */
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import JSON5 from "json5";
 import { afterEach, describe, expect, it } from "vitest";
@@ -9,16 +9,20 @@ import { cleanupCli, makeTempDir, runCli } from "../helpers/spawn-cli.js";
 afterEach(cleanupCli);
 
 const DEMO = path.join(REPO_ROOT, "fixtures/demo/gateway.json5");
+/** The demo's signed mappings read their senders' secrets from these. */
+const SENDER_SECRETS = {
+  GITHUB_WEBHOOK_SECRET: "try-it-github-secret",
+  STRIPE_WEBHOOK_SECRET: "whsec_try-it-stripe-secret",
+  SLACK_SIGNING_SECRET: "try-it-slack-secret",
+  STANDARD_WEBHOOK_SECRET: `whsec_${Buffer.from("try-it-standard-webhooks").toString("base64")}`,
+  TWILIO_AUTH_TOKEN: "try-it-twilio-auth-token",
+};
 
-/** A directory where the demo was copied to ./gateway.json5 with its transform and a deploy mapping, as the README says. */
+/** A directory where the demo was copied to ./gateway.json5 with its transforms and a deploy mapping, as the README says. */
 function ownCopyOfTheDemo(): string {
   const dir = makeTempDir();
   copyFileSync(DEMO, path.join(dir, "gateway.json5"));
-  mkdirSync(path.join(dir, "hooks/transforms"), { recursive: true });
-  copyFileSync(
-    path.join(REPO_ROOT, "fixtures/demo/hooks/transforms/alert.ts"),
-    path.join(dir, "hooks/transforms/alert.ts"),
-  );
+  cpSync(path.join(REPO_ROOT, "fixtures/demo/hooks"), path.join(dir, "hooks"), { recursive: true });
   writeFileSync(
     path.join(dir, "hooks/transforms/deploy.ts"),
     'import type { HookTransform } from "hooks-intake";\nconst t: HookTransform<{ app: string }> = ({ payload }) => ({ kind: "agent", message: `${payload.app} is live`, deliver: false });\nexport default t;\n',
@@ -30,17 +34,28 @@ function ownCopyOfTheDemo(): string {
 }
 
 describe("making the demo your own, as the README says", () => {
-  it("hooks check passes once HOOKS_TOKEN is exported, and says how to set it when it is not", async () => {
+  it("hooks check passes once HOOKS_TOKEN and the senders' secrets are exported, and says how to set them when they are not", async () => {
     const cwd = ownCopyOfTheDemo();
-    const ok = await runCli(["check"], { cwd, env: { HOOKS_TOKEN: "try-it-token-0123456789abcdef0123" } });
+    const ok = await runCli(["check"], {
+      cwd,
+      env: { HOOKS_TOKEN: "try-it-token-0123456789abcdef0123", ...SENDER_SECRETS },
+    });
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/deploy\s+path=deploy.*transform deploy\.ts\s+loaded/);
+    // The secrets are config: never in check's output.
+    for (const secret of Object.values(SENDER_SECRETS)) expect(ok.stdout).not.toContain(secret);
 
-    const unset = await runCli(["check"], { cwd, env: { HOOKS_TOKEN: undefined } });
+    const unset = await runCli(["check"], {
+      cwd,
+      env: { HOOKS_TOKEN: undefined, ...SENDER_SECRETS, GITHUB_WEBHOOK_SECRET: undefined },
+    });
     expect(unset.code).toBe(1);
     expect(unset.stderr).toContain(
       'hooks.token: environment variable HOOKS_TOKEN is not set (export HOOKS_TOKEN="$(hooks token)" first)',
+    );
+    expect(unset.stderr).toMatch(
+      /verify\.secret: environment variable GITHUB_WEBHOOK_SECRET is not set \(export it with the signing secret from the sender's webhook settings, or remove the mappings of a sender you do not use\)/,
     );
   });
 
@@ -58,7 +73,7 @@ describe("making the demo your own, as the README says", () => {
     );
     const replay = await runCli(["replay", fixture, "--json"], { cwd, env });
     expect(replay.code).toBe(0);
-    expect(replay.stderr).toContain("HOOKS_TOKEN is not set; the replay used a random stand-in");
+    expect(replay.stderr).toMatch(/note: HOOKS_TOKEN, GITHUB_WEBHOOK_SECRET, .* are not set; the replay used a random stand-in/);
     expect(JSON.parse(replay.stdout).reports[0]).toMatchObject({ status: 202, mappingId: "deploy" });
   });
 });

@@ -40,8 +40,10 @@ export const stripe: SignatureScheme = {
   checkSecret(secret) {
     const plain = plainSecretProblem(secret);
     if (plain !== undefined) return plain;
-    // An API key pasted where the signing secret goes is the usual mistake; it would only ever mismatch.
-    if (!secret.startsWith("whsec_")) return "a Stripe webhook signing secret starts with whsec_";
+    // An API key pasted where the signing secret goes is the usual mistake; it would only ever mismatch. Other
+    // shapes are let through: replay's random stand-ins, and whatever Stripe issues next.
+    if (/^(?:sk|rk|pk)_/.test(secret))
+      return "this is a Stripe API key; the webhook signing secret (whsec_…) is on the endpoint's page in the Stripe dashboard";
     return undefined;
   },
   verify(request, settings) {
