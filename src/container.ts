@@ -9,6 +9,7 @@ import type { HostLogger } from "./host/contract.js";
 import { createHooksHandler } from "./http/hooks-handler.js";
 import { randomIds } from "./ids.js";
 import { noopJournal } from "./journal/journal.js";
+import { signatureHeadersOf } from "./mapping/compile-verify.js";
 import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
 import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
@@ -19,11 +20,10 @@ import { createClientAddressResolver } from "./pipeline/client-address.js";
 import { Resolver } from "./pipeline/resolve.js";
 import { createPipeline } from "./pipeline/run-pipeline.js";
 import type { PreparedHooks } from "./prepare-hooks.js";
+import { credentialHeadersWith } from "./safety/credentials.js";
 import { MemoryStore } from "./store/memory.js";
 import { PORTS, TOKENS } from "./tokens.js";
-import { credentialHeadersWith } from "./safety/credentials.js";
 import { createVerifiers } from "./verify/signature-verifier.js";
-import { signatureHeadersOf } from "./mapping/compile-verify.js";
 
 export interface ContainerInputs {
   prepared: PreparedHooks;
@@ -51,8 +51,7 @@ export function buildHooksContainer({
   c.register(PORTS.store, {
     useFactory: instanceCachingFactory(
       (r) =>
-        options.store ??
-        new MemoryStore(r.resolve(PORTS.clock), { maxDeliveries: config.dedupe.maxEntries }),
+        options.store ?? new MemoryStore(r.resolve(PORTS.clock), { maxDeliveries: config.dedupe.maxEntries }),
     ),
   });
   c.register(PORTS.verifiers, {

@@ -33,7 +33,7 @@ async function check(options: CheckOptions): Promise<void> {
       "endpoints (POST):",
       ...formatRows(describeEndpoints(`http://${host}:${port}`, status.path, [])),
     );
-    const rows = [["id", "match", "action", "builds with", "status"]];
+    const rows = [["id", "match", "signed by", "action", "builds with", "status"]];
     for (const mapping of status.mappings) {
       const invalid = issues.some(
         (issue) =>
@@ -49,6 +49,7 @@ async function check(options: CheckOptions): Promise<void> {
       rows.push([
         mapping.id,
         `${describeMatch(mapping)}${url ? ` → ${url}` : ""}`,
+        mapping.verify ?? "token",
         mapping.action,
         describeBuilder(mapping),
         state,

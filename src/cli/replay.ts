@@ -1,7 +1,7 @@
 /** @module `hooks replay`: shows what fixtures would do (dry run, no side effects), or sends them to a running gateway. */
 import type { Command } from "commander";
 import { formatReport, painter, wantsColour } from "../replay/format-report.js";
-import { type LoadedFixture, loadFixture } from "../replay/load-fixture.js";
+import { loadFixture } from "../replay/load-fixture.js";
 import type { FixtureRequest, ReplayReport } from "../replay/replay-fixture.js";
 import { openReplay, standInNote } from "./open-replay.js";
 

@@ -4,7 +4,6 @@ import path from "node:path";
 import type { Command } from "commander";
 import JSON5 from "json5";
 import { checkExpectation, expectationFrom } from "../replay/expectations.js";
-import type { ReplayReport } from "../replay/replay-fixture.js";
 import { painter, wantsColour } from "../replay/format-report.js";
 import {
   type FixtureError,
@@ -13,6 +12,7 @@ import {
   looksLikeFixture,
   parseFixtureText,
 } from "../replay/load-fixture.js";
+import type { ReplayReport } from "../replay/replay-fixture.js";
 import { openReplay, standInNote } from "./open-replay.js";
 
 interface TestOptions {

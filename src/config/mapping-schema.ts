@@ -12,9 +12,15 @@ const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 const Secret = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"));
 
 /** A matched value: exact, or a list of alternatives. */
-const HeaderValues = v.union([NonEmpty, v.pipe(v.array(v.string()), v.minLength(1, "must list a value"))], "must be a string or a list of strings");
+const HeaderValues = v.union(
+  [NonEmpty, v.pipe(v.array(v.string()), v.minLength(1, "must list a value"))],
+  "must be a string or a list of strings",
+);
 const PayloadValue = v.union([v.string(), v.number(), v.boolean(), v.null()]);
-const PayloadValues = v.union([PayloadValue, v.pipe(v.array(PayloadValue), v.minLength(1, "must list a value"))], "must be a string, number, boolean, null, or a list of them");
+const PayloadValues = v.union(
+  [PayloadValue, v.pipe(v.array(PayloadValue), v.minLength(1, "must list a value"))],
+  "must be a string, number, boolean, null, or a list of them",
+);
 
 export const MappingMatchSchema = v.strictObject({
   /** Exact, case-sensitive hook name with outer slashes trimmed (`github/push`). */

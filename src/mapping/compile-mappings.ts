@@ -125,12 +125,18 @@ function compileOne(
   if (mapping.response !== undefined) {
     const { status, contentType, body } = mapping.response;
     if (status === 204 && body !== undefined)
-      issues.push({ path: `${configPath}.response.body`, message: "a 204 answer has no body: remove it or use 200" });
+      issues.push({
+        path: `${configPath}.response.body`,
+        message: "a 204 answer has no body: remove it or use 200",
+      });
     let template: CompiledTemplate | undefined;
     try {
       template = body === undefined ? undefined : compileTemplate(body);
     } catch (error) {
-      issues.push({ path: `${configPath}.response.body`, message: `invalid template: ${(error as Error).message}` });
+      issues.push({
+        path: `${configPath}.response.body`,
+        message: `invalid template: ${(error as Error).message}`,
+      });
     }
     compiled.response = { status, contentType: contentType ?? DEFAULT_RESPONSE_TYPE, body: template };
   }

@@ -1,8 +1,8 @@
 /** @module Compiles each mapping's `verify` block into the verification of its path, with every problem found at startup. */
 import type { ConfigIssue } from "../config/issues.js";
 import type { MappingVerifyConfig } from "../config/mapping-schema.js";
-import type { SignatureSettings } from "../verify/signature-scheme.js";
 import { schemeFor } from "../verify/schemes/index.js";
+import type { SignatureSettings } from "../verify/signature-scheme.js";
 
 /** How requests on one hook path prove who sent them. */
 export interface PathVerification {
@@ -15,7 +15,15 @@ export interface PathVerification {
 }
 
 /** Fields only the generic `hmac` scheme reads. */
-const HMAC_ONLY = ["header", "algorithm", "encoding", "prefix", "timestampHeader", "signedContent", "idHeader"] as const;
+const HMAC_ONLY = [
+  "header",
+  "algorithm",
+  "encoding",
+  "prefix",
+  "timestampHeader",
+  "signedContent",
+  "idHeader",
+] as const;
 const PLACEHOLDERS = /\{(body|timestamp|id)\}/g;
 
 /** The verification a `verify` block declares, or undefined when it has problems (pushed to `issues`). */
@@ -27,7 +35,10 @@ export function compileVerify(
   const before = issues.length;
   const scheme = schemeFor(verify.scheme);
   if ((verify.secret === undefined) === (verify.secrets === undefined)) {
-    issues.push({ path: `${at}.secret`, message: "give either secret or secrets (a list, during a rotation)" });
+    issues.push({
+      path: `${at}.secret`,
+      message: "give either secret or secrets (a list, during a rotation)",
+    });
   }
   const secrets = verify.secrets ?? (verify.secret === undefined ? [] : [verify.secret]);
   secrets.forEach((secret, index) => {
@@ -56,13 +67,19 @@ export function compileVerify(
         issues.push({ path: `${at}.${field}`, message: 'is read by the "hmac" scheme only' });
     }
   } else if (verify.header === undefined) {
-    issues.push({ path: `${at}.header`, message: 'is required for the "hmac" scheme: the header carrying the signature' });
+    issues.push({
+      path: `${at}.header`,
+      message: 'is required for the "hmac" scheme: the header carrying the signature',
+    });
   }
   const signedContent = verify.signedContent ?? (verify.timestampHeader ? "{timestamp}.{body}" : "{body}");
   if (verify.scheme === "hmac") {
     const used = new Set([...signedContent.matchAll(PLACEHOLDERS)].map((match) => match[1]));
     if (!used.has("body"))
-      issues.push({ path: `${at}.signedContent`, message: "must include {body}: the signature has to cover the body" });
+      issues.push({
+        path: `${at}.signedContent`,
+        message: "must include {body}: the signature has to cover the body",
+      });
     if (used.has("timestamp") && verify.timestampHeader === undefined)
       issues.push({ path: `${at}.signedContent`, message: "uses {timestamp}: set timestampHeader too" });
     if (used.has("id") && verify.idHeader === undefined)

@@ -18,9 +18,7 @@ export interface PayloadPredicate {
 
 const BLOCKED = new Set(["__proto__", "prototype", "constructor"]);
 
-export function compileHeaderPredicates(
-  headers: Record<string, string | string[]>,
-): HeaderPredicate[] {
+export function compileHeaderPredicates(headers: Record<string, string | string[]>): HeaderPredicate[] {
   return Object.entries(headers).map(([name, value]) => ({
     name: name.toLowerCase(),
     values: Array.isArray(value) ? value : [value],
@@ -39,7 +37,10 @@ export function compilePayloadPredicates(
       .split(".")
       .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
     if (segments.some((segment) => segment === "" || (typeof segment === "string" && BLOCKED.has(segment)))) {
-      issues.push({ path: `${at}.match.payload`, message: `"${path}" is not a dotted path into the body (a.b[0].c)` });
+      issues.push({
+        path: `${at}.match.payload`,
+        message: `"${path}" is not a dotted path into the body (a.b[0].c)`,
+      });
     }
     return { path, segments, values: Array.isArray(value) ? value : [value] };
   });

@@ -66,10 +66,13 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
     }
     // Why a signature was refused helps the operator fix a secret; the sender only learns that it was.
     if (input.verifier.needsBody) {
-      deps.logger.warn(`hook "${input.hook}": ${input.verifier.kind} verification failed: ${verdict.reason}`, {
-        requestId: input.requestId,
-        hook: input.hook,
-      });
+      deps.logger.warn(
+        `hook "${input.hook}": ${input.verifier.kind} verification failed: ${verdict.reason}`,
+        {
+          requestId: input.requestId,
+          hook: input.hook,
+        },
+      );
     }
     const window = await deps.store.increment(key, deps.windowMs);
     if (window.count > deps.limit) {

@@ -18,14 +18,21 @@ const RETRY_AFTER_SECONDS = 5;
  * The delivery's id: the sender's own (per signature scheme) or the caller's `Idempotency-Key`; undefined when
  * the request carries neither. A malformed key is a 400, not a silently unprotected request.
  */
-export function deliveryIdOf(verifier: Verifier, headers: IncomingHttpHeaders, body: unknown): string | undefined {
+export function deliveryIdOf(
+  verifier: Verifier,
+  headers: IncomingHttpHeaders,
+  body: unknown,
+): string | undefined {
   const fromSender = verifier.deliveryId?.(headers, body);
   if (fromSender !== undefined && fromSender !== "") return fromSender;
   const given = headers["idempotency-key"];
   if (given === undefined) return undefined;
   const key = (Array.isArray(given) ? given[0]! : given).trim();
   if (!IDEMPOTENCY_KEY.test(key)) {
-    throw new HookError("INVALID_PAYLOAD", "The Idempotency-Key header must be 1 to 256 printable ASCII characters.");
+    throw new HookError(
+      "INVALID_PAYLOAD",
+      "The Idempotency-Key header must be 1 to 256 printable ASCII characters.",
+    );
   }
   return key;
 }

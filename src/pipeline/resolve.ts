@@ -8,12 +8,7 @@ import {
 } from "../actions/validate-action.js";
 import type { EventSource } from "../events.js";
 import type { Ids } from "../ids.js";
-import type {
-  MappedRequest,
-  MappingClaim,
-  MappingTrace,
-  RenderedResponse,
-} from "../mapping/engine-types.js";
+import type { MappedRequest, MappingClaim, MappingTrace, RenderedResponse } from "../mapping/engine-types.js";
 import type { MappingEngine } from "../mapping/mapping-engine.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
 

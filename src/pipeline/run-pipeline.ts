@@ -12,7 +12,7 @@ import {
 } from "../safety/credentials.js";
 import type { Verifiers } from "../verify/verifier.js";
 import type { Authenticated, Authenticator } from "./authenticate.js";
-import { checkDuplicate, type DeliveryTicket, deliveryIdOf, type DuplicateDeps } from "./duplicates.js";
+import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
 import { emitPlans, emitRequestEvent } from "./emit.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
@@ -66,8 +66,6 @@ export interface Exchange {
   resolution: Resolution | undefined;
   /** The parsed body, once it was read (replay explains the mappings' verdicts with it). */
   body?: unknown;
-  /** True when this was a duplicate delivery, answered with the first request's answer. */
-  duplicate?: boolean;
   notes: ResolutionNotes;
 }
 
@@ -125,7 +123,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           }
         : NO_VIEW;
     if (deps.capture && !options.dryRun) {
-      capture(deps, { requestId, method: request.method, hook, headers: view.headers, query: view.query, rawBody: raw });
+      capture(deps, {
+        requestId,
+        method: request.method,
+        hook,
+        headers: view.headers,
+        query: view.query,
+        rawBody: raw,
+      });
     }
     const body = parseBody(kind, raw);
     exchange.body = body;
@@ -133,7 +138,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (deliveryId !== undefined && !options.dryRun) {
       const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);
       if (verdict.kind === "duplicate") {
-        exchange.duplicate = true;
         exchange.status = verdict.response.status;
         await responder.respond(replayedResponse(verdict.response, requestId));
         state.answered = true;

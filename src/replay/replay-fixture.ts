@@ -14,12 +14,17 @@ import { classifyContentType, parseBody } from "../pipeline/parse-body.js";
 import type { PipelineResponse } from "../pipeline/request.js";
 import { hookName } from "../pipeline/route.js";
 import { type PreparedHooks, prepareHooks } from "../prepare-hooks.js";
+import { headersWithoutCredentials } from "../safety/credentials.js";
 import type { Store } from "../store/store.js";
 import { TOKENS } from "../tokens.js";
-import type { LoadedFixture } from "./load-fixture.js";
-import { headersWithoutCredentials } from "../safety/credentials.js";
 import { createVerifiers } from "../verify/signature-verifier.js";
-import { type ReplaySigning, replaySigning, type SignableRequest, signFixtureRequest } from "./sign-fixture.js";
+import type { LoadedFixture } from "./load-fixture.js";
+import {
+  type ReplaySigning,
+  replaySigning,
+  type SignableRequest,
+  signFixtureRequest,
+} from "./sign-fixture.js";
 export interface ReplayLog {
   level: "debug" | "info" | "warn" | "error";
   message: string;

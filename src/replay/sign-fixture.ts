@@ -1,7 +1,7 @@
 /** @module Signs a fixture's request the way its sender would, with the path's secret and a fresh timestamp and id (or wrongly, on purpose). */
 import { generateKeyPairSync, randomUUID } from "node:crypto";
-import type { SignatureSettings } from "../verify/signature-scheme.js";
 import { schemeFor } from "../verify/schemes/index.js";
+import type { SignatureSettings } from "../verify/signature-scheme.js";
 import type { SignedPath } from "../verify/signature-verifier.js";
 import type { FixtureResign } from "./fixture-schema.js";
 

@@ -1,7 +1,14 @@
 /** @module The contract every sender signature scheme implements: verify the exact bytes, sign them (replay), name the delivery. */
 import type { IncomingHttpHeaders } from "node:http";
 
-export const SIGNATURE_SCHEMES = ["github", "stripe", "slack", "standard-webhooks", "twilio", "hmac"] as const;
+export const SIGNATURE_SCHEMES = [
+  "github",
+  "stripe",
+  "slack",
+  "standard-webhooks",
+  "twilio",
+  "hmac",
+] as const;
 export type SchemeName = (typeof SIGNATURE_SCHEMES)[number];
 
 export const HMAC_ALGORITHMS = ["sha1", "sha256", "sha512"] as const;

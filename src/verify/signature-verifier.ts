@@ -1,6 +1,7 @@
 /** @module The verifier of a signed path: the sender's signature on the exact bytes, or the hook token where the path allows it. */
-import type { SignatureSettings } from "./signature-scheme.js";
+
 import { schemeFor } from "./schemes/index.js";
+import type { SignatureSettings } from "./signature-scheme.js";
 import { createTokenCheck, createTokenVerifier } from "./token.js";
 import type { AuthVerdict, Verifier, Verifiers } from "./verifier.js";
 
@@ -38,7 +39,9 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
         },
         settings,
       );
-      return verdict.ok ? { ok: true, viaQuery: false } : { ok: false, message: REFUSED, reason: verdict.reason };
+      return verdict.ok
+        ? { ok: true, viaQuery: false }
+        : { ok: false, message: REFUSED, reason: verdict.reason };
     },
     deliveryId: (headers, body) => scheme.deliveryId(headers, body, settings),
   };

@@ -73,7 +73,9 @@ describe("making the demo your own, as the README says", () => {
     );
     const replay = await runCli(["replay", fixture, "--json"], { cwd, env });
     expect(replay.code).toBe(0);
-    expect(replay.stderr).toMatch(/note: HOOKS_TOKEN, GITHUB_WEBHOOK_SECRET, .* are not set; the replay used a random stand-in/);
+    expect(replay.stderr).toMatch(
+      /note: HOOKS_TOKEN, GITHUB_WEBHOOK_SECRET, .* are not set; the replay used a random stand-in/,
+    );
     expect(JSON.parse(replay.stdout).reports[0]).toMatchObject({ status: 202, mappingId: "deploy" });
   });
 });

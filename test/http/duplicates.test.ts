@@ -81,7 +81,9 @@ describe("Idempotency-Key on any hook", () => {
   it("50 simultaneous deliveries with one id: exactly one event, and all 50 get the same answer", async () => {
     await start();
     const headers = { ...AUTH, "idempotency-key": "burst" };
-    const answers = await Promise.all(Array.from({ length: 50 }, () => send("wake", { text: "burst" }, headers)));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => send("wake", { text: "burst" }, headers)),
+    );
     expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(200));
     expect(new Set(answers.map((answer) => answer.body.eventId)).size).toBe(1);
     expect(answers.filter((answer) => answer.headers.get("idempotent-replay") === null)).toHaveLength(1);

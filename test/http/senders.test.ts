@@ -53,7 +53,6 @@ function flipped(body: Buffer, at: number): Buffer {
   return copy;
 }
 
-const secretArb = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() === s && s !== "");
 const jsonBody = fc.jsonValue().map((value) => Buffer.from(JSON.stringify({ value }, null, 1)));
 const RUNS = 15;
 
@@ -66,7 +65,13 @@ describe("github: X-Hub-Signature-256 made by @octokit/webhooks-methods", () => 
   it("accepts what the library signs, byte for byte, and refuses any one byte changed", async () => {
     const secret = randomBytes(16).toString("hex");
     await start([
-      { id: "gh", match: { path: "github" }, action: "wake", textTemplate: "push", verify: { scheme: "github", secret } },
+      {
+        id: "gh",
+        match: { path: "github" },
+        action: "wake",
+        textTemplate: "push",
+        verify: { scheme: "github", secret },
+      },
     ]);
     await fc.assert(
       fc.asyncProperty(fc.string({ minLength: 1, maxLength: 300 }), fc.nat(), async (text, at) => {
@@ -96,7 +101,12 @@ describe("github: X-Hub-Signature-256 made by @octokit/webhooks-methods", () => 
           token: TOKEN,
           authFailures: { limit: 2, windowSeconds: 60 },
           mappings: [
-            { match: { path: "gh" }, action: "wake", textTemplate: "x", verify: { scheme: "github", secret } },
+            {
+              match: { path: "gh" },
+              action: "wake",
+              textTemplate: "x",
+              verify: { scheme: "github", secret },
+            },
             {
               match: { path: "strict" },
               action: "wake",
@@ -261,7 +271,13 @@ describe("twilio: X-Twilio-Signature made by twilio.getExpectedTwilioSignature",
     ]);
     await fc.assert(
       fc.asyncProperty(fc.string({ maxLength: 120 }), fc.string({ maxLength: 20 }), async (text, extra) => {
-        const params = { MessageSid: "SM0123", From: "+15555550100", To: "+15555550199", Body: text, Extra: extra };
+        const params = {
+          MessageSid: "SM0123",
+          From: "+15555550100",
+          To: "+15555550199",
+          Body: text,
+          Extra: extra,
+        };
         const body = Buffer.from(new URLSearchParams(params).toString());
         const headers = {
           "content-type": "application/x-www-form-urlencoded",
@@ -274,7 +290,9 @@ describe("twilio: X-Twilio-Signature made by twilio.getExpectedTwilioSignature",
         const changed = Buffer.from(new URLSearchParams({ ...params, Body: `${text}!` }).toString());
         expect((await send("twilio/sms", changed, headers)).status).toBe(401);
         const otherUrl = twilio.getExpectedTwilioSignature(authToken, `${publicUrl}x`, params);
-        expect((await send("twilio/sms", body, { ...headers, "x-twilio-signature": otherUrl })).status).toBe(401);
+        expect((await send("twilio/sms", body, { ...headers, "x-twilio-signature": otherUrl })).status).toBe(
+          401,
+        );
       }),
       { numRuns: RUNS },
     );
@@ -299,9 +317,9 @@ describe("twilio: X-Twilio-Signature made by twilio.getExpectedTwilioSignature",
       "content-type": "application/json",
       "x-twilio-signature": twilio.getExpectedTwilioSignature(authToken, signedUrl, {}),
     };
-    expect(twilio.validateRequestWithBody(authToken, headers["x-twilio-signature"], signedUrl, body.toString())).toBe(
-      true,
-    );
+    expect(
+      twilio.validateRequestWithBody(authToken, headers["x-twilio-signature"], signedUrl, body.toString()),
+    ).toBe(true);
     expect((await send(`twilio/events?bodySHA256=${hash}`, body, headers)).status).toBe(200);
     const other = Buffer.from(JSON.stringify({ type: "com.twilio.messaging.message.failed" }));
     expect((await send(`twilio/events?bodySHA256=${hash}`, other, headers)).status).toBe(401);
@@ -388,12 +406,42 @@ describe("config checks of verify", () => {
             dedupe: { windowSeconds: 100 },
             mappings: [
               { action: "wake", textTemplate: "x", verify: { scheme: "github", secret } },
-              { match: { path: "tw" }, action: "wake", textTemplate: "x", verify: { scheme: "twilio", secret } },
-              { match: { path: "sw" }, action: "wake", textTemplate: "x", verify: { scheme: "standard-webhooks", secret: `whpk_${secret}` } },
-              { match: { path: "p" }, action: "wake", textTemplate: "x", verify: { scheme: "github", secret } },
-              { match: { path: "p" }, action: "wake", textTemplate: "y", verify: { scheme: "stripe", secret } },
-              { match: { path: "h" }, action: "wake", textTemplate: "x", verify: { scheme: "hmac", secret, signedContent: "{timestamp}" } },
-              { match: { path: "g" }, action: "wake", textTemplate: "x", verify: { scheme: "github", secret, header: "x-sig" } },
+              {
+                match: { path: "tw" },
+                action: "wake",
+                textTemplate: "x",
+                verify: { scheme: "twilio", secret },
+              },
+              {
+                match: { path: "sw" },
+                action: "wake",
+                textTemplate: "x",
+                verify: { scheme: "standard-webhooks", secret: `whpk_${secret}` },
+              },
+              {
+                match: { path: "p" },
+                action: "wake",
+                textTemplate: "x",
+                verify: { scheme: "github", secret },
+              },
+              {
+                match: { path: "p" },
+                action: "wake",
+                textTemplate: "y",
+                verify: { scheme: "stripe", secret },
+              },
+              {
+                match: { path: "h" },
+                action: "wake",
+                textTemplate: "x",
+                verify: { scheme: "hmac", secret, signedContent: "{timestamp}" },
+              },
+              {
+                match: { path: "g" },
+                action: "wake",
+                textTemplate: "x",
+                verify: { scheme: "github", secret, header: "x-sig" },
+              },
             ],
           },
         },
@@ -409,7 +457,9 @@ describe("config checks of verify", () => {
     expect(message).toContain("hooks.mappings[0].verify: needs match.path");
     expect(message).toContain("hooks.mappings[1].verify.publicUrl: is required for twilio");
     expect(message).toContain("hooks.mappings[2].verify.secret:");
-    expect(message).toContain('hooks.mappings[4].verify: differs from hooks.mappings[3].verify on the same path "p"');
+    expect(message).toContain(
+      'hooks.mappings[4].verify: differs from hooks.mappings[3].verify on the same path "p"',
+    );
     expect(message).toContain("hooks.mappings[5].verify.header: is required");
     expect(message).toContain("hooks.mappings[5].verify.signedContent: must include {body}");
     expect(message).toContain('hooks.mappings[6].verify.header: is read by the "hmac" scheme only');

@@ -20,7 +20,12 @@ async function start(mappings: MappingInput[], captured?: CapturedRequest[]) {
 
 describe("match.headers and match.payload", () => {
   const mappings: MappingInput[] = [
-    { id: "push", match: { path: "github", headers: { "X-GitHub-Event": "push" } }, action: "wake", textTemplate: "push" },
+    {
+      id: "push",
+      match: { path: "github", headers: { "X-GitHub-Event": "push" } },
+      action: "wake",
+      textTemplate: "push",
+    },
     {
       id: "pr-or-issue",
       match: { path: "github", headers: { "x-github-event": ["pull_request", "issues"] } },
@@ -29,11 +34,19 @@ describe("match.headers and match.payload", () => {
     },
     {
       id: "invoices",
-      match: { path: "stripe", payload: { type: ["invoice.paid", "invoice.payment_failed"], "data.object.livemode": true } },
+      match: {
+        path: "stripe",
+        payload: { type: ["invoice.paid", "invoice.payment_failed"], "data.object.livemode": true },
+      },
       action: "wake",
       textTemplate: "{{type}}",
     },
-    { id: "first-line", match: { path: "stripe", payload: { "lines[0].kind": "x" } }, action: "wake", textTemplate: "line" },
+    {
+      id: "first-line",
+      match: { path: "stripe", payload: { "lines[0].kind": "x" } },
+      action: "wake",
+      textTemplate: "line",
+    },
   ];
 
   it.each([
@@ -53,7 +66,13 @@ describe("match.headers and match.payload", () => {
 
   it("a payload path through the prototype is a config error", async () => {
     await expect(
-      start([{ match: { path: "p", payload: { "constructor.name": "Object" } }, action: "wake", textTemplate: "x" }]),
+      start([
+        {
+          match: { path: "p", payload: { "constructor.name": "Object" } },
+          action: "wake",
+          textTemplate: "x",
+        },
+      ]),
     ).rejects.toThrow(/hooks\.mappings\[0\]\.match\.payload: "constructor\.name" is not a dotted path/);
   });
 });
@@ -65,7 +84,11 @@ describe("a fixed success response", () => {
         match: { path: "slash" },
         action: "wake",
         textTemplate: "{{text}}",
-        response: { status: 202, contentType: "application/vnd.reply+json", body: '{"text":"Thanks {{user}}"}' },
+        response: {
+          status: 202,
+          contentType: "application/vnd.reply+json",
+          body: '{"text":"Thanks {{user}}"}',
+        },
       },
       { match: { path: "quiet" }, action: "wake", textTemplate: "{{text}}", response: { status: 204 } },
     ]);

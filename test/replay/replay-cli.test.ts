@@ -227,7 +227,10 @@ describe("hooks test", () => {
   it("--update refuses to record a 5xx or a 401 as expected unless --accept-failures, and names what it left", async () => {
     const dir = makeTempDir();
     const config = writeConfig(dir);
-    const exploding = writeFixture(dir, "explode.json5", { name: "explode", request: { path: "explode", body: {} } });
+    const exploding = writeFixture(dir, "explode.json5", {
+      name: "explode",
+      request: { path: "explode", body: {} },
+    });
     const unauthorized = writeFixture(dir, "no-token.json5", {
       name: "no token",
       request: { path: "github/push", headers: { authorization: "Bearer wrong" }, body: {} },
@@ -238,7 +241,9 @@ describe("hooks test", () => {
     expect(refused.stdout).toMatch(/got 401 UNAUTHORIZED.*not recorded/);
     expect(refused.stdout).toMatch(/2 fixture\(s\) left unchanged: .*explode\.json5, .*no-token\.json5/);
     expect(JSON5.parse(readFileSync(exploding, "utf8")).expect).toBeUndefined();
-    const accepted = await runCli(["test", dir, "--config", config, "--update", "--accept-failures"], { cwd: dir });
+    const accepted = await runCli(["test", dir, "--config", config, "--update", "--accept-failures"], {
+      cwd: dir,
+    });
     expect(accepted.code).toBe(0);
     expect(JSON5.parse(readFileSync(exploding, "utf8")).expect.status).toBe(500);
     expect(JSON5.parse(readFileSync(unauthorized, "utf8")).expect.status).toBe(401);

@@ -25,9 +25,16 @@ function pipeline() {
           mapping("github", { scheme: "github", secret: "gh-secret" }),
           mapping("stripe", { scheme: "stripe", secrets: ["whsec_new", "whsec_old"] }),
           mapping("slack", { scheme: "slack", secret: "slack-secret" }),
-          mapping("sw", { scheme: "standard-webhooks", secret: `whsec_${Buffer.from("k").toString("base64")}` }),
+          mapping("sw", {
+            scheme: "standard-webhooks",
+            secret: `whsec_${Buffer.from("k").toString("base64")}`,
+          }),
           mapping("sw-ed25519", { scheme: "standard-webhooks", secret: PUBLIC_KEY }),
-          mapping("twilio", { scheme: "twilio", secret: "auth-token", publicUrl: "https://example.com/hooks/twilio" }),
+          mapping("twilio", {
+            scheme: "twilio",
+            secret: "auth-token",
+            publicUrl: "https://example.com/hooks/twilio",
+          }),
           mapping("generic", { scheme: "hmac", secret: "s", header: "x-sig", timestampHeader: "x-ts" }),
         ],
       },
@@ -56,11 +63,15 @@ describe("replay on signed paths", () => {
 
   it("a twilio form body is signed over the sorted parameters", async () => {
     const report = await replay.replay(
-      fixture("twilio", {}, {
-        body: undefined,
-        rawBody: "Body=hello&From=%2B15555550100&kind=sms",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-      }),
+      fixture(
+        "twilio",
+        {},
+        {
+          body: undefined,
+          rawBody: "Body=hello&From=%2B15555550100&kind=sms",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        },
+      ),
     );
     expect(report.status).toBe(200);
   });
