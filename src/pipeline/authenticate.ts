@@ -85,8 +85,11 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
         },
       );
     }
-    throw new HookError("UNAUTHORIZED", verdict.message, {
-      headers: { "WWW-Authenticate": 'Bearer realm="hooks"' },
-    });
+    // The challenge names the one scheme HTTP has a word for; a path that takes only signatures offers none.
+    throw new HookError(
+      "UNAUTHORIZED",
+      verdict.message,
+      input.verifier.acceptsToken ? { headers: { "WWW-Authenticate": 'Bearer realm="hooks"' } } : {},
+    );
   };
 }

@@ -19,6 +19,7 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "stripe-signature",
   "x-slack-signature",
   "webhook-signature",
+  "svix-signature",
   "x-twilio-signature",
 ]);
 

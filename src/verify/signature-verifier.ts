@@ -23,6 +23,7 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
   return {
     kind: settings.scheme,
     needsBody: true,
+    acceptsToken: path.tokenAlso,
     async verify(request): Promise<AuthVerdict> {
       const signed = signatureHeaders.some((name) => request.headers[name] !== undefined);
       // A token is judged only when no signature came with it: a signed request stands or falls by its signature.

@@ -50,6 +50,7 @@ export function createTokenVerifier(token: string): Verifier {
   return {
     kind: "token",
     needsBody: false,
+    acceptsToken: true,
     async verify(request) {
       return check(request) ?? { ok: false, message: missingMessage(request), reason: "no hook token" };
     },

@@ -32,6 +32,8 @@ export interface Verifier {
   readonly kind: string;
   /** True when the verdict needs the body's exact bytes: the pipeline reads the body first. */
   readonly needsBody: boolean;
+  /** Whether a bearer token can get in (a refusal then says `WWW-Authenticate: Bearer`). */
+  readonly acceptsToken: boolean;
   verify(request: CredentialsView): Promise<AuthVerdict>;
   /** The sender's id for a delivery (duplicates); undefined when the sender sends none. */
   deliveryId?(headers: IncomingHttpHeaders, body: unknown): string | undefined;

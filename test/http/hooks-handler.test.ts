@@ -578,6 +578,7 @@ describe("transform runner and verifiers swapped through createHooksPlugin", () 
           forHook: () => ({
             kind: "header",
             needsBody: false,
+            acceptsToken: false,
             async verify(request) {
               return request.headers["x-shared-secret"] === "open sesame"
                 ? { ok: true, viaQuery: false }

@@ -129,7 +129,11 @@ describe("github: X-Hub-Signature-256 made by @octokit/webhooks-methods", () => 
     });
     const bearer = { "content-type": "application/json", authorization: `Bearer ${TOKEN}` };
     expect((await send("gh", body, bearer)).status).toBe(200);
-    expect((await send("strict", body, bearer)).status).toBe(401);
+    const strictRefusal = await send("strict", body, bearer);
+    expect(strictRefusal.status).toBe(401);
+    // Only signatures get in there: no Bearer challenge is offered.
+    expect(strictRefusal.headers.get("www-authenticate")).toBeNull();
+    expect(refused.headers.get("www-authenticate")).toBe('Bearer realm="hooks"');
     expect((await send("strict", body, wrong)).status).toBe(401);
     expect((await send("strict", body, wrong)).status).toBe(429);
   });

@@ -71,3 +71,10 @@ describe("scheme table", () => {
     );
   });
 });
+
+describe("signature headers are credentials", () => {
+  it("every scheme's signature headers are on the one credential list", async () => {
+    const { CREDENTIAL_HEADERS } = await import("../../src/safety/credentials.js");
+    for (const header of SIGNATURE_HEADERS) expect(CREDENTIAL_HEADERS.has(header)).toBe(true);
+  });
+});

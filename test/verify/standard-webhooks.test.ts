@@ -283,6 +283,20 @@ describe("standard-webhooks scheme", () => {
 
   it("takes the delivery id from webhook-id", () => {
     expect(standardWebhooks.deliveryId({ "webhook-id": "msg_1" }, {}, settings(["c2VjcmV0"]))).toBe("msg_1");
-    expect(standardWebhooks.signatureHeaders).toEqual(["webhook-signature"]);
+    expect(standardWebhooks.signatureHeaders).toEqual(["webhook-signature", "svix-signature"]);
+  });
+});
+
+describe("standard-webhooks: Svix's header names", () => {
+  it("accepts svix-id, svix-timestamp and svix-signature as Svix-based senders send them, and takes the id from svix-id", () => {
+    const secret = `whsec_${Buffer.from("svix-test-key-0123456789").toString("base64")}`;
+    const now = Math.floor(Date.now() / 1000);
+    const body = Buffer.from('{"type":"user.created"}');
+    const signature = new Webhook(secret).sign("msg_svix", new Date(now * 1000), body.toString());
+    const svixHeaders = { "svix-id": "msg_svix", "svix-timestamp": String(now), "svix-signature": signature };
+    const request = { headers: svixHeaders, rawBody: body, rawQuery: "", nowSeconds: now };
+    expect(standardWebhooks.verify(request, settings([secret]))).toEqual({ ok: true });
+    expect(standardWebhooks.deliveryId(svixHeaders, undefined, settings([secret]))).toBe("msg_svix");
+    expect(standardWebhooks.signatureHeaders).toContain("svix-signature");
   });
 });

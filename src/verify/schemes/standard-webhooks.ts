@@ -1,11 +1,19 @@
 /** @module Standard Webhooks: `webhook-signature` lists `v1,<HMAC-SHA256>` and `v1a,<ed25519>` signatures of `<id>.<timestamp>.<body>`. */
 import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
 import type { SignatureScheme } from "../signature-scheme.js";
 import { equalBytes, headerValue, macOf, timestampProblem } from "./compare.js";
 
 const ID = "webhook-id";
 const TIMESTAMP = "webhook-timestamp";
 const SIGNATURE = "webhook-signature";
+/** Svix, the service behind many Standard Webhooks senders, sends the same three under its own names. */
+const SVIX = { [ID]: "svix-id", [TIMESTAMP]: "svix-timestamp", [SIGNATURE]: "svix-signature" } as const;
+
+/** The standard header, else its Svix name: one request carries one set or the other. */
+function read(headers: IncomingHttpHeaders, name: keyof typeof SVIX): string | undefined {
+  return headerValue(headers, name) ?? headerValue(headers, SVIX[name]);
+}
 
 /** node:crypto takes a raw ed25519 seed only inside its PKCS#8 envelope; this is the envelope's fixed head. */
 const PKCS8_ED25519 = Buffer.from("302e020100300506032b657004220420", "hex");
@@ -104,17 +112,17 @@ function keyMatches(key: Key, signatures: Signatures, id: string, timestamp: str
 
 export const standardWebhooks: SignatureScheme = {
   name: "standard-webhooks",
-  signatureHeaders: [SIGNATURE],
+  signatureHeaders: [SIGNATURE, SVIX[SIGNATURE]],
   checkSecret(secret) {
     const key = parseKey(secret);
     return typeof key === "string" ? key : undefined;
   },
   verify(request, settings) {
-    const sent = headerValue(request.headers, SIGNATURE);
+    const sent = read(request.headers, SIGNATURE);
     if (sent === undefined) return { ok: false, reason: "signature header missing" };
-    const id = headerValue(request.headers, ID);
+    const id = read(request.headers, ID);
     if (id === undefined) return { ok: false, reason: "id header missing" };
-    const timestamp = headerValue(request.headers, TIMESTAMP);
+    const timestamp = read(request.headers, TIMESTAMP);
     if (timestamp === undefined) return { ok: false, reason: "timestamp header missing" };
     const late = timestampProblem(timestamp, request.nowSeconds, settings.toleranceSeconds);
     if (late !== undefined) return { ok: false, reason: late };
@@ -140,5 +148,5 @@ export const standardWebhooks: SignatureScheme = {
         : `v1a,${sign(null, Buffer.concat([Buffer.from(signedPrefix(id, timestamp), "utf8"), input.rawBody]), key.key).toString("base64")}`;
     return { headers: { [ID]: id, [TIMESTAMP]: timestamp, [SIGNATURE]: signature } };
   },
-  deliveryId: (headers) => headerValue(headers, ID),
+  deliveryId: (headers) => read(headers, ID),
 };
