@@ -51,20 +51,27 @@ export function fromValibotIssues(
   for (const issue of issues) {
     const segments = (issue.path ?? []).map((item) => item.key as string | number);
     const path = joinPath(base, ...segments);
-    if (issue.type === "strict_object" && segments.length > 0) {
+    // An unknown key is reported by strict objects as a value that should have been `never`; a strict object
+    // given as another type (`verify: "…"`) is a plain type error.
+    if (issue.type === "strict_object" && issue.expected === "never" && segments.length > 0) {
       const key = String(segments[segments.length - 1]);
       const parent = joinPath(base, ...segments.slice(0, -1));
       const hint = suggestClosest(key, knownKeysAt(parent) ?? []);
       out.push({ path, message: `unknown key${hint ? ` (did you mean "${hint}"?)` : ""}` });
       continue;
     }
-    out.push({ path, message: describeIssue(issue) });
+    out.push({ path, message: describeIssue(issue, SECRET_PATH.test(path)) });
   }
   return out;
 }
 
-function describeIssue(issue: v.BaseIssue<unknown>): string {
+/** Where a secret may sit: its value must never be quoted back, even when it has the wrong type. */
+const SECRET_PATH = /(?:^|\.)(?:token|verify(?:\.[^.]*)?)(?:\[\d+\])?$|\.verify\.secrets\[\d+\]$/;
+
+function describeIssue(issue: v.BaseIssue<unknown>, secret: boolean): string {
   // valibot's default messages start with "Invalid type: Expected ..."; keep them but lower-case the start.
-  const message = issue.message;
+  let message = issue.message;
+  // Its defaults end with `but received "<the value>"`: a secret given the wrong shape must not be printed.
+  if (secret) message = message.replace(/\s*but received .*$/s, "");
   return message.charAt(0).toLowerCase() + message.slice(1);
 }

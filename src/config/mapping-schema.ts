@@ -38,7 +38,9 @@ export const MappingVerifySchema = v.strictObject({
   scheme: v.picklist(SIGNATURE_SCHEMES, `must be one of ${SIGNATURE_SCHEMES.join(", ")}`),
   secret: v.optional(Secret),
   /** Several during a rotation: any one that verifies is enough. */
-  secrets: v.optional(v.pipe(v.array(Secret), v.minLength(1, "must list at least one secret"))),
+  secrets: v.optional(
+    v.pipe(v.array(Secret, "must be a list of secrets"), v.minLength(1, "must list at least one secret")),
+  ),
   toleranceSeconds: v.optional(
     v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be at least 1")),
     300,

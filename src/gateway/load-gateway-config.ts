@@ -56,7 +56,8 @@ export function loadGatewayConfig(
   const standIns: string[] = [];
   const env = origin === "demo" ? withStandIns(given, standIns) : given;
   const loaded = loadGatewayConfigFile(file, env);
-  const { sections, issues } = parseGatewaySections(loaded.config, env);
+  // The gateway's own settings (an API key variable) are never stood in for: only the plugin's config is.
+  const { sections, issues } = parseGatewaySections(loaded.config, given);
   const result: LoadedGatewayConfig = {
     file: loaded.file,
     configDir: loaded.configDir,

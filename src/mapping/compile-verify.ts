@@ -82,6 +82,12 @@ export function compileVerify(
       });
     if (used.has("timestamp") && verify.timestampHeader === undefined)
       issues.push({ path: `${at}.signedContent`, message: "uses {timestamp}: set timestampHeader too" });
+    // A window on a timestamp the signature does not cover stops nothing: a replay just sends a new one.
+    if (!used.has("timestamp") && verify.timestampHeader !== undefined)
+      issues.push({
+        path: `${at}.signedContent`,
+        message: "must include {timestamp} when timestampHeader is set, or the signature does not cover it",
+      });
     if (used.has("id") && verify.idHeader === undefined)
       issues.push({ path: `${at}.signedContent`, message: "uses {id}: set idHeader too" });
   }

@@ -1,4 +1,5 @@
 /** @module The duplicates stage: a delivery already accepted on the same hook gets its first answer again, and causes nothing new. */
+import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
@@ -13,6 +14,8 @@ const HOLD_MS = 60_000;
 /** How long a duplicate waits for the first request's answer before it is told to retry. */
 const WAIT_MS = 10_000;
 const RETRY_AFTER_SECONDS = 5;
+/** Ids longer than this (a sender's own may be any length) are remembered by their digest. */
+const MAX_KEPT_ID = 256;
 
 /**
  * The delivery's id: the sender's own (per signature scheme) or the caller's `Idempotency-Key`; undefined when
@@ -44,6 +47,7 @@ export class DeliveryTicket {
   constructor(
     private readonly store: Store,
     private readonly key: string,
+    private readonly claim: string,
     private readonly keepMs: number,
     private readonly logger: HostLogger,
   ) {}
@@ -57,7 +61,7 @@ export class DeliveryTicket {
       ? { status: response.status, contentType: response.headers["Content-Type"], body: response.body }
       : undefined;
     try {
-      await this.store.settleDelivery(this.key, stored, this.keepMs);
+      await this.store.settleDelivery(this.key, this.claim, stored, this.keepMs);
     } catch (error) {
       // The claim then lapses after its hold time; duplicates meanwhile are told to retry.
       this.logger.error(`recording a delivery id failed: ${(error as Error).message}`);
@@ -82,8 +86,10 @@ export async function checkDuplicate(
   hook: string,
   id: string,
 ): Promise<DuplicateVerdict> {
-  // Encoded so that a hook name holding ":" cannot make two different (hook, id) pairs one key.
-  const key = `delivery:${encodeURIComponent(hook)}:${id}`;
+  // Encoded so that a hook name holding ":" cannot make two different (hook, id) pairs one key; a sender's id
+  // of any length is kept as its digest, so a remembered id costs a bounded amount of memory.
+  const kept = id.length <= MAX_KEPT_ID ? id : `sha256:${createHash("sha256").update(id).digest("base64url")}`;
+  const key = `delivery:${encodeURIComponent(hook)}:${kept}`;
   let claim: DeliveryClaim;
   try {
     claim = await deps.store.claimDelivery(key, { holdMs: HOLD_MS, waitMs: WAIT_MS });
@@ -101,5 +107,5 @@ export async function checkDuplicate(
       { headers: { "Retry-After": String(RETRY_AFTER_SECONDS) } },
     );
   }
-  return { kind: "first", ticket: new DeliveryTicket(deps.store, key, deps.keepMs, deps.logger) };
+  return { kind: "first", ticket: new DeliveryTicket(deps.store, key, claim.claim, deps.keepMs, deps.logger) };
 }

@@ -67,7 +67,7 @@ export interface FixtureRequest {
 const replayStore: Store = {
   increment: async (_key, windowMs) => ({ count: 1, resetAt: Date.now() + windowMs }),
   reset: async () => undefined,
-  claimDelivery: async () => ({ state: "first" }),
+  claimDelivery: async () => ({ state: "first", claim: "replay" }),
   settleDelivery: async () => undefined,
   close: async () => undefined,
 };

@@ -1,5 +1,6 @@
 /** @module The one list of credentials a request may carry, and request views without them (templates, transforms, captures, logs). */
 import type { IncomingHttpHeaders } from "node:http";
+import { SIGNATURE_HEADERS } from "../verify/schemes/index.js";
 
 /**
  * Headers that carry credentials. No template, transform, capture or log line ever sees them: a template that
@@ -13,14 +14,8 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "cookie",
   "x-gitlab-token",
   "x-api-key",
-  // Sender signatures: a signature over a body is as good as a token for replaying that body.
-  "x-hub-signature-256",
-  "x-hub-signature",
-  "stripe-signature",
-  "x-slack-signature",
-  "webhook-signature",
-  "svix-signature",
-  "x-twilio-signature",
+  // Sender signatures, as each scheme names them: a signature over a body is as good as a token for that body.
+  ...SIGNATURE_HEADERS,
 ]);
 
 /** Query parameters that carry credentials (the deprecated `?token=`). */

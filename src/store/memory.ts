@@ -1,4 +1,5 @@
 /** @module The in-process Store: counters and delivery ids in Maps with expiry, each bounded so a flood cannot grow it without end. */
+import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../clock.js";
 import type { ClaimTimes, CounterWindow, DeliveryClaim, Store, StoredResponse } from "./store.js";
 
@@ -13,6 +14,8 @@ export interface MemoryStoreLimits {
 }
 
 interface Delivery {
+  /** The owner's claim id. */
+  claim: string;
   expiresAt: number;
   /** Set once the first request was answered. */
   response?: StoredResponse;
@@ -25,6 +28,7 @@ export class MemoryStore implements Store {
   private readonly deliveries = new Map<string, Delivery>();
   private readonly maxCounters: number;
   private readonly maxDeliveries: number;
+  private closed = false;
 
   constructor(
     private readonly clock: Clock = systemClock,
@@ -42,9 +46,7 @@ export class MemoryStore implements Store {
       // Re-inserted so Map order stays oldest-first for the sweep.
       this.counters.delete(key);
       this.counters.set(key, window);
-      if (this.counters.size > this.maxCounters) {
-        sweep(this.counters, this.maxCounters, (entry) => entry.resetAt <= now);
-      }
+      if (this.counters.size > this.maxCounters) dropOldest(this.counters, this.maxCounters);
     }
     window.count++;
     return { count: window.count, resetAt: window.resetAt };
@@ -57,16 +59,17 @@ export class MemoryStore implements Store {
   async claimDelivery(key: string, times: ClaimTimes): Promise<DeliveryClaim> {
     const giveUpAt = Date.now() + times.waitMs;
     for (;;) {
+      // A closing store answers nothing new: a waiter woken by close() must not become "first".
+      if (this.closed) return { state: "in-progress" };
       const now = this.clock.now();
       const existing = this.deliveries.get(key);
       if (!existing || existing.expiresAt <= now) {
         // Checked and set with no await in between: of simultaneous requests, exactly one gets here first.
+        const claim = randomUUID();
         this.deliveries.delete(key);
-        this.deliveries.set(key, { expiresAt: now + times.holdMs, waiters: [] });
-        if (this.deliveries.size > this.maxDeliveries) {
-          sweep(this.deliveries, this.maxDeliveries, (entry) => entry.expiresAt <= now);
-        }
-        return { state: "first" };
+        this.deliveries.set(key, { claim, expiresAt: now + times.holdMs, waiters: [] });
+        if (this.deliveries.size > this.maxDeliveries) dropOldest(this.deliveries, this.maxDeliveries);
+        return { state: "first", claim };
       }
       if (existing.response) return { state: "answered", response: existing.response };
       const waitMs = giveUpAt - Date.now();
@@ -81,9 +84,14 @@ export class MemoryStore implements Store {
     }
   }
 
-  async settleDelivery(key: string, response: StoredResponse | undefined, keepMs: number): Promise<void> {
+  async settleDelivery(
+    key: string,
+    claim: string,
+    response: StoredResponse | undefined,
+    keepMs: number,
+  ): Promise<void> {
     const entry = this.deliveries.get(key);
-    if (!entry) return;
+    if (!entry || entry.claim !== claim) return;
     if (response === undefined) {
       this.deliveries.delete(key);
     } else {
@@ -95,6 +103,7 @@ export class MemoryStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.counters.clear();
     for (const entry of this.deliveries.values()) for (const wake of entry.waiters.splice(0)) wake();
     this.deliveries.clear();
@@ -111,9 +120,12 @@ export class MemoryStore implements Store {
   }
 }
 
-/** Drops expired entries, then the oldest, until the map is within `max`. */
-function sweep<T>(map: Map<string, T>, max: number, expired: (entry: T) => boolean): void {
-  for (const [key, entry] of map) if (expired(entry)) map.delete(key);
+/**
+ * Drops entries from the front of the Map (the oldest inserted) until it is within `max`: constant work per
+ * insert. A scan for expired entries would cost milliseconds per request once a full store is reached; expired
+ * entries elsewhere are replaced when their key comes again, and age to the front meanwhile.
+ */
+function dropOldest<T>(map: Map<string, T>, max: number): void {
   for (const key of map.keys()) {
     if (map.size <= max) break;
     map.delete(key);

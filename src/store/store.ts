@@ -21,7 +21,11 @@ export interface StoredResponse {
  * answer); or an earlier one is still being handled and did not finish within the wait.
  */
 export type DeliveryClaim =
-  | { state: "first" }
+  | {
+      state: "first";
+      /** Proof of ownership: only the claim's owner may settle it (a claim that outlived its hold is another's). */
+      claim: string;
+    }
   | { state: "answered"; response: StoredResponse }
   | { state: "in-progress" };
 
@@ -41,9 +45,14 @@ export interface Store {
   claimDelivery(key: string, times: ClaimTimes): Promise<DeliveryClaim>;
   /**
    * Settles a claim: the first answer, remembered for `keepMs`; or undefined when the request was not accepted,
-   * which forgets the claim so the sender's retry is handled afresh.
+   * which forgets the claim so the sender's retry is handled afresh. Does nothing unless `claim` still owns `key`.
    */
-  settleDelivery(key: string, response: StoredResponse | undefined, keepMs: number): Promise<void>;
+  settleDelivery(
+    key: string,
+    claim: string,
+    response: StoredResponse | undefined,
+    keepMs: number,
+  ): Promise<void>;
   /** Releases connections and timers; the store is not used afterwards. */
   close(): Promise<void>;
 }

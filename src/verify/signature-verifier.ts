@@ -25,11 +25,12 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
     needsBody: true,
     acceptsToken: path.tokenAlso,
     async verify(request): Promise<AuthVerdict> {
-      const signed = signatureHeaders.some((name) => request.headers[name] !== undefined);
-      // A token is judged only when no signature came with it: a signed request stands or falls by its signature.
-      if (checkToken && !signed) {
+      // A correct token is always accepted where the path allows one; a wrong one is the answer only when no
+      // signature came with it, else the signature decides.
+      if (checkToken) {
         const verdict = checkToken(request);
-        if (verdict) return verdict;
+        const signed = signatureHeaders.some((name) => request.headers[name] !== undefined);
+        if (verdict && (verdict.ok || !signed)) return verdict;
       }
       const verdict = scheme.verify(
         {

@@ -440,7 +440,7 @@ describe("ports swapped through createHooksPlugin", () => {
           },
           async reset() {},
           async claimDelivery() {
-            return { state: "first" };
+            return { state: "first", claim: "c" };
           },
           async settleDelivery() {},
           async close() {},

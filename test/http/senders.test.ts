@@ -9,57 +9,28 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { MappingInput } from "../../src/config/mapping-schema.js";
 import { createHooksPlugin } from "../../src/index.js";
 import { REPO_ROOT } from "../helpers/repo.js";
+import {
+  flipped,
+  verificationLogs as logsOf,
+  sendRaw,
+  startSignedHost,
+  SENDERS_TOKEN as TOKEN,
+} from "../helpers/signed-host.js";
 import { startTestHost, type TestHost } from "../helpers/test-host.js";
 
-const TOKEN = "senders-test-token-0123456789abcdef";
 const stripe = new Stripe("sk_test_not_used");
 let host: TestHost;
 afterEach(async () => host?.close());
 
 async function start(mappings: MappingInput[], hooks: Record<string, unknown> = {}) {
-  host = await startTestHost(
-    createHooksPlugin(),
-    {
-      hooks: {
-        enabled: true,
-        token: TOKEN,
-        transformsDir: "fixtures/transforms",
-        // Property runs send many refused requests from one address; throttling is tested elsewhere.
-        authFailures: { limit: 100_000, windowSeconds: 60 },
-        mappings,
-        ...hooks,
-      },
-    },
-    { configDir: REPO_ROOT },
-  );
+  host = await startSignedHost(mappings, hooks);
 }
-
-interface Sent {
-  status: number;
-  headers: Headers;
-  text: string;
-}
-
-async function send(path: string, body: Buffer | string, headers: Record<string, string>): Promise<Sent> {
-  const response = await fetch(`${host.url}/hooks/${path}`, { method: "POST", headers, body });
-  return { status: response.status, headers: response.headers, text: await response.text() };
-}
-
-/** The same bytes with one byte changed. */
-function flipped(body: Buffer, at: number): Buffer {
-  const copy = Buffer.from(body);
-  const index = at % copy.length;
-  copy[index] = copy[index]! ^ 0x20;
-  return copy;
-}
+const send = (path: string, body: Buffer | string, headers: Record<string, string>) =>
+  sendRaw(host, path, body, headers);
+const verificationLogs = () => logsOf(host);
 
 const jsonBody = fc.jsonValue().map((value) => Buffer.from(JSON.stringify({ value }, null, 1)));
 const RUNS = 15;
-
-/** What the gateway log said about verification, with neither the secret nor the signature in it. */
-function verificationLogs(): string[] {
-  return host.logs.filter((line) => line.message.includes("verification failed")).map((line) => line.message);
-}
 
 describe("github: X-Hub-Signature-256 made by @octokit/webhooks-methods", () => {
   it("accepts what the library signs, byte for byte, and refuses any one byte changed", async () => {
@@ -129,6 +100,8 @@ describe("github: X-Hub-Signature-256 made by @octokit/webhooks-methods", () => 
     });
     const bearer = { "content-type": "application/json", authorization: `Bearer ${TOKEN}` };
     expect((await send("gh", body, bearer)).status).toBe(200);
+    // A correct token is always accepted where the path allows one, even beside a signature that fails.
+    expect((await send("gh", body, { ...wrong, ...bearer })).status).toBe(200);
     const strictRefusal = await send("strict", body, bearer);
     expect(strictRefusal.status).toBe(401);
     // Only signatures get in there: no Bearer challenge is offered.
@@ -327,147 +300,5 @@ describe("twilio: X-Twilio-Signature made by twilio.getExpectedTwilioSignature",
     expect((await send(`twilio/events?bodySHA256=${hash}`, body, headers)).status).toBe(200);
     const other = Buffer.from(JSON.stringify({ type: "com.twilio.messaging.message.failed" }));
     expect((await send(`twilio/events?bodySHA256=${hash}`, other, headers)).status).toBe(401);
-  });
-});
-
-describe("hmac: a generic sender described in config", () => {
-  it("sha512, base64, a prefix and a signed timestamp", async () => {
-    const secret = randomBytes(16).toString("hex");
-    await start([
-      {
-        id: "generic",
-        match: { path: "generic" },
-        action: "wake",
-        textTemplate: "{{event}}",
-        verify: {
-          scheme: "hmac",
-          secret,
-          header: "X-Signature",
-          algorithm: "sha512",
-          encoding: "base64",
-          prefix: "v1=",
-          timestampHeader: "X-Timestamp",
-          signedContent: "{timestamp}.{body}",
-        },
-      },
-    ]);
-    const body = Buffer.from('{"event":"build.finished"}');
-    const signed = (timestamp: number, bytes = body) => ({
-      "content-type": "application/json",
-      "x-timestamp": String(timestamp),
-      "x-signature": `v1=${createHmac("sha512", secret).update(`${timestamp}.`).update(bytes).digest("base64")}`,
-    });
-    const now = Math.floor(Date.now() / 1000);
-    expect((await send("generic", body, signed(now))).status).toBe(200);
-    expect((await send("generic", body, signed(now - 1000))).status).toBe(401);
-    expect((await send("generic", flipped(body, 3), signed(now))).status).toBe(401);
-  });
-});
-
-describe("what a signed path gives its mappings", () => {
-  it("transforms get rawBody, the exact bytes; no signature header reaches them", async () => {
-    const secret = "raw-body-secret-0123";
-    await start([
-      {
-        id: "raw",
-        match: { path: "raw" },
-        action: "wake",
-        transform: { module: "raw-body-digest.ts" },
-        verify: { scheme: "github", secret },
-      },
-    ]);
-    // Pretty-printed, with an escape a re-serialisation would change: the transform sees it as sent.
-    const body = Buffer.from('{\n  "text": "caf\\u00e9",\n  "n": 1.50\n}');
-    const response = await send("raw", body, {
-      "content-type": "application/json",
-      "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
-      "x-github-delivery": "d-1",
-    });
-    expect(response.status).toBe(200);
-    const [event] = host.eventsOf("session:system-event");
-    const seen = JSON.parse(event!.raw!);
-    expect(seen).toMatchObject({
-      bytes: body.length,
-      sha256: createHash("sha256").update(body).digest("hex"),
-      isBuffer: true,
-    });
-    expect(seen.headers).toContain("x-github-delivery");
-    expect(seen.headers).not.toContain("x-hub-signature-256");
-  });
-});
-
-describe("config checks of verify", () => {
-  it("lists every problem, never quoting a secret", () => {
-    const secret = "do-not-print-this-secret";
-    const plugin = createHooksPlugin();
-    let message = "";
-    try {
-      plugin.register({
-        config: {
-          hooks: {
-            enabled: true,
-            token: TOKEN,
-            dedupe: { windowSeconds: 100 },
-            mappings: [
-              { action: "wake", textTemplate: "x", verify: { scheme: "github", secret } },
-              {
-                match: { path: "tw" },
-                action: "wake",
-                textTemplate: "x",
-                verify: { scheme: "twilio", secret },
-              },
-              {
-                match: { path: "sw" },
-                action: "wake",
-                textTemplate: "x",
-                verify: { scheme: "standard-webhooks", secret: `whpk_${secret}` },
-              },
-              {
-                match: { path: "p" },
-                action: "wake",
-                textTemplate: "x",
-                verify: { scheme: "github", secret },
-              },
-              {
-                match: { path: "p" },
-                action: "wake",
-                textTemplate: "y",
-                verify: { scheme: "stripe", secret },
-              },
-              {
-                match: { path: "h" },
-                action: "wake",
-                textTemplate: "x",
-                verify: { scheme: "hmac", secret, signedContent: "{timestamp}" },
-              },
-              {
-                match: { path: "g" },
-                action: "wake",
-                textTemplate: "x",
-                verify: { scheme: "github", secret, header: "x-sig" },
-              },
-            ],
-          },
-        },
-        configDir: REPO_ROOT,
-        logger: { debug() {}, info() {}, warn() {}, error() {} },
-        bus: undefined as never,
-        registerHttpRoute() {},
-        registerService() {},
-      });
-    } catch (error) {
-      message = (error as Error).message;
-    }
-    expect(message).toContain("hooks.mappings[0].verify: needs match.path");
-    expect(message).toContain("hooks.mappings[1].verify.publicUrl: is required for twilio");
-    expect(message).toContain("hooks.mappings[2].verify.secret:");
-    expect(message).toContain(
-      'hooks.mappings[4].verify: differs from hooks.mappings[3].verify on the same path "p"',
-    );
-    expect(message).toContain("hooks.mappings[5].verify.header: is required");
-    expect(message).toContain("hooks.mappings[5].verify.signedContent: must include {body}");
-    expect(message).toContain('hooks.mappings[6].verify.header: is read by the "hmac" scheme only');
-    expect(message).toContain("hooks.dedupe.windowSeconds: must be at least twice");
-    expect(message).not.toContain(secret);
   });
 });

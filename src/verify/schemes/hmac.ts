@@ -61,7 +61,9 @@ export const hmac: SignatureScheme = {
       id = value;
     }
     const parts = signedParts(options.signedContent, request.rawBody, timestamp, id);
-    const signature = sent.slice(options.prefix.length);
+    // Hex is case-insensitive: senders that print it upper-case sign the same bytes.
+    const given = sent.slice(options.prefix.length);
+    const signature = options.encoding === "hex" ? given.toLowerCase() : given;
     const matches = settings.secrets.some((secret) => equalBytes(signature, digest(options, secret, parts)));
     return matches ? { ok: true } : { ok: false, reason: "signature mismatch" };
   },
