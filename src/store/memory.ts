@@ -1,5 +1,4 @@
 /** @module The in-process Store: counters and delivery ids in Maps with expiry, each bounded so a flood cannot grow it without end. */
-import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../clock.js";
 import type { ClaimTimes, CounterWindow, DeliveryClaim, Store, StoredResponse } from "./store.js";
 
@@ -19,8 +18,8 @@ interface Delivery {
   expiresAt: number;
   /** Set once the first request was answered. */
   response?: StoredResponse;
-  /** Requests with the same id waiting for this one's answer. */
-  waiters: Array<() => void>;
+  /** Requests with the same id waiting for this one's answer; most ids never have one, so made on demand. */
+  waiters?: Array<() => void> | undefined;
 }
 
 export class MemoryStore implements Store {
@@ -29,6 +28,8 @@ export class MemoryStore implements Store {
   private readonly maxCounters: number;
   private readonly maxDeliveries: number;
   private closed = false;
+  /** Claim ids need only be unique within this store: a counter, not a random id per request. */
+  private claims = 0;
 
   constructor(
     private readonly clock: Clock = systemClock,
@@ -65,9 +66,9 @@ export class MemoryStore implements Store {
       const existing = this.deliveries.get(key);
       if (!existing || existing.expiresAt <= now) {
         // Checked and set with no await in between: of simultaneous requests, exactly one gets here first.
-        const claim = randomUUID();
+        const claim = String(++this.claims);
         this.deliveries.delete(key);
-        this.deliveries.set(key, { claim, expiresAt: now + times.holdMs, waiters: [] });
+        this.deliveries.set(key, { claim, expiresAt: now + times.holdMs });
         if (this.deliveries.size > this.maxDeliveries) dropOldest(this.deliveries, this.maxDeliveries);
         return { state: "first", claim };
       }
@@ -76,6 +77,7 @@ export class MemoryStore implements Store {
       if (waitMs <= 0) return { state: "in-progress" };
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, waitMs);
+        existing.waiters ??= [];
         existing.waiters.push(() => {
           clearTimeout(timer);
           resolve();
@@ -98,14 +100,15 @@ export class MemoryStore implements Store {
       entry.response = response;
       entry.expiresAt = this.clock.now() + keepMs;
     }
-    const waiters = entry.waiters.splice(0);
-    for (const wake of waiters) wake();
+    const waiters = entry.waiters;
+    entry.waiters = undefined;
+    for (const wake of waiters ?? []) wake();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.counters.clear();
-    for (const entry of this.deliveries.values()) for (const wake of entry.waiters.splice(0)) wake();
+    for (const entry of this.deliveries.values()) for (const wake of entry.waiters?.splice(0) ?? []) wake();
     this.deliveries.clear();
   }
 
