@@ -9,7 +9,7 @@
  * BENCH_SECONDS, BENCH_PAIRS, BENCH_WARMUP_SECONDS and BENCH_PIN work as in `npm run bench`.
  */
 import path from "node:path";
-import { CASES, jsonRequest } from "./lib/configs.mjs";
+import { CASES, caseConfig, caseRequest } from "./lib/configs.mjs";
 import { createContext } from "./lib/context.mjs";
 import { fmtRps, runPairs, sideSummary } from "./lib/load.mjs";
 import { describePinning } from "./lib/pinning.mjs";
@@ -61,10 +61,11 @@ try {
   for (const name of names) {
     const spec = CASES[name];
     context.log(`\n${name}: after vs before, alternated`);
-    const afterGateway = await context.startGateway({ label: `after (${name})`, bin: after });
-    const beforeGateway = await context.startGateway({ label: `before (${name})`, bin: before });
+    const configFile = caseConfig(spec, context.dir, context.token, context.configFile);
+    const afterGateway = await context.startGateway({ label: `after (${name})`, bin: after, configFile });
+    const beforeGateway = await context.startGateway({ label: `before (${name})`, bin: before, configFile });
     try {
-      const request = jsonRequest(context.token, spec.hook, spec.body);
+      const request = caseRequest(spec, context.token);
       const pairs = await runPairs({
         target: { server: afterGateway, request, expectStatus: spec.status },
         baseline: { server: beforeGateway, request, expectStatus: spec.status },

@@ -5,7 +5,8 @@
  *
  *   npm run build && node bench/profile.mjs [wake agent mapped-template mapped-transform startup]
  *
- * Also the diagnostic cases of bench/lib/configs.mjs (wake-push-sized, mapped-template-small).
+ * Also the other cases of bench/lib/configs.mjs (wake-push-sized, mapped-template-small, signed-github,
+ * wake-idempotency, wake-idempotency-full: the last one sends the store's 100,000 ids before its warm-up).
  *
  * BENCH_PROFILE_SECONDS (default 6) sets the measured load per scenario, after BENCH_WARMUP_SECONDS (1.5) of
  * warm-up; BENCH_PROFILE_INTERVAL_US (node's default, 1000) the sampling interval; BENCH_PROFILE_KEEP=<dir> keeps
@@ -14,7 +15,7 @@
  */
 import { cpSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { CASES, jsonRequest } from "./lib/configs.mjs";
+import { CASES, caseConfig, caseRequest } from "./lib/configs.mjs";
 import { createContext } from "./lib/context.mjs";
 import { analyseProfile } from "./lib/cpuprofile.mjs";
 import { measure } from "./lib/load.mjs";
@@ -56,6 +57,7 @@ try {
     context.log(`profiling ${name}`);
     const gateway = await context.startGateway({
       label: `gateway (profile ${name})`,
+      configFile: spec ? caseConfig(spec, context.dir, context.token, context.configFile) : undefined,
       nodeArgs: [
         "--cpu-prof",
         "--cpu-prof-dir",
@@ -66,8 +68,11 @@ try {
     let run;
     try {
       if (spec) {
-        const request = jsonRequest(context.token, spec.hook, spec.body);
-        // Warm-up first (JIT, lazy imports, caches), then the measured run the window is cropped to.
+        const request = caseRequest(spec, context.token);
+        // Requests a case needs sent first (a full store), then warm-up (JIT, lazy imports, caches), then the
+        // measured run the window is cropped to.
+        for (let sent = 0; sent < (spec.leadRequests ?? 0); )
+          sent += (await measure(gateway, request, 2)).requests;
         await measure(gateway, request, context.settings.warmupSeconds);
         await sleep(WARMUP_GAP_MS);
         run = await measure(gateway, request, seconds);

@@ -6,7 +6,9 @@
  * per request is read from /proc/<pid>/stat over each measured run. BENCH_PIN=0 runs unpinned (the old figures'
  * setup, except that autocannon is still a process of its own); BENCH_SERVER_CPU / BENCH_CLIENT_CPU pick the cores.
  * Pinned targets: /wake at least 0.80x the baseline's req/s and at most 1.25x its CPU per request, the template
- * mapping at least 0.70x; unpinned, the older 0.75x and 0.65x throughput targets.
+ * mapping at least 0.70x; unpinned, the older 0.75x and 0.65x throughput targets. The GitHub-signed mapping at least
+ * 0.70x the baseline; /wake with a new Idempotency-Key on every request at least 0.95x the req/s and at most 1.05x
+ * the CPU per request of /wake without one, below the store's bound and with the default store full.
  *
  * BENCH_SECONDS (4) per run, BENCH_PAIRS (3) A/B pairs per scenario, BENCH_WARMUP_SECONDS (1.5),
  * BENCH_ONLY=wake,agent to run some scenarios, BENCH_DIAGNOSTICS=0 to skip the rows without a target,
@@ -25,14 +27,18 @@ import { scenario as logCost } from "./scenarios/log-cost.mjs";
 import { scenario as mappedTemplate } from "./scenarios/mapped-template.mjs";
 import { scenario as mappedTransform } from "./scenarios/mapped-transform.mjs";
 import { scenario as mappings10k } from "./scenarios/mappings-10k.mjs";
+import { scenario as signedGithub } from "./scenarios/signed-github.mjs";
 import { scenario as startup } from "./scenarios/startup.mjs";
 import { scenario as wake } from "./scenarios/wake.mjs";
+import { scenario as wakeIdempotency } from "./scenarios/wake-idempotency.mjs";
 
 const SCENARIOS = [
   wake,
   agent,
   mappedTemplate,
   mappedTransform,
+  signedGithub,
+  wakeIdempotency,
   mappings10k,
   largeBodies,
   startup,

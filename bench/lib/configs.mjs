@@ -50,9 +50,16 @@ export function newToken() {
   return randomBytes(32).toString("base64url");
 }
 
-function gatewayConfig(token, mappings) {
+/** What the gateway's in-memory store keeps by default (`hooks.dedupe.maxEntries`; MAX_DELIVERIES in src/store/memory.ts). */
+export const DEFAULT_MAX_DELIVERIES = 100_000;
+/** A bound no bench run reaches: delivery ids claimed below the store's bound however long the run. */
+export const UNREACHED_MAX_DELIVERIES = 100_000_000;
+/** The secret of the signed mapping, new for each bench process like the token. */
+export const SIGNING_SECRET = randomBytes(32).toString("base64url");
+
+function gatewayConfig(token, mappings, hooks = {}) {
   return {
-    hooks: { enabled: true, token, transformsDir: TRANSFORMS_DIR, mappings },
+    hooks: { enabled: true, token, transformsDir: TRANSFORMS_DIR, mappings, ...hooks },
     session: { mainKey: "main", lastRoute: { channel: "telegram", to: "@bench" } },
     heartbeat: { everySeconds: HEARTBEAT_SECONDS },
     runner: { kind: "echo" },
@@ -72,14 +79,26 @@ export function writeBenchConfig(dir, token) {
 }
 
 /**
- * The bench config plus the GitHub-signed mapping. A config of its own: a build from before sender verification
- * refuses the `verify` key, and compare.mjs must still start such a build with the bench config.
+ * The bench config plus the GitHub-signed mapping, its delivery ids kept below the store's bound (what the bound
+ * costs is wake-idempotency's). A config of its own: a build from before sender verification refuses the `verify`
+ * and `dedupe` keys, and compare.mjs must still start such a build with the bench config.
  */
-export function writeSignedConfig(dir, token, secret) {
+export function writeSignedConfig(dir, token, secret = SIGNING_SECRET) {
   return write(
     dir,
     "gateway-signed.json5",
-    gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING, signedGithubMapping(secret)]),
+    gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING, signedGithubMapping(secret)], {
+      dedupe: { maxEntries: UNREACHED_MAX_DELIVERIES },
+    }),
+  );
+}
+
+/** The bench config with `hooks.dedupe.maxEntries` set: how many delivery ids the in-memory store keeps. */
+export function writeDedupeConfig(dir, token, maxEntries) {
+  return write(
+    dir,
+    `gateway-dedupe-${maxEntries}.json5`,
+    gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING], { dedupe: { maxEntries } }),
   );
 }
 
@@ -111,7 +130,7 @@ export function jsonRequest(token, pathBelowHooks, body) {
  * A push as GitHub sends it to the signed mapping: no token, `X-Hub-Signature-256` over the exact body, and a new
  * `X-GitHub-Delivery` UUID on every request (each one a first delivery, never a replay).
  */
-export function githubSignedRequest(secret, body) {
+export function githubSignedRequest(body, secret = SIGNING_SECRET) {
   return {
     path: `${HOOKS_PATH}/github`,
     headers: {
@@ -152,7 +171,12 @@ export const PUSH_FIELDS_BODY = JSON.stringify({
   head_commit: { message: push.head_commit.message },
 });
 
-/** The requests compare.mjs, profile.mjs and template-cost.mjs send, by name. */
+/**
+ * The requests compare.mjs, profile.mjs and template-cost.mjs send, by name; `caseRequest` and `caseConfig` give
+ * a case's request and config. `signed`: GitHub-signed, to the signed mapping's config. `uniqueHeaders`: headers
+ * new on every request. `maxDeliveries`: the store's bound in the config. `leadRequests`: at least this many
+ * requests before the measured run.
+ */
 export const CASES = {
   wake: { hook: "wake", body: WAKE_BODY, status: 200 },
   agent: { hook: "agent", body: AGENT_BODY, status: 202 },
@@ -160,4 +184,33 @@ export const CASES = {
   "mapped-transform": { hook: "github/push-ts", body: PUSH_PAYLOAD, status: 202 },
   "wake-push-sized": { hook: "wake", body: WAKE_PUSH_SIZED_BODY, status: 200 },
   "mapped-template-small": { hook: "github/push", body: PUSH_FIELDS_BODY, status: 200 },
+  "signed-github": { hook: "github", body: PUSH_PAYLOAD, status: 200, signed: true },
+  "wake-idempotency": {
+    hook: "wake",
+    body: WAKE_BODY,
+    status: 200,
+    uniqueHeaders: ["idempotency-key"],
+    maxDeliveries: UNREACHED_MAX_DELIVERIES,
+  },
+  // The default store, full: every new key lands past its bound.
+  "wake-idempotency-full": {
+    hook: "wake",
+    body: WAKE_BODY,
+    status: 200,
+    uniqueHeaders: ["idempotency-key"],
+    leadRequests: DEFAULT_MAX_DELIVERIES,
+  },
 };
+
+export function caseRequest(spec, token) {
+  if (spec.signed) return githubSignedRequest(spec.body);
+  const request = jsonRequest(token, spec.hook, spec.body);
+  return spec.uniqueHeaders ? { ...request, uniqueHeaders: spec.uniqueHeaders } : request;
+}
+
+/** The bench config (`defaultFile`); the signed mapping's for a signed case; with `maxDeliveries`, that bound. */
+export function caseConfig(spec, dir, token, defaultFile) {
+  if (spec.signed) return writeSignedConfig(dir, token);
+  if (spec.maxDeliveries) return writeDedupeConfig(dir, token, spec.maxDeliveries);
+  return defaultFile;
+}

@@ -72,10 +72,12 @@ function unexpected(run, expectedStatus) {
 
 /**
  * A B A B ...: `pairs` alternating runs of the target and its baseline after a short warm-up of each, and
- * the per-pair ratios, target/baseline: throughput, server CPU per request, p99.
+ * the per-pair ratios, target/baseline: throughput, server CPU per request, p99. `onRun(side, run)`, if given,
+ * sees every run, warm-ups included (side "target" or "baseline"): what a server was sent in all.
  */
-export async function runPairs({ target, baseline, settings, log }) {
+export async function runPairs({ target, baseline, settings, log, onRun }) {
   const check = (side, run) => {
+    onRun?.(side === target ? "target" : "baseline", run);
     const problem = unexpected(run, side.expectStatus);
     if (problem) throw new Error(`${side.server.label}: ${problem}`);
   };
