@@ -88,7 +88,8 @@ export async function checkDuplicate(
 ): Promise<DuplicateVerdict> {
   // Encoded so that a hook name holding ":" cannot make two different (hook, id) pairs one key; a sender's id
   // of any length is kept as its digest, so a remembered id costs a bounded amount of memory.
-  const kept = id.length <= MAX_KEPT_ID ? id : `sha256:${createHash("sha256").update(id).digest("base64url")}`;
+  const kept =
+    id.length <= MAX_KEPT_ID ? id : `sha256:${createHash("sha256").update(id).digest("base64url")}`;
   const key = `delivery:${encodeURIComponent(hook)}:${kept}`;
   let claim: DeliveryClaim;
   try {
@@ -107,5 +108,8 @@ export async function checkDuplicate(
       { headers: { "Retry-After": String(RETRY_AFTER_SECONDS) } },
     );
   }
-  return { kind: "first", ticket: new DeliveryTicket(deps.store, key, claim.claim, deps.keepMs, deps.logger) };
+  return {
+    kind: "first",
+    ticket: new DeliveryTicket(deps.store, key, claim.claim, deps.keepMs, deps.logger),
+  };
 }
