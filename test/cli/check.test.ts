@@ -49,10 +49,10 @@ describe("hooks check", () => {
     expect(result.stdout).toContain("http://127.0.0.1:4321/hooks/wake");
     expect(result.stdout).toContain("http://127.0.0.1:4321/hooks/agent");
     expect(result.stdout).toMatch(
-      /shaped\s+path=shape → \/hooks\/shape\s+agent\s+transform shape\.ts\s+loaded/,
+      /shaped\s+path=shape → \/hooks\/shape\s+token\s+agent\s+transform shape\.ts\s+loaded/,
     );
-    expect(result.stdout).toMatch(/by-source\s+source=stripe\s+wake\s+template\s+ok/);
-    expect(result.stdout).toMatch(/mailbox\s+path=mailbox → \/hooks\/mailbox\s+agent\s+preset\s+ok/);
+    expect(result.stdout).toMatch(/by-source\s+source=stripe\s+token\s+wake\s+template\s+ok/);
+    expect(result.stdout).toMatch(/mailbox\s+path=mailbox → \/hooks\/mailbox\s+token\s+agent\s+preset\s+ok/);
     expect(result.stdout).toContain("ok: config is valid");
   });
 
