@@ -44,7 +44,9 @@ describe("making the demo your own, as the README says", () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/deploy\s+path=deploy.*transform deploy\.ts\s+loaded/);
     // Each signed mapping says which sender's signature guards it.
-    expect(ok.stdout).toMatch(/github-webhook-push\s+path=github header x-github-event=push .*\s+github\s+wake/);
+    expect(ok.stdout).toMatch(
+      /github-webhook-push\s+path=github header x-github-event=push .*\s+github\s+wake/,
+    );
     // The secrets are config: never in check's output.
     for (const secret of Object.values(SENDER_SECRETS)) expect(ok.stdout).not.toContain(secret);
 
