@@ -9,7 +9,6 @@ import type { HostLogger } from "./host/contract.js";
 import { createHooksHandler } from "./http/hooks-handler.js";
 import { randomIds } from "./ids.js";
 import { noopJournal } from "./journal/journal.js";
-import { signatureHeadersOf } from "./mapping/compile-verify.js";
 import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
 import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
@@ -23,6 +22,7 @@ import type { PreparedHooks } from "./prepare-hooks.js";
 import { credentialHeadersWith } from "./safety/credentials.js";
 import { MemoryStore } from "./store/memory.js";
 import { PORTS, TOKENS } from "./tokens.js";
+import { signatureHeadersFor } from "./verify/schemes/index.js";
 import { createVerifiers } from "./verify/signature-verifier.js";
 
 export interface ContainerInputs {
@@ -109,7 +109,9 @@ export function buildHooksContainer({
         bodyTimeoutMs: config.bodyTimeoutMs,
         verifiers: r.resolve(PORTS.verifiers),
         duplicates: { store, keepMs: config.dedupe.windowSeconds * 1000, logger },
-        credentialHeaders: credentialHeadersWith([...signedPaths.values()].flatMap(signatureHeadersOf)),
+        credentialHeaders: credentialHeadersWith(
+          [...signedPaths.values()].flatMap((path) => signatureHeadersFor(path.settings)),
+        ),
         authenticate: createAuthenticator({
           store,
           clientAddress: createClientAddressResolver(config.trustedProxies),

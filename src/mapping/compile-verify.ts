@@ -112,12 +112,6 @@ export function compileVerify(
   return { settings, tokenAlso: verify.tokenAlso };
 }
 
-/** Headers that carry this path's signature: credentials, whichever scheme it is. */
-export function signatureHeadersOf(verification: PathVerification): readonly string[] {
-  const settings = verification.settings;
-  return settings.hmac ? [settings.hmac.header] : schemeFor(settings.scheme).signatureHeaders;
-}
-
 /** Two blocks declare the same verification when they are equal field by field. */
 export function sameVerify(a: MappingVerifyConfig, b: MappingVerifyConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(b);

@@ -127,18 +127,16 @@ export class MappingEngine {
 
   /** The mapping's fixed answer, its body rendered against the whole request. */
   private renderResponse(response: FixedResponse, request: MappedRequest): RenderedResponse {
-    const context: TemplateContext = {
-      payload: request.body,
-      headers: request.headers,
-      query: request.query,
-      path: request.hook,
-      now: new Date(this.options.clock.now()).toISOString(),
-    };
+    const context = templateContext(request, request.body, this.isoNow());
     return {
       status: response.status,
       contentType: response.contentType,
       body: response.status === 204 ? undefined : (response.body?.render(context) ?? ""),
     };
+  }
+
+  private isoNow(): string {
+    return new Date(this.options.clock.now()).toISOString();
   }
 
   private failure(
@@ -166,16 +164,10 @@ export class MappingEngine {
     trace: MappingTrace,
   ): Promise<MappedAction[]> {
     if (mapping.bodySchema) checkBodyShape(mapping.bodySchema, request.body);
-    const now = new Date(this.options.clock.now()).toISOString();
+    const now = this.isoNow();
     const actions: MappedAction[] = [];
     for (const payload of this.fanOut(mapping, request, trace)) {
-      const context: TemplateContext = {
-        payload,
-        headers: request.headers,
-        query: request.query,
-        path: request.hook,
-        now,
-      };
+      const context = templateContext(request, payload, now);
       const rendered = renderFields(mapping, context);
       trace.rendered.push(rendered);
       let output: TransformResult;
@@ -266,6 +258,11 @@ export class MappingEngine {
       throw error;
     }
   }
+}
+
+/** What templates see of a request, for one payload (the body, or one forEach item's view of it). */
+function templateContext(request: MappedRequest, payload: unknown, now: string): TemplateContext {
+  return { payload, headers: request.headers, query: request.query, path: request.hook, now };
 }
 
 function checkBodyShape(schema: v.GenericSchema, body: unknown): void {

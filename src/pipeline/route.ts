@@ -1,12 +1,14 @@
 /** @module Stages 1 and 2: is the path ours (and which hook does it name), and is the method POST. */
 import { HookError } from "../errors.js";
 
-/** The path, parsed query and query as sent of a request target (`/hooks/wake?x=1`). */
-export function splitTarget(url: string): {
+/** A request target (`/hooks/wake?x=1`): its path, its parsed query, and its query as sent. */
+export interface RequestTarget {
   pathname: string;
   query: URLSearchParams | undefined;
   rawQuery: string;
-} {
+}
+
+export function splitTarget(url: string): RequestTarget {
   const queryStart = url.indexOf("?");
   if (queryStart === -1) return { pathname: url, query: undefined, rawQuery: "" };
   const rawQuery = url.slice(queryStart + 1);

@@ -27,7 +27,7 @@ import {
   noContentResponse,
   replayedResponse,
 } from "./respond.js";
-import { checkMethod, hookName, notFound, splitTarget } from "./route.js";
+import { checkMethod, hookName, notFound, type RequestTarget, splitTarget } from "./route.js";
 
 export interface PipelineDeps {
   basePath: string;
@@ -82,6 +82,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   /** Everything from the method check to the emitted events; throws a HookError for a refusal before the answer. */
   async function serve(
     request: PipelineRequest,
+    target: RequestTarget,
     responder: Responder,
     exchange: Exchange,
     state: ExchangeState,
@@ -89,7 +90,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   ): Promise<void> {
     const hook = exchange.hook!;
     const { requestId } = exchange;
-    const { pathname, query, rawQuery } = splitTarget(request.url);
+    const { pathname, query, rawQuery } = target;
     checkMethod(request.method);
     const verifier = deps.verifiers.forHook(hook);
     const credentials = {
@@ -201,7 +202,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       resolution: undefined,
       notes: {},
     };
-    const hook = hookName(splitPath(request.url), deps.basePath);
+    const target = splitTarget(request.url);
+    const hook = hookName(target.pathname, deps.basePath);
     if (hook === undefined) {
       exchange.claimed = false;
       return exchange;
@@ -209,7 +211,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     exchange.hook = hook;
     const state: ExchangeState = { extra: undefined, answered: false, ticket: undefined };
     try {
-      await serve(request, responder, exchange, state, options);
+      await serve(request, target, responder, exchange, state, options);
     } catch (thrown) {
       const error = toHookError(thrown);
       if (state.answered) {
@@ -250,11 +252,6 @@ interface ExchangeState {
 
 function noteQueryToken(state: ExchangeState, auth: Authenticated): void {
   if (auth.viaQuery) state.extra = { Deprecation: "true" };
-}
-
-function splitPath(url: string): string {
-  const queryStart = url.indexOf("?");
-  return queryStart === -1 ? url : url.slice(0, queryStart);
 }
 
 /** Seconds a sender is asked to wait before retrying a request the journal could not take. */

@@ -1,6 +1,6 @@
 /** @module The verifier of a signed path: the sender's signature on the exact bytes, or the hook token where the path allows it. */
 
-import { schemeFor } from "./schemes/index.js";
+import { schemeFor, signatureHeadersFor } from "./schemes/index.js";
 import type { SignatureSettings } from "./signature-scheme.js";
 import { createTokenCheck, createTokenVerifier } from "./token.js";
 import type { AuthVerdict, Verifier, Verifiers } from "./verifier.js";
@@ -19,7 +19,7 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
   const { settings } = path;
   const scheme = schemeFor(settings.scheme);
   const checkToken = path.tokenAlso ? createTokenCheck(token) : undefined;
-  const signatureHeaders = settings.hmac ? [settings.hmac.header] : scheme.signatureHeaders;
+  const signatureHeaders = signatureHeadersFor(settings);
   return {
     kind: settings.scheme,
     needsBody: true,

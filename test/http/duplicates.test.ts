@@ -2,6 +2,7 @@
 import { createHmac } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHooksPlugin } from "../../src/index.js";
+import type { DeliveryClaim, Store } from "../../src/store/store.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 import { startTestHost, type TestHost } from "../helpers/test-host.js";
 
@@ -90,7 +91,7 @@ describe("Idempotency-Key on any hook", () => {
     expect(host.eventsOf("session:system-event")).toHaveLength(1);
   });
 
-  it("forgets an id after hooks.dedupe.windowSeconds, and keeps at most maxEntries", async () => {
+  it("keeps at most hooks.dedupe.maxEntries ids, the oldest going first", async () => {
     await start({ dedupe: { windowSeconds: 86_400, maxEntries: 2 } });
     for (const key of ["a", "b", "c"]) await send("wake", { text: key }, { ...AUTH, "idempotency-key": key });
     // "a" was the oldest of three with room for two: a new delivery again.
@@ -100,6 +101,47 @@ describe("Idempotency-Key on any hook", () => {
     expect(kept.headers.get("idempotent-replay")).toBe("true");
     expect(host.eventsOf("session:system-event")).toHaveLength(4);
   });
+});
+
+describe("a store that cannot settle the question", () => {
+  const storeAnswering = (claim: () => Promise<DeliveryClaim>): Store => ({
+    increment: async (_key, windowMs) => ({ count: 1, resetAt: Date.now() + windowMs }),
+    reset: async () => undefined,
+    claimDelivery: claim,
+    settleDelivery: async () => undefined,
+    close: async () => undefined,
+  });
+
+  it.each([
+    [
+      "an earlier request with the id is still running",
+      async (): Promise<DeliveryClaim> => ({ state: "in-progress" }),
+      409,
+      "DUPLICATE_IN_PROGRESS",
+    ],
+    [
+      "the store is unreachable",
+      async (): Promise<DeliveryClaim> => {
+        throw new Error("connection refused");
+      },
+      503,
+      "UNAVAILABLE",
+    ],
+  ] as const)(
+    "%s: refused with Retry-After and nothing emitted, never accepted twice",
+    async (_name, claim, status, code) => {
+      host = await startTestHost(
+        createHooksPlugin({ store: storeAnswering(claim) }),
+        { hooks: { enabled: true, token: TOKEN } },
+        { configDir: REPO_ROOT },
+      );
+      const response = await send("wake", { text: "x" }, { ...AUTH, "idempotency-key": "k" });
+      expect(response.status).toBe(status);
+      expect(response.body.code).toBe(code);
+      expect(response.headers.get("retry-after")).toBe("5");
+      expect(host.eventsOf("session:system-event")).toHaveLength(0);
+    },
+  );
 });
 
 describe("the sender's own delivery id", () => {

@@ -67,6 +67,36 @@ describe("hmac: a generic sender described in config", () => {
   });
 });
 
+describe("limits on a signed path's unauthenticated bytes", () => {
+  it("the body limit applies before the signature is checked: a declared or streamed body over it is 413", async () => {
+    await start([
+      {
+        match: { path: "small" },
+        action: "wake",
+        textTemplate: "x",
+        maxBodyBytes: 64,
+        verify: { scheme: "github", secret: "limit-secret" },
+      },
+    ]);
+    const big = Buffer.alloc(65, "a");
+    const declared = await send("small", big, { "content-type": "application/json" });
+    expect(declared.status).toBe(413);
+    const streamed = await fetch(`${host.url}/hooks/small`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(big);
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(host.eventsOf("session:system-event")).toHaveLength(0);
+  });
+});
+
 describe("what a signed path gives its mappings", () => {
   it("transforms get rawBody, the exact bytes; no signature header reaches them", async () => {
     const secret = "raw-body-secret-0123";

@@ -1,5 +1,5 @@
 /** @module Every sender signature scheme by name, and the headers that carry their signatures. */
-import type { SchemeName, SignatureScheme } from "../signature-scheme.js";
+import type { SchemeName, SignatureScheme, SignatureSettings } from "../signature-scheme.js";
 import { github } from "./github.js";
 import { hmac } from "./hmac.js";
 import { slack } from "./slack.js";
@@ -18,6 +18,11 @@ export const SCHEMES: { readonly [K in SchemeName]: SignatureScheme } = {
 
 export function schemeFor(name: SchemeName): SignatureScheme {
   return SCHEMES[name];
+}
+
+/** The headers that carry one path's signature: its scheme's, or the header a generic `hmac` mapping names. */
+export function signatureHeadersFor(settings: SignatureSettings): readonly string[] {
+  return settings.hmac ? [settings.hmac.header] : SCHEMES[settings.scheme].signatureHeaders;
 }
 
 /** Hidden on every path, whatever its scheme: a signature is a credential wherever it turns up. */
