@@ -1,4 +1,4 @@
-// Writes schemas/*.json and plugin.json from the valibot schemas (run: npm run schemas). jiti runs the TS source.
+// Writes schemas/*.json, plugin.json and openclaw.plugin.json from the valibot schemas (run: npm run schemas). jiti runs the TS source.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -6,7 +6,7 @@ import { createJiti } from "jiti";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const jiti = createJiti(import.meta.url);
-const { generateSchemas, generateManifest } = await jiti.import(
+const { generateSchemas, generateManifest, generateOpenClawManifest } = await jiti.import(
   path.join(root, "src/schemas/generate-schemas.ts"),
 );
 
@@ -17,4 +17,8 @@ for (const [file, schema] of Object.entries(generateSchemas())) {
 }
 const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
 writeFileSync(path.join(root, "plugin.json"), `${JSON.stringify(generateManifest(pkg), null, 2)}\n`);
-console.log("schemas/ and plugin.json written");
+writeFileSync(
+  path.join(root, "openclaw.plugin.json"),
+  `${JSON.stringify(generateOpenClawManifest(pkg), null, 2)}\n`,
+);
+console.log("schemas/, plugin.json and openclaw.plugin.json written");

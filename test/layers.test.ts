@@ -18,7 +18,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ["tokens.ts", "options.ts", "prepare-hooks.ts", "status.ts"],
   ["container.ts", "check-config.ts"],
   ["index.ts", "replay"],
-  ["gateway", "mailbox", "schemas"],
+  ["gateway", "openclaw", "mailbox", "schemas"],
   ["cli"],
 ];
 
@@ -55,17 +55,33 @@ describe("layers", () => {
     expect(upward).toEqual([]);
   });
 
-  it("the reference gateway uses only the public entry and the host contract of the plugin", () => {
-    const allowed = new Set(
-      ["index.ts", "host/contract.ts", "events.ts"].map((name) => path.join(SRC, name)),
-    );
-    const internal = files
-      .filter((file) => file.startsWith(path.join(SRC, "gateway")))
-      .flatMap((file) =>
-        relativeImports(file)
-          .filter((target) => !target.startsWith(path.join(SRC, "gateway")) && !allowed.has(target))
-          .map((target) => `${path.relative(SRC, file)} → ${path.relative(SRC, target)}`),
+  it.each(["gateway", "openclaw"])(
+    "the %s host uses only the public entry and the host contract of the plugin",
+    (host) => {
+      const allowed = new Set(
+        ["index.ts", "host/contract.ts", "events.ts"].map((name) => path.join(SRC, name)),
       );
-    expect(internal).toEqual([]);
+      const own = path.join(SRC, host);
+      const internal = files
+        .filter((file) => file.startsWith(own))
+        .flatMap((file) =>
+          relativeImports(file)
+            .filter((target) => !target.startsWith(own) && !allowed.has(target))
+            .map((target) => `${path.relative(SRC, file)} → ${path.relative(SRC, target)}`),
+        );
+      expect(internal).toEqual([]);
+    },
+  );
+
+  it("the two hosts do not import each other", () => {
+    const crossing = files.flatMap((file) => {
+      const from = path.relative(SRC, file).split(path.sep)[0];
+      const other = from === "gateway" ? "openclaw" : from === "openclaw" ? "gateway" : undefined;
+      if (!other) return [];
+      return relativeImports(file)
+        .filter((target) => target.startsWith(path.join(SRC, other)))
+        .map((target) => `${path.relative(SRC, file)} → ${path.relative(SRC, target)}`);
+    });
+    expect(crossing).toEqual([]);
   });
 });

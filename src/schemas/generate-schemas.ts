@@ -55,18 +55,42 @@ export function generateSchemas(): Record<string, Record<string, unknown>> {
   return out;
 }
 
-/** The manifest, with the generated config schema in it. */
-export function generateManifest(pkg: {
+interface PackageFacts {
   name: string;
   version: string;
   description: string;
-}): Record<string, unknown> {
+}
+
+const hooksConfigSchema = () => generate(HooksConfigSchema, "hooks-config.schema.json", "hooks config block");
+
+/** The manifest, with the generated config schema in it. */
+export function generateManifest(pkg: PackageFacts): Record<string, unknown> {
   return {
     id: "hooks",
     name: "Webhook intake",
     version: pkg.version,
     description: pkg.description,
     entry: "./dist/index.js",
-    configSchema: generate(HooksConfigSchema, "hooks-config.schema.json", "hooks config block"),
+    configSchema: hooksConfigSchema(),
+  };
+}
+
+/**
+ * OpenClaw's manifest (`openclaw.plugin.json`), read before any plugin code runs: it validates
+ * `plugins.entries["hooks-intake"].config` against the same generated schema, and the hints tell its config
+ * surfaces which fields are secrets.
+ */
+export function generateOpenClawManifest(pkg: PackageFacts): Record<string, unknown> {
+  return {
+    id: "hooks-intake",
+    name: "Webhook intake",
+    version: pkg.version,
+    description: pkg.description,
+    activation: { onStartup: true },
+    configSchema: hooksConfigSchema(),
+    uiHints: {
+      token: { label: "Hook token", help: "Dedicated bearer token for senders", sensitive: true },
+      path: { label: "Path", help: 'Base path of the intake, e.g. "/intake"' },
+    },
   };
 }

@@ -1,0 +1,103 @@
+/** @module Runs the plugin's agent turns as OpenClaw subagent runs and reports each one back as `session:agent-turn-finished`. */
+import type { AgentTurn, AgentTurnFinished, HookBus, HostLogger } from "../index.js";
+import type { OpenClawRuntime, OpenClawWaitResult } from "./openclaw-api.js";
+
+/** One `waitForRun` call waits at most this long, so a stopping service is never held for a whole turn. */
+const WAIT_SLICE_MS = 2_000;
+
+type Outcome = Omit<AgentTurnFinished, "source" | "runId">;
+
+/** `provider/model` as OpenClaw takes it: two fields. A bare name is a model of the default provider. */
+function modelFields(model: string | undefined): { provider?: string; model?: string } {
+  if (model === undefined) return {};
+  const slash = model.indexOf("/");
+  return slash === -1 ? { model } : { provider: model.slice(0, slash), model: model.slice(slash + 1) };
+}
+
+function outcomeOf(result: OpenClawWaitResult): Outcome {
+  if (result.status === "error") return { status: "error", error: result.error || "the agent run failed" };
+  if (result.status === "timeout") {
+    return { status: "timeout", error: result.error || "OpenClaw stopped the run at its own time limit" };
+  }
+  const reply = result.terminalReply;
+  // A silent or empty terminal reply is a turn that chose not to answer: the summary says "(no reply)".
+  return reply?.disposition === "visible" ? { status: "ok", reply: reply.text } : { status: "ok" };
+}
+
+/** OpenClaw scopes a plain key to the main agent; a key naming the main session itself never gets a hook turn. */
+const isMainSession = (key: string) => key === "main" || /^agent:[^:]+:main$/i.test(key);
+
+export class AgentTurns {
+  private stopped = false;
+  private readonly running = new Set<string>();
+
+  constructor(
+    private readonly runtime: OpenClawRuntime,
+    private readonly bus: HookBus,
+    private readonly logger: HostLogger,
+  ) {}
+
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  /** Runs the turn in the background; the outcome is emitted on the bus, never thrown. */
+  start(turn: AgentTurn): void {
+    this.running.add(turn.runId);
+    void this.run(turn)
+      .catch((error: unknown) => ({
+        status: "error" as const,
+        error: (error as Error)?.message ?? String(error),
+      }))
+      .then((outcome) => {
+        this.running.delete(turn.runId);
+        if (this.stopped) return;
+        this.bus.emit("session:agent-turn-finished", { source: turn.source, runId: turn.runId, ...outcome });
+      });
+  }
+
+  /** Stops waiting: turns still running in OpenClaw finish there, and their summaries are not published. */
+  stop(): void {
+    this.stopped = true;
+    if (this.running.size > 0) {
+      this.logger.warn(
+        "stopped while agent turns were still running in OpenClaw; their summaries will not be published",
+        {
+          turns: this.running.size,
+        },
+      );
+    }
+  }
+
+  private async run(turn: AgentTurn): Promise<Outcome> {
+    if (isMainSession(turn.sessionKey)) {
+      return { status: "error", error: "a hook's agent turn cannot run in the main session" };
+    }
+    if (turn.thinking !== undefined) {
+      this.logger.debug(
+        "OpenClaw's subagent runs take no thinking level; the turn runs with the agent's own",
+        {
+          runId: turn.runId,
+        },
+      );
+    }
+    const { runId } = await this.runtime.subagent.run({
+      sessionKey: turn.sessionKey,
+      message: turn.message,
+      deliver: false,
+      idempotencyKey: turn.runId,
+      ...modelFields(turn.model),
+    });
+    const deadline = Date.now() + turn.timeoutSeconds * 1000;
+    while (!this.stopped) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) break;
+      const result = await this.runtime.subagent.waitForRun({
+        runId,
+        timeoutMs: Math.min(remaining, WAIT_SLICE_MS),
+      });
+      if (result.status !== "pending") return outcomeOf(result);
+    }
+    return { status: "timeout", error: `no answer from OpenClaw within ${turn.timeoutSeconds}s` };
+  }
+}

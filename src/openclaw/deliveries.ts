@@ -1,0 +1,28 @@
+/** @module Sends delivered replies through OpenClaw's channel outbound adapters; a channel it cannot reach is a logged failure. */
+import type { DeliverySend, HostLogger } from "../index.js";
+import type { OpenClawRuntime } from "./openclaw-api.js";
+
+export async function deliver(
+  runtime: OpenClawRuntime,
+  openclawConfig: () => unknown,
+  logger: HostLogger,
+  delivery: DeliverySend,
+): Promise<void> {
+  const fields = { runId: delivery.runId, channel: delivery.channel, requestId: delivery.source.requestId };
+  const fail = (reason: string) => logger.error(`delivery failed: ${reason}`, fields);
+  if (delivery.channel === "last") {
+    // OpenClaw keeps the last route per session, and a plugin cannot read the main session's.
+    return fail(
+      'channel "last" has no route inside OpenClaw: name the channel and "to" in the request or mapping',
+    );
+  }
+  if (delivery.to === undefined) return fail(`channel "${delivery.channel}" needs "to" inside OpenClaw`);
+  try {
+    const adapter = await runtime.channel.outbound.loadAdapter(delivery.channel);
+    if (!adapter?.sendText) return fail(`channel "${delivery.channel}" is not configured in OpenClaw`);
+    await adapter.sendText({ cfg: openclawConfig(), to: delivery.to, text: delivery.text });
+    logger.info("reply delivered", fields);
+  } catch (error) {
+    fail((error as Error)?.message ?? String(error));
+  }
+}

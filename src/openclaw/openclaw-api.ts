@@ -1,0 +1,100 @@
+/** @module The slice of OpenClaw's plugin API (2026.9.x) the adapter uses, typed structurally: the package is not a dependency. */
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** OpenClaw's plugin logger: one message string per call. */
+export interface OpenClawLogger {
+  debug?(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface OpenClawHttpRoute {
+  path: string;
+  handler: (req: IncomingMessage, res: ServerResponse) => Promise<boolean | undefined> | boolean | undefined;
+  auth: "gateway" | "plugin";
+  match?: "exact" | "prefix";
+}
+
+export interface OpenClawServiceContext {
+  stateDir?: string;
+}
+
+export interface OpenClawService {
+  id: string;
+  start(ctx: OpenClawServiceContext): void | Promise<void>;
+  stop?(ctx: OpenClawServiceContext): void | Promise<void>;
+}
+
+export interface OpenClawSystemEventOptions {
+  sessionKey: string;
+  contextKey?: string;
+  /** Replaces the queued event with the same contextKey instead of adding one. */
+  replace?: boolean;
+}
+
+export interface OpenClawHeartbeatRequest {
+  source: string;
+  intent: "immediate" | "event" | string;
+  reason?: string;
+}
+
+export interface OpenClawSubagentRun {
+  sessionKey: string;
+  message: string;
+  deliver?: boolean;
+  idempotencyKey?: string;
+  provider?: string;
+  model?: string;
+}
+
+export type OpenClawTerminalReply =
+  | { disposition: "visible"; text: string }
+  | { disposition: "silent" }
+  | { disposition: "empty"; code?: string };
+
+export interface OpenClawWaitResult {
+  status: "ok" | "error" | "timeout" | "pending";
+  error?: string;
+  terminalReply?: OpenClawTerminalReply;
+}
+
+export interface OpenClawOutboundAdapter {
+  sendText?(params: { cfg: unknown; to: string; text: string }): unknown;
+}
+
+export interface OpenClawRuntime {
+  system: {
+    enqueueSystemEvent(text: string, options: OpenClawSystemEventOptions): boolean;
+    requestHeartbeat(request: OpenClawHeartbeatRequest): unknown;
+  };
+  subagent: {
+    run(params: OpenClawSubagentRun): Promise<{ runId: string; sessionKey?: string }>;
+    waitForRun(params: { runId: string; timeoutMs?: number }): Promise<OpenClawWaitResult>;
+  };
+  channel: {
+    outbound: { loadAdapter(channel: string): Promise<OpenClawOutboundAdapter | undefined> };
+  };
+  state?: { resolveStateDir?(): string };
+}
+
+export type OpenClawRegistrationMode =
+  | "full"
+  | "discovery"
+  | "tool-discovery"
+  | "setup-only"
+  | "setup-runtime"
+  | "cli-metadata";
+
+export interface OpenClawPluginApi {
+  id: string;
+  /** OpenClaw's whole config. Its own built-in webhooks own the top-level `hooks` key. */
+  config: unknown;
+  /** `plugins.entries.<id>.config`. */
+  pluginConfig?: Record<string, unknown> | undefined;
+  registrationMode?: OpenClawRegistrationMode | string;
+  logger: OpenClawLogger;
+  runtime: OpenClawRuntime;
+  registerHttpRoute(route: OpenClawHttpRoute): void;
+  registerService(service: OpenClawService): void;
+}

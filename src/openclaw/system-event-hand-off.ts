@@ -1,0 +1,60 @@
+/** @module Hands system events to OpenClaw's session queue without loss: one combined event per batch, replaced as it grows. */
+import type { OpenClawRuntime } from "./openclaw-api.js";
+
+type EnqueueSystemEvent = OpenClawRuntime["system"]["enqueueSystemEvent"];
+
+/** A combined event stops growing at this size; the next event starts a new batch beside it. */
+export const MAX_BATCH_CHARS = 16_000;
+const CONTEXT_KEY = "hooks-intake";
+
+interface Batch {
+  /** OpenClaw's contextKey for this batch: `replace` swaps the queued copy for the grown one in place. */
+  key: string;
+  items: string[];
+  text: string;
+}
+
+const combine = (items: readonly string[]) => items.join("\n\n");
+
+/**
+ * OpenClaw keeps at most 20 queued events per session (the oldest dropped silently) and drops an event equal to the
+ * last one. Handing it one event per wake loses wakes under a burst, so events are combined: each session has one
+ * open batch, queued under its own contextKey and replaced in place each time it grows, so a burst of any size
+ * takes one slot.
+ *
+ * Whether OpenClaw consumed the batch meanwhile (a heartbeat or a turn drains the queue) is learned without reading
+ * its internals: `replace` with the text already queued returns false when that very event is still there. When it
+ * returns true the batch was consumed and that call queued it again, so the next `replace` under the same key, with
+ * only the new events, swaps the re-queued copy out in the same tick: nothing is lost and nothing is seen twice.
+ * The one loss this cannot see is the batch pushed out by 20 newer events from other producers before it grew again.
+ */
+export class SystemEventHandOff {
+  private readonly open = new Map<string, Batch>();
+  private sequence = 0;
+
+  constructor(private readonly enqueue: EnqueueSystemEvent) {}
+
+  /** Adds one event for the session; it is in OpenClaw's queue when this returns. */
+  add(sessionKey: string, text: string): void {
+    const item = text.trim();
+    if (item === "") return;
+    let batch = this.open.get(sessionKey);
+    if (batch && this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true })) {
+      batch.items = [];
+    } else if (batch && batch.text.length + item.length + 2 > MAX_BATCH_CHARS) {
+      batch = undefined;
+    }
+    if (!batch) {
+      batch = { key: `${CONTEXT_KEY}:${++this.sequence}`, items: [], text: "" };
+      this.open.set(sessionKey, batch);
+    }
+    batch.items.push(item);
+    batch.text = combine(batch.items);
+    this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true });
+  }
+
+  /** Forgets the open batches; what was handed over stays in OpenClaw's queue. */
+  clear(): void {
+    this.open.clear();
+  }
+}

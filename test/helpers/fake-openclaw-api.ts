@@ -1,0 +1,145 @@
+/** @module An in-process stand-in for OpenClaw's plugin API, for the adapter's unit tests (the end-to-end test runs the real one). */
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type {
+  OpenClawHttpRoute,
+  OpenClawOutboundAdapter,
+  OpenClawPluginApi,
+  OpenClawService,
+  OpenClawSubagentRun,
+  OpenClawSystemEventOptions,
+  OpenClawWaitResult,
+} from "../../src/openclaw/openclaw-api.js";
+
+/**
+ * A model of OpenClaw 2026.9.6's system-event queue (src/infra/system-events.ts in its package), the part the
+ * hand-off depends on: at most 20 per session, the oldest dropped silently; `replace` swaps the event with the
+ * same contextKey and returns false when that event already has the same text; without `replace`, an event equal
+ * to one already queued under the same contextKey (or, with none, to the last one) is dropped.
+ */
+export class SystemEventQueueModel {
+  static readonly MAX_EVENTS = 20;
+  readonly queues = new Map<string, Array<{ text: string; contextKey: string | null }>>();
+
+  enqueue(text: string, options: OpenClawSystemEventOptions): boolean {
+    const queue = this.queues.get(options.sessionKey) ?? [];
+    this.queues.set(options.sessionKey, queue);
+    const cleaned = text.trim();
+    if (!cleaned) return false;
+    const contextKey = options.contextKey?.toLowerCase() ?? null;
+    if (options.replace) {
+      const matching = queue.filter((event) => event.contextKey === contextKey);
+      if (matching.length === 1 && matching[0]?.text === cleaned) return false;
+      const kept = queue.filter((event) => event.contextKey !== contextKey);
+      queue.length = 0;
+      queue.push(...kept);
+    } else {
+      const same = (event: { text: string; contextKey: string | null } | undefined) =>
+        event !== undefined && event.text === cleaned && event.contextKey === contextKey;
+      if (contextKey === null ? same(queue.at(-1)) : queue.some(same)) return false;
+    }
+    queue.push({ text: cleaned, contextKey });
+    if (queue.length > SystemEventQueueModel.MAX_EVENTS) queue.shift();
+    return true;
+  }
+
+  /** What a heartbeat does: takes every queued text and empties the queue. */
+  drain(sessionKey: string): string[] {
+    const texts = (this.queues.get(sessionKey) ?? []).map((event) => event.text);
+    this.queues.delete(sessionKey);
+    return texts;
+  }
+}
+
+export interface FakeOpenClaw {
+  api: OpenClawPluginApi;
+  queue: SystemEventQueueModel;
+  routes: OpenClawHttpRoute[];
+  services: OpenClawService[];
+  logs: string[];
+  heartbeats: Array<{ source: string; intent: string; reason?: string }>;
+  runs: OpenClawSubagentRun[];
+  /** What `waitForRun` answers, per call; `pending` until a test says otherwise. */
+  waitResult: (runId: string) => OpenClawWaitResult;
+  adapters: Map<string, OpenClawOutboundAdapter>;
+  sent: Array<{ channel: string; to: string; text: string }>;
+  /** Serves the registered routes the way OpenClaw does: a handler that returns true answered. */
+  listen(): Promise<{ url: string; close(): Promise<void> }>;
+}
+
+export function fakeOpenClaw(options: {
+  config?: unknown;
+  pluginConfig?: Record<string, unknown>;
+  registrationMode?: string;
+}): FakeOpenClaw {
+  const queue = new SystemEventQueueModel();
+  const fake: FakeOpenClaw = {
+    queue,
+    routes: [],
+    services: [],
+    logs: [],
+    heartbeats: [],
+    runs: [],
+    waitResult: () => ({ status: "pending" }),
+    adapters: new Map(),
+    sent: [],
+    api: undefined as unknown as OpenClawPluginApi,
+    async listen() {
+      const server: Server = createServer(async (req, res) => {
+        for (const route of fake.routes) {
+          const path = (req.url ?? "/").split("?")[0] ?? "/";
+          if (path === route.path || path.startsWith(`${route.path}/`)) {
+            if (await route.handler(req, res)) return;
+          }
+        }
+        res.writeHead(404).end("not found");
+      });
+      server.listen(0, "127.0.0.1");
+      await once(server, "listening");
+      const { port } = server.address() as AddressInfo;
+      return {
+        url: `http://127.0.0.1:${port}`,
+        close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+      };
+    },
+  };
+  const log = (level: string) => (message: string) => fake.logs.push(`${level} ${message}`);
+  fake.api = {
+    id: "hooks-intake",
+    config: options.config ?? {},
+    pluginConfig: options.pluginConfig,
+    registrationMode: options.registrationMode ?? "full",
+    logger: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
+    runtime: {
+      system: {
+        enqueueSystemEvent: (text, eventOptions) => queue.enqueue(text, eventOptions),
+        requestHeartbeat: (request) => fake.heartbeats.push(request),
+      },
+      subagent: {
+        run: async (params) => {
+          fake.runs.push(params);
+          return { runId: params.idempotencyKey ?? "run" };
+        },
+        waitForRun: async ({ runId }) => fake.waitResult(runId),
+      },
+      channel: {
+        outbound: {
+          loadAdapter: async (channel) => {
+            const adapter = fake.adapters.get(channel);
+            if (!adapter) return undefined;
+            return {
+              sendText: async (params: { cfg: unknown; to: string; text: string }) => {
+                fake.sent.push({ channel, to: params.to, text: params.text });
+                return adapter.sendText?.(params);
+              },
+            };
+          },
+        },
+      },
+    },
+    registerHttpRoute: (route) => fake.routes.push(route),
+    registerService: (service) => fake.services.push(service),
+  };
+  return fake;
+}

@@ -1,0 +1,218 @@
+/** @module The OpenClaw adapter on a stand-in of OpenClaw's API: config, registration modes, the four effects, logs. */
+import { afterEach, describe, expect, it } from "vitest";
+import openclawPlugin from "../../src/openclaw/index.js";
+import { type FakeOpenClaw, fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
+
+const TOKEN = "oc-test-token-0123456789abcdef0123";
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function serve(fake: FakeOpenClaw) {
+  openclawPlugin.register(fake.api);
+  for (const service of fake.services) await service.start({});
+  const server = await fake.listen();
+  cleanups.push(async () => {
+    await server.close();
+    for (const service of fake.services) await service.stop?.({});
+  });
+  const post = (hook: string, body: unknown, token = TOKEN) =>
+    fetch(`${server.url}/intake/${hook}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  return { post };
+}
+
+const enabled = (extra: Record<string, unknown> = {}) => ({
+  enabled: true,
+  token: TOKEN,
+  path: "/intake",
+  ...extra,
+});
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("OpenClaw adapter: registration", () => {
+  it("registers one prefix route with plugin auth, and one service, in full mode", () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    openclawPlugin.register(fake.api);
+    expect(fake.routes.map(({ path, match, auth }) => ({ path, match, auth }))).toEqual([
+      { path: "/intake", match: "prefix", auth: "plugin" },
+    ]);
+    expect(fake.services.map((service) => service.id)).toEqual(["hooks-intake"]);
+  });
+
+  it.each(["discovery", "tool-discovery", "cli-metadata"])(
+    "registers nothing in %s mode, but still checks the config",
+    (mode) => {
+      const fake = fakeOpenClaw({ pluginConfig: enabled(), registrationMode: mode });
+      openclawPlugin.register(fake.api);
+      expect(fake.routes).toEqual([]);
+      expect(fake.services).toEqual([]);
+      const broken = fakeOpenClaw({ pluginConfig: { enabled: true }, registrationMode: mode });
+      expect(() => openclawPlugin.register(broken.api)).toThrow(
+        /plugins\.entries\.hooks-intake\.config\.token/,
+      );
+    },
+  );
+
+  it("registers nothing when the plugin's own enabled is not true", () => {
+    const fake = fakeOpenClaw({ pluginConfig: { token: TOKEN } });
+    openclawPlugin.register(fake.api);
+    expect(fake.routes).toEqual([]);
+    expect(fake.logs.some((line) => line.includes("disabled"))).toBe(true);
+  });
+
+  it("names config problems by the keys written in OpenClaw's config", () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled({ maxBodyBytes: "big", mappingz: [] }) });
+    expect(() => openclawPlugin.register(fake.api)).toThrow(
+      /plugins\.entries\.hooks-intake\.config\.maxBodyBytes[\s\S]*plugins\.entries\.hooks-intake\.config\.mappingz/,
+    );
+  });
+
+  it("refuses a hook token equal to OpenClaw's gateway token", () => {
+    const fake = fakeOpenClaw({ config: { gateway: { auth: { token: TOKEN } } }, pluginConfig: enabled() });
+    expect(() => openclawPlugin.register(fake.api)).toThrow(/must differ from gateway\.auth\.token/);
+  });
+
+  it.each([
+    ["/hooks", "/hooks"],
+    ["/hooks/intake", "/hooks"],
+    ["/hooks", "/hooks/"],
+    ["/api", "/api/hooks"],
+  ])("refuses path %s while OpenClaw's built-in hooks serve %s, naming both keys", (ours, theirs) => {
+    const fake = fakeOpenClaw({
+      config: { hooks: { enabled: true, token: "x".repeat(32), path: theirs } },
+      pluginConfig: enabled({ path: ours }),
+    });
+    expect(() => openclawPlugin.register(fake.api)).toThrow(
+      /plugins\.entries\.hooks-intake\.config\.path[\s\S]*overlaps OpenClaw's built-in hooks at hooks\.path[\s\S]*hooks\.enabled/,
+    );
+  });
+
+  it.each([
+    [{ hooks: { enabled: true, token: "x".repeat(32) } }, "/intake"],
+    [{ hooks: { enabled: true, token: "x".repeat(32), path: "/hooksy" } }, "/hooks"],
+    [{ hooks: { enabled: false } }, "/hooks"],
+    [{}, "/hooks"],
+  ])("serves beside OpenClaw's built-in hooks when the paths do not overlap (%j, %s)", (config, ours) => {
+    const fake = fakeOpenClaw({ config, pluginConfig: enabled({ path: ours }) });
+    openclawPlugin.register(fake.api);
+    expect(fake.routes.map((route) => route.path)).toEqual([ours]);
+  });
+});
+
+describe("OpenClaw adapter: effects", () => {
+  it("a wake reaches OpenClaw's main session queue; mode now asks for an immediate heartbeat", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    const { post } = await serve(fake);
+    expect((await post("wake", { text: "first", mode: "next-heartbeat" })).status).toBe(200);
+    expect(fake.heartbeats).toEqual([]);
+    expect((await post("wake", { text: "second", mode: "now" })).status).toBe(200);
+    expect(fake.heartbeats).toEqual([{ source: "hook", intent: "immediate", reason: expect.any(String) }]);
+    const queued = fake.queue.drain("main");
+    expect(queued).toHaveLength(1);
+    expect(queued[0]).toMatch(/first[\s\S]*second/);
+  });
+
+  it("30 wakes then one with mode now: all 31 are in the queue OpenClaw drains", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    const { post } = await serve(fake);
+    for (let i = 1; i <= 30; i++) await post("wake", { text: `wake number ${i}.`, mode: "next-heartbeat" });
+    await post("wake", { text: "wake number 31.", mode: "now" });
+    const text = fake.queue.drain("main").join("\n");
+    for (let i = 1; i <= 31; i++) expect(text).toContain(`wake number ${i}.`);
+  });
+
+  it("an agent turn runs as a subagent run and its reply is summarised into the main session", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    let waits = 0;
+    fake.waitResult = () =>
+      ++waits < 3
+        ? { status: "pending" }
+        : { status: "ok", terminalReply: { disposition: "visible", text: "All green." } };
+    const { post } = await serve(fake);
+    const response = await post("agent", { message: "check the build", name: "CI", wakeMode: "now" });
+    expect(response.status).toBe(202);
+    const { runId } = (await response.json()) as { runId: string };
+    await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0).toBe(1);
+    expect(fake.runs).toEqual([
+      expect.objectContaining({
+        deliver: false,
+        idempotencyKey: runId,
+        message: expect.stringContaining("check the build"),
+      }),
+    ]);
+    expect(fake.runs[0]?.sessionKey).toMatch(/^hook:/);
+    expect(fake.queue.drain("main")[0]).toMatch(/^CI: [\s\S]*All green\./);
+    expect(fake.heartbeats).toHaveLength(1);
+  });
+
+  it("a model override is passed as OpenClaw's provider and model fields", async () => {
+    const fake = fakeOpenClaw({
+      config: { agents: { defaults: { models: { "stub/fast": {} } } } },
+      pluginConfig: enabled(),
+    });
+    fake.waitResult = () => ({ status: "ok", terminalReply: { disposition: "silent" } });
+    const { post } = await serve(fake);
+    expect((await post("agent", { message: "hi", model: "stub/fast" })).status).toBe(202);
+    expect((await post("agent", { message: "hi", model: "other/slow" })).status).toBe(400);
+    await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0).toBe(1);
+    expect(fake.queue.drain("main")[0]).toMatch(/\(no reply\)/);
+    expect(fake.runs[0]).toMatchObject({ provider: "stub", model: "fast" });
+  });
+
+  it("a failing run is reported as an error summary", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    fake.waitResult = () => ({ status: "error", error: "No route-compatible authentication source" });
+    const { post } = await serve(fake);
+    await post("agent", { message: "hi", name: "Job" });
+    await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0).toBe(1);
+    expect(fake.queue.drain("main")[0]).toMatch(/^Job \(error\): [\s\S]*No route-compatible/);
+  });
+
+  it("delivers through a configured channel, and logs a failure for one OpenClaw has not configured", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    fake.adapters.set("telegram", { sendText: () => ({ ok: true }) });
+    fake.waitResult = () => ({ status: "ok", terminalReply: { disposition: "visible", text: "Deployed." } });
+    const { post } = await serve(fake);
+    const statuses = [
+      (await post("agent", { message: "a", deliver: true, channel: "telegram", to: "@opsteam" })).status,
+      (await post("agent", { message: "b", deliver: true, channel: "signal", to: "+15550001111" })).status,
+    ];
+    expect(statuses).toEqual([202, 202]);
+    await expect
+      .poll(() => fake.logs.filter((line) => line.includes("signal")).join("\n"))
+      .toMatch(/error delivery failed: channel "signal" is not configured in OpenClaw/);
+    await expect.poll(() => fake.sent).toEqual([{ channel: "telegram", to: "@opsteam", text: "Deployed." }]);
+  });
+
+  it("a wrong token is 401 and no log line holds the token", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    const { post } = await serve(fake);
+    expect((await post("wake", { text: "x" }, "wrong-token-wrong-token-wrong")).status).toBe(401);
+    await post("wake", { text: "ok" });
+    await flush();
+    expect(fake.logs.length).toBeGreaterThan(0);
+    expect(fake.logs.join("\n")).not.toContain(TOKEN);
+    expect(fake.logs.join("\n")).not.toContain("wrong-token-wrong-token-wrong");
+  });
+
+  it("after the service stops, no event reaches OpenClaw", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    openclawPlugin.register(fake.api);
+    const service = fake.services[0]!;
+    await service.start({});
+    await service.stop?.({});
+    const server = await fake.listen();
+    cleanups.push(server.close);
+    await fetch(`${server.url}/intake/wake`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ text: "late" }),
+    });
+    expect(fake.queue.drain("main")).toEqual([]);
+  });
+});

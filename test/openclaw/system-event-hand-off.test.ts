@@ -1,0 +1,80 @@
+/** @module The hand-off keeps every system event when OpenClaw's queue holds only 20 and drains at unknown moments. */
+import { describe, expect, it } from "vitest";
+import { MAX_BATCH_CHARS, SystemEventHandOff } from "../../src/openclaw/system-event-hand-off.js";
+import { SystemEventQueueModel } from "../helpers/fake-openclaw-api.js";
+
+const MAIN = "main";
+
+function setup() {
+  const queue = new SystemEventQueueModel();
+  const handOff = new SystemEventHandOff((text, options) => queue.enqueue(text, options));
+  /** Every event text the model would have seen over all drains, split back into the hand-off's items. */
+  const seen: string[] = [];
+  const drain = () => {
+    for (const text of queue.drain(MAIN)) seen.push(...text.split("\n\n"));
+  };
+  return { queue, handOff, seen, drain };
+}
+
+describe("system event hand-off to OpenClaw", () => {
+  it("handing OpenClaw one event per wake loses all but the last 20 (the trap it avoids)", () => {
+    const queue = new SystemEventQueueModel();
+    for (let i = 1; i <= 31; i++) queue.enqueue(`wake ${i}`, { sessionKey: MAIN });
+    expect(queue.drain(MAIN)).toHaveLength(20);
+  });
+
+  it("31 events before a heartbeat take one slot and all reach it, in order", () => {
+    const { queue, handOff, seen, drain } = setup();
+    for (let i = 1; i <= 31; i++) handOff.add(MAIN, `wake ${i}`);
+    expect(queue.queues.get(MAIN)).toHaveLength(1);
+    drain();
+    expect(seen).toEqual(Array.from({ length: 31 }, (_, i) => `wake ${i + 1}`));
+  });
+
+  it("drains at any moment lose nothing and show nothing twice", () => {
+    const { handOff, seen, drain } = setup();
+    const sent: string[] = [];
+    // A fixed pseudo-random schedule of drains between adds, including drains right after one another.
+    let state = 7;
+    for (let i = 1; i <= 500; i++) {
+      sent.push(`event ${i}`);
+      handOff.add(MAIN, `event ${i}`);
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      if (state % 5 === 0) drain();
+      if (state % 17 === 0) drain();
+    }
+    drain();
+    expect(seen).toEqual(sent);
+  });
+
+  it("an event equal to the one before is still delivered (OpenClaw drops exact repeats)", () => {
+    const { handOff, seen, drain } = setup();
+    handOff.add(MAIN, "disk full");
+    drain();
+    handOff.add(MAIN, "disk full");
+    drain();
+    handOff.add(MAIN, "disk full");
+    handOff.add(MAIN, "disk full");
+    drain();
+    expect(seen).toEqual(["disk full", "disk full", "disk full", "disk full"]);
+  });
+
+  it("a batch stops growing at its size limit; the next one queues beside it", () => {
+    const { queue, handOff, seen, drain } = setup();
+    const big = "x".repeat(Math.floor(MAX_BATCH_CHARS / 3));
+    for (let i = 0; i < 7; i++) handOff.add(MAIN, `${i}${big}`);
+    const queued = queue.queues.get(MAIN) ?? [];
+    expect(queued.length).toBeGreaterThan(1);
+    expect(queued.every((event) => event.text.length <= MAX_BATCH_CHARS)).toBe(true);
+    drain();
+    expect(seen.map((text) => text[0])).toEqual(["0", "1", "2", "3", "4", "5", "6"]);
+  });
+
+  it("sessions are batched apart", () => {
+    const { queue, handOff } = setup();
+    handOff.add(MAIN, "for main");
+    handOff.add("hook:other", "for other");
+    expect(queue.drain(MAIN)).toEqual(["for main"]);
+    expect(queue.drain("hook:other")).toEqual(["for other"]);
+  });
+});
