@@ -3,7 +3,7 @@ import type { AgentTurn, AgentTurnFinished, HookBus, HostLogger } from "../index
 import type { OpenClawRuntime, OpenClawWaitResult } from "./openclaw-api.js";
 
 /** One `waitForRun` call waits at most this long, so a stopping service is never held for a whole turn. */
-const WAIT_SLICE_MS = 2_000;
+const WAIT_SLICE_MS = 5_000;
 
 type Outcome = Omit<AgentTurnFinished, "source" | "runId">;
 
@@ -22,6 +22,16 @@ function outcomeOf(result: OpenClawWaitResult): Outcome {
   const reply = result.terminalReply;
   // A silent or empty terminal reply is a turn that chose not to answer: the summary says "(no reply)".
   return reply?.disposition === "visible" ? { status: "ok", reply: reply.text } : { status: "ok" };
+}
+
+/**
+ * `pending` is a run still going; so is a bare `timeout`: that is the wait call's own limit running out (OpenClaw
+ * 2026.9.6 answers `{ status: "timeout" }` and nothing else). A run OpenClaw itself timed out says in which phase,
+ * or when it ended.
+ */
+function stillRunning(result: OpenClawWaitResult): boolean {
+  if (result.status === "pending") return true;
+  return result.status === "timeout" && result.timeoutPhase === undefined && result.endedAt === undefined;
 }
 
 /** OpenClaw scopes a plain key to the main agent; a key naming the main session itself never gets a hook turn. */
@@ -96,7 +106,7 @@ export class AgentTurns {
         runId,
         timeoutMs: Math.min(remaining, WAIT_SLICE_MS),
       });
-      if (result.status !== "pending") return outcomeOf(result);
+      if (!stillRunning(result)) return outcomeOf(result);
     }
     return { status: "timeout", error: `no answer from OpenClaw within ${turn.timeoutSeconds}s` };
   }

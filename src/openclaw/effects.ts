@@ -1,4 +1,5 @@
 /** @module The four effects of the plugin's events inside OpenClaw: system events, heartbeats, agent turns, deliveries. */
+import { AsyncResource } from "node:async_hooks";
 import type {
   AgentTurn,
   DeliverySend,
@@ -53,16 +54,27 @@ export function startOpenClawEffects(options: {
     void deliver(runtime, options.openclawConfig, logger, delivery);
   };
 
-  bus.on("session:system-event", onSystemEvent);
-  bus.on("heartbeat:request", onHeartbeat);
-  bus.on("session:agent-turn", onAgentTurn);
-  bus.on("delivery:send", onDelivery);
+  // Events are emitted while OpenClaw's scope for the sender's request is current, and an `auth: "plugin"` route's
+  // scope carries no operator rights: a subagent run started there fails with "missing scope: operator.write". Each
+  // effect runs in the context the service started in instead, where OpenClaw knows the call as this plugin's own
+  // background work; the sender's request ends when it has its answer.
+  const asPlugin = <T>(listener: (payload: T) => void) => AsyncResource.bind(listener);
+  const listeners = {
+    "session:system-event": asPlugin(onSystemEvent),
+    "heartbeat:request": asPlugin(onHeartbeat),
+    "session:agent-turn": asPlugin(onAgentTurn),
+    "delivery:send": asPlugin(onDelivery),
+  };
+  bus.on("session:system-event", listeners["session:system-event"]);
+  bus.on("heartbeat:request", listeners["heartbeat:request"]);
+  bus.on("session:agent-turn", listeners["session:agent-turn"]);
+  bus.on("delivery:send", listeners["delivery:send"]);
   return {
     stop() {
-      bus.off("session:system-event", onSystemEvent);
-      bus.off("heartbeat:request", onHeartbeat);
-      bus.off("session:agent-turn", onAgentTurn);
-      bus.off("delivery:send", onDelivery);
+      bus.off("session:system-event", listeners["session:system-event"]);
+      bus.off("heartbeat:request", listeners["heartbeat:request"]);
+      bus.off("session:agent-turn", listeners["session:agent-turn"]);
+      bus.off("delivery:send", listeners["delivery:send"]);
       turns.stop();
       handOff.clear();
     },

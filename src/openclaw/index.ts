@@ -21,6 +21,7 @@ import {
   pluginGatewayConfig,
 } from "./gateway-config.js";
 import { openClawLogger } from "./logger.js";
+import { notServing } from "./not-serving.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 
 // OpenClaw reads the manifest before any code runs; the entry carries the same schema for loaders that ask it.
@@ -79,12 +80,16 @@ function register(api: OpenClawPluginApi): void {
     const overlap = overlapWithBuiltInHooks(api.config, served.path);
     if (overlap) throw new ConfigError([overlap]);
   }
+  for (const route of routes) {
+    api.registerHttpRoute({
+      path: route.path,
+      match: route.match,
+      auth: route.auth,
+      handler: full ? route.handler : notServing,
+    });
+  }
   // Discovery, inspection and setup loads describe the plugin; only the gateway's own load serves and runs.
   if (!full || routes.length === 0) return;
-
-  for (const route of routes) {
-    api.registerHttpRoute({ path: route.path, match: route.match, auth: route.auth, handler: route.handler });
-  }
   let effects: ReturnType<typeof startOpenClawEffects> | undefined;
   api.registerService({
     id: PLUGIN_ID,

@@ -56,6 +56,9 @@ export type OpenClawTerminalReply =
 export interface OpenClawWaitResult {
   status: "ok" | "error" | "timeout" | "pending";
   error?: string;
+  /** Set on a run OpenClaw timed out itself (queue, preflight, provider, post_turn, gateway_draining). */
+  timeoutPhase?: string;
+  endedAt?: number;
   terminalReply?: OpenClawTerminalReply;
 }
 

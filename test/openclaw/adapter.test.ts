@@ -45,12 +45,23 @@ describe("OpenClaw adapter: registration", () => {
   });
 
   it.each(["discovery", "tool-discovery", "cli-metadata"])(
-    "registers nothing in %s mode, but still checks the config",
-    (mode) => {
+    "in %s mode: lists the route, which refuses work, runs nothing, and checks the config",
+    async (mode) => {
       const fake = fakeOpenClaw({ pluginConfig: enabled(), registrationMode: mode });
       openclawPlugin.register(fake.api);
-      expect(fake.routes).toEqual([]);
+      expect(fake.routes.map((route) => route.path)).toEqual(["/intake"]);
       expect(fake.services).toEqual([]);
+      const server = await fake.listen();
+      cleanups.push(server.close);
+      const response = await fetch(`${server.url}/intake/wake`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ text: "lost?" }),
+      });
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("5");
+      expect(await response.json()).toMatchObject({ ok: false, code: "UNAVAILABLE" });
+      expect(fake.queue.drain("main")).toEqual([]);
       const broken = fakeOpenClaw({ pluginConfig: { enabled: true }, registrationMode: mode });
       expect(() => openclawPlugin.register(broken.api)).toThrow(
         /plugins\.entries\.hooks-intake\.config\.token/,
