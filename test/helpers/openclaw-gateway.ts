@@ -1,0 +1,395 @@
+/** @module Test harness: runs the real OpenClaw gateway (pinned runtime from scripts/openclaw-runtime.mjs) in a throwaway home, waits until it is ready, stops it by PID. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { OpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
+import { STUB_MODEL_ID } from "./stub-model.js";
+
+/** The provider id the stub model is configured under: agents refer to it as `stub/stub-model`. */
+export const STUB_PROVIDER_ID = "stub";
+const DEFAULT_READY_TIMEOUT_MS = 90_000;
+const DEFAULT_STOP_TIMEOUT_MS = 15_000;
+const READY_PROBE_INTERVAL_MS = 250;
+const TAIL_LINES = 40;
+/** OpenClaw's line for a start-up it gave up on (bad config, port taken); what follows is triage, not a retry. */
+const STARTUP_FAILED = /Gateway failed to start/;
+
+export interface StartOpenClawGatewayOptions {
+  runtime: OpenClawRuntime;
+  /**
+   * OpenClaw's config (openclaw.json). The harness adds `logging.file` inside the temp dir unless set; the
+   * port and the loopback bind are passed on the command line.
+   */
+  config: Record<string, unknown>;
+  /** Extra environment for the gateway, applied last. */
+  env?: Record<string, string>;
+  /** How long to wait for `/readyz`. Default 90 s (about 10–20 s is normal). */
+  readyTimeoutMs?: number;
+  /** How long `stop()` waits after SIGTERM before SIGKILL. Default 15 s (a clean stop takes about 2.5 s). */
+  stopTimeoutMs?: number;
+}
+
+export interface OpenClawGateway {
+  /** e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  readonly port: number;
+  /** The temp dir holding HOME, the state dir, the config and the log file; removed by `stop()`. */
+  readonly dir: string;
+  readonly pid: number;
+  /** Where the config was written (OPENCLAW_CONFIG_PATH): edit it to exercise hot reload. */
+  readonly configPath: string;
+  /** How long the gateway took from spawn to a ready `/readyz`. */
+  readonly readyAfterMs: number;
+  /** stdout, stderr and the log file, ANSI colours removed and configured secrets redacted (the file only until stop()). */
+  logText(): string;
+  /** Whether the unredacted output and log file hold `secret`: how a test proves a token was never logged. */
+  containsInLogs(secret: string): boolean;
+  /** SIGTERM by PID, waits for the exit (SIGKILL after a bound), then removes the temp dir. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** The `models.providers` + `agents.defaults.model.primary` block that makes the stub model OpenClaw's only model. */
+export function stubModelProviderConfig(baseUrl: string): Record<string, unknown> {
+  return {
+    models: {
+      // Keep OpenClaw's built-in provider catalogue; only the default model below points at the stub.
+      mode: "merge",
+      providers: {
+        [STUB_PROVIDER_ID]: {
+          baseUrl,
+          // OpenClaw refuses a provider without credentials; the stub ignores it.
+          apiKey: "stub-key",
+          api: "openai-completions",
+          models: [
+            {
+              id: STUB_MODEL_ID,
+              name: "Stub model",
+              reasoning: false,
+              input: ["text"],
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+              contextWindow: 128_000,
+              maxTokens: 4096,
+            },
+          ],
+        },
+      },
+    },
+    agents: { defaults: { model: { primary: `${STUB_PROVIDER_ID}/${STUB_MODEL_ID}` } } },
+  };
+}
+
+/** Binds port 0, reads the port the OS chose, releases it. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const live = new Set<ChildProcess>();
+/** Temp dirs not yet removed by stop(). */
+const dirs = new Set<string>();
+process.once("exit", () => {
+  // Last resort when a test run dies without its afterAll (or a timed-out beforeAll finishes starting one
+  // later): never leave a 700 MB gateway or its temp dir behind.
+  for (const child of live) killTree(child, "SIGKILL");
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The PIDs below `pid`, from /proc (Linux); elsewhere none, and the group kill alone has to do. */
+function descendants(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return [];
+  }
+  const children = new Map<number, number[]>();
+  for (const entry of entries) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Field 4 (ppid) follows the command name, which is in parentheses and may itself contain spaces.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()!) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+/**
+ * SIGKILL skips OpenClaw's own cleanup, so its helpers (a spawn broker in its own process group, sqlite
+ * workers) are killed by PID too; the group kill catches anything in the gateway's group that /proc missed.
+ */
+function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  for (const descendant of descendants(pid)) {
+    try {
+      process.kill(descendant, signal);
+    } catch {
+      // already gone
+    }
+  }
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+/** Every string under a key that names a secret (token, apiKey, password, secret), to redact from logs. */
+function secretsIn(value: unknown, key = "", found: string[] = []): string[] {
+  if (typeof value === "string") {
+    if (/(token|apikey|api_key|password|secret)$/i.test(key) && value.length >= 6) found.push(value);
+  } else if (Array.isArray(value)) {
+    for (const item of value) secretsIn(item, key, found);
+  } else if (value && typeof value === "object") {
+    for (const [childKey, child] of Object.entries(value)) secretsIn(child, childKey, found);
+  }
+  return found;
+}
+
+/** The parent's environment minus what would point OpenClaw at the developer's own setup or a test loader. */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (/^OPENCLAW_/.test(key) || /^(NODE_OPTIONS|NODE_PATH|NODE_V8_COVERAGE)$/.test(key)) continue;
+    if (/^(npm_|VITEST)/i.test(key)) continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+function withLogFile(config: Record<string, unknown>, logFile: string): Record<string, unknown> {
+  const logging = (config["logging"] ?? {}) as Record<string, unknown>;
+  if (logging["file"] !== undefined) return config;
+  return { ...config, logging: { ...logging, file: logFile } };
+}
+
+async function probeReady(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    const text = await res.text();
+    // OpenClaw's Control UI answers unknown paths with a catch-all 200: only the JSON contract means ready.
+    return res.status === 200 && (JSON.parse(text) as { ready?: unknown }).ready === true;
+  } catch {
+    return false;
+  }
+}
+
+export async function startOpenClawGateway(options: StartOpenClawGatewayOptions): Promise<OpenClawGateway> {
+  const { runtime } = options;
+  const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
+
+  const dir = await mkdtemp(path.join(os.tmpdir(), "hooks-openclaw-"));
+  dirs.add(dir);
+  const home = path.join(dir, "home");
+  const stateDir = path.join(dir, "state");
+  const tmpDir = path.join(dir, "tmp");
+  const configPath = path.join(dir, "openclaw.json");
+  const logFile = path.join(dir, "openclaw.log");
+  await Promise.all([home, stateDir, tmpDir].map((each) => mkdir(each, { recursive: true })));
+  const config = withLogFile(options.config, logFile);
+  const effectiveLogFile = String((config["logging"] as Record<string, unknown>)["file"]);
+  await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  await chmod(configPath, 0o600);
+  const secrets = [...new Set(secretsIn(config))].sort((a, b) => b.length - a.length);
+
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = {
+    ...baseEnv(),
+    HOME: home,
+    USERPROFILE: home,
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    XDG_CACHE_HOME: path.join(home, ".cache"),
+    XDG_DATA_HOME: path.join(home, ".local/share"),
+    XDG_STATE_HOME: path.join(home, ".local/state"),
+    TMPDIR: tmpDir,
+    OPENCLAW_STATE_DIR: stateDir,
+    OPENCLAW_CONFIG_PATH: configPath,
+    OPENCLAW_SKIP_GMAIL_WATCHER: "1",
+    NO_COLOR: "1",
+    PATH: [path.dirname(runtime.nodeBin), runtime.binDir, process.env["PATH"] ?? ""].join(path.delimiter),
+    ...options.env,
+  };
+
+  const started = Date.now();
+  // --bind loopback: in a container OpenClaw defaults to bind=auto (0.0.0.0) and then refuses to start without
+  // gateway auth. --allow-unconfigured: no `gateway.mode=local` needed in a throwaway config.
+  const child = spawn(
+    runtime.nodeBin,
+    [
+      runtime.openclawEntry,
+      "gateway",
+      "run",
+      "--allow-unconfigured",
+      "--bind",
+      "loopback",
+      "--port",
+      String(port),
+    ],
+    // detached: its own process group, so a SIGKILL fallback can reach helpers that did not detach themselves.
+    { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  live.add(child);
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  let startupFailed = false;
+  const watchStartup = (chunk: string): void => {
+    if (startupFailed || !STARTUP_FAILED.test(chunk)) return;
+    startupFailed = true;
+    // After a failed start OpenClaw runs "automatic triage": ~17 s of diagnostics, and it may launch a coding
+    // agent CLI it finds on PATH. A termination signal cancels it; the exit then rejects the start below.
+    try {
+      process.kill(child.pid!, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  };
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout.push(chunk);
+    watchStartup(chunk);
+  });
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr.push(chunk);
+    watchStartup(chunk);
+  });
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      live.delete(child);
+      resolve();
+    });
+    child.once("error", () => {
+      live.delete(child);
+      resolve();
+    });
+  });
+
+  const redact = (text: string): string => {
+    let out = text.replace(ANSI, "");
+    for (const secret of secrets) out = out.split(secret).join("<redacted>");
+    return out;
+  };
+  const rawLogText = (): string => {
+    let file = "";
+    try {
+      file = readFileSync(effectiveLogFile, "utf8");
+    } catch {
+      // not written yet
+    }
+    return `--- stdout\n${stdout.join("")}\n--- stderr\n${stderr.join("")}\n--- ${effectiveLogFile}\n${file}`;
+  };
+  const logText = (): string => redact(rawLogText());
+  const tail = (text: string): string => redact(text).trimEnd().split("\n").slice(-TAIL_LINES).join("\n");
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      if (!hasExited(child) && child.pid !== undefined) {
+        try {
+          process.kill(child.pid, "SIGTERM");
+        } catch {
+          // exited between the check and the signal
+        }
+        let timer: NodeJS.Timeout | undefined;
+        const killed = new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            killTree(child, "SIGKILL");
+            resolve();
+          }, stopTimeoutMs);
+        });
+        await Promise.race([exited, killed]);
+        clearTimeout(timer);
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+      dirs.delete(dir);
+    })();
+    return stopping;
+  };
+
+  // Ready when /readyz says so (OpenClaw pushes no readiness signal, so it is probed); fails at once if the
+  // gateway exits first (bad config, port taken, wrong Node).
+  const ready = await new Promise<boolean>((resolve, reject) => {
+    let settled = false;
+    const finish = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      clearTimeout(probeTimer);
+      outcome();
+    };
+    const deadline = setTimeout(() => finish(() => resolve(false)), readyTimeoutMs);
+    let probeTimer: NodeJS.Timeout | undefined;
+    const probe = async () => {
+      if (settled) return;
+      if (await probeReady(url)) finish(() => resolve(true));
+      else if (!settled) probeTimer = setTimeout(probe, READY_PROBE_INTERVAL_MS);
+    };
+    exited.then(() =>
+      finish(() =>
+        reject(
+          new Error(
+            `OpenClaw gateway exited before it was ready (code ${child.exitCode}, signal ${child.signalCode}):\n` +
+              tail(stderr.join("") || stdout.join("")),
+          ),
+        ),
+      ),
+    );
+    child.once("error", (error) => finish(() => reject(error)));
+    void probe();
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
+  if (!ready) {
+    const text = logText();
+    await stop();
+    throw new Error(`OpenClaw gateway not ready within ${readyTimeoutMs} ms:\n${tail(text)}`);
+  }
+
+  return {
+    url,
+    port,
+    dir,
+    pid: child.pid!,
+    configPath,
+    readyAfterMs: Date.now() - started,
+    logText,
+    containsInLogs: (secret: string) => rawLogText().replace(ANSI, "").includes(secret),
+    stop,
+  };
+}
