@@ -1,9 +1,15 @@
 /** @module Runs the plugin's agent turns as OpenClaw subagent runs and reports each one back as `session:agent-turn-finished`. */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { AgentTurn, AgentTurnFinished, HookBus, HostLogger } from "../index.js";
 import type { OpenClawRuntime, OpenClawWaitResult } from "./openclaw-api.js";
 
 /** One `waitForRun` call waits at most this long, so a stopping service is never held for a whole turn. */
 const WAIT_SLICE_MS = 5_000;
+/** Pause before asking again when OpenClaw refuses new runs while it swaps registrations (a config reload). */
+const DRAINING_RETRY_MS = 1_000;
+
+/** OpenClaw refuses new tasks while a reload drains the gateway; the turn was accepted, so it is asked again. */
+const isDraining = (error: unknown) => /draining/i.test((error as Error)?.message ?? "");
 
 type Outcome = Omit<AgentTurnFinished, "source" | "runId">;
 
@@ -91,14 +97,8 @@ export class AgentTurns {
         },
       );
     }
-    const { runId } = await this.runtime.subagent.run({
-      sessionKey: turn.sessionKey,
-      message: turn.message,
-      deliver: false,
-      idempotencyKey: turn.runId,
-      ...modelFields(turn.model),
-    });
     const deadline = Date.now() + turn.timeoutSeconds * 1000;
+    const { runId } = await this.startRun(turn, deadline);
     while (!this.stopped) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
@@ -109,5 +109,23 @@ export class AgentTurns {
       if (!stillRunning(result)) return outcomeOf(result);
     }
     return { status: "timeout", error: `no answer from OpenClaw within ${turn.timeoutSeconds}s` };
+  }
+
+  private async startRun(turn: AgentTurn, deadline: number): Promise<{ runId: string }> {
+    for (;;) {
+      try {
+        // The idempotency key makes a repeated start the same run, should a refused one have been admitted after all.
+        return await this.runtime.subagent.run({
+          sessionKey: turn.sessionKey,
+          message: turn.message,
+          deliver: false,
+          idempotencyKey: turn.runId,
+          ...modelFields(turn.model),
+        });
+      } catch (error) {
+        if (!isDraining(error) || this.stopped || Date.now() + DRAINING_RETRY_MS >= deadline) throw error;
+        await sleep(DRAINING_RETRY_MS);
+      }
+    }
   }
 }

@@ -1,4 +1,5 @@
 /** @module Hands system events to OpenClaw's session queue without loss: one combined event per batch, replaced as it grows. */
+import { randomUUID } from "node:crypto";
 import type { OpenClawRuntime } from "./openclaw-api.js";
 
 type EnqueueSystemEvent = OpenClawRuntime["system"]["enqueueSystemEvent"];
@@ -31,6 +32,11 @@ const combine = (items: readonly string[]) => items.join("\n\n");
 export class SystemEventHandOff {
   private readonly open = new Map<string, Batch>();
   private sequence = 0;
+  /**
+   * OpenClaw's queue outlives a registration: after a config reload the new instance's batches must not share a
+   * contextKey with the previous instance's, or its first `replace` would remove a batch no heartbeat has read yet.
+   */
+  private readonly instance = randomUUID().slice(0, 8);
 
   constructor(private readonly enqueue: EnqueueSystemEvent) {}
 
@@ -45,7 +51,7 @@ export class SystemEventHandOff {
       batch = undefined;
     }
     if (!batch) {
-      batch = { key: `${CONTEXT_KEY}:${++this.sequence}`, items: [], text: "" };
+      batch = { key: `${CONTEXT_KEY}:${this.instance}:${++this.sequence}`, items: [], text: "" };
       this.open.set(sessionKey, batch);
     }
     batch.items.push(item);

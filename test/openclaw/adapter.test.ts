@@ -175,6 +175,25 @@ describe("OpenClaw adapter: effects", () => {
     expect(fake.runs[0]).toMatchObject({ provider: "stub", model: "fast" });
   });
 
+  it("a run refused while OpenClaw drains for a reload is started again", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    const run = fake.api.runtime.subagent.run;
+    let refusals = 1;
+    fake.api.runtime.subagent.run = async (params) => {
+      if (refusals-- > 0) throw new Error("Gateway is draining; new tasks are not accepted");
+      return run(params);
+    };
+    fake.waitResult = () => ({
+      status: "ok",
+      terminalReply: { disposition: "visible", text: "Second try." },
+    });
+    const { post } = await serve(fake);
+    await post("agent", { message: "hi", name: "Job" });
+    await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0, { timeout: 5_000 }).toBe(1);
+    expect(fake.queue.drain("main")[0]).toMatch(/^Job: [\s\S]*Second try\./);
+    expect(fake.runs).toHaveLength(1);
+  });
+
   it("a failing run is reported as an error summary", async () => {
     const fake = fakeOpenClaw({ pluginConfig: enabled() });
     fake.waitResult = () => ({ status: "error", error: "No route-compatible authentication source" });

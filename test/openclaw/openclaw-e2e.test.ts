@@ -1,5 +1,7 @@
-/** @module The plugin inside the real OpenClaw gateway: wake, no loss past OpenClaw's 20-event queue, agent turn and summary, a mapped hook, 401. */
+/** @module The plugin inside the real OpenClaw gateway: wake, no loss past OpenClaw's 20-event queue, agent turn and summary, a mapped hook, 401, hot reload of its config. */
 import { randomBytes } from "node:crypto";
+import { readFile, rename, writeFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureOpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
 import {
@@ -15,6 +17,17 @@ const INSTALL_TIMEOUT_MS = 240_000;
 const READY_TIMEOUT_MS = 90_000;
 // A heartbeat reaches the model in seconds; an agent turn, its summary and the heartbeat after it in under half a minute.
 const PROMPT_TIMEOUT_MS = 60_000;
+// A config edit re-registers the plugin in 4–8 s; a refused one is rolled back after 10–13 s (2 cores).
+const RELOAD_TIMEOUT_MS = 30_000;
+const RETRY_INTERVAL_MS = 250;
+/** The plugin's refusal of a path on OpenClaw's own hooks, naming both keys (quotes are escaped in the JSON log file). */
+const OVERLAP_ERROR =
+  /plugins\.entries\.hooks-intake\.config\.path: \\?"\/hooks\\?" overlaps OpenClaw's built-in hooks at hooks\.path \\?"\/hooks\\?"/;
+
+interface PluginConfig {
+  path: string;
+  mappings: Record<string, unknown>[];
+}
 
 // Runs wherever `npm test` runs: it installs what it needs. HOOKS_SKIP_OPENCLAW=1 skips it on a machine without
 // the registry; CI refuses that switch, so there it always runs.
@@ -176,5 +189,152 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
     }
     // The plugin did log: the check above looked at real output.
     expect(gateway.logText()).toContain("webhook intake serving /intake");
+  });
+
+  // Hot reload, on the same gateway: these come last, since they change the plugin's config under the tests above.
+
+  /** Replaces OpenClaw's config file the way an editor saves: a new file renamed over it (a plain write is seen too). */
+  const replaceConfig = async (text: string) => {
+    const temp = `${gateway.configPath}.${hex(4)}.tmp`;
+    await writeFile(temp, text, { mode: 0o600 });
+    await rename(temp, gateway.configPath);
+  };
+  /** Edits the plugin's entry in the running gateway's config; returns the file as it was, to restore it. */
+  const editPluginConfig = async (edit: (config: PluginConfig) => void): Promise<string> => {
+    const before = await readFile(gateway.configPath, "utf8");
+    const openclaw = JSON.parse(before) as { plugins: { entries: Record<string, { config: PluginConfig }> } };
+    edit(openclaw.plugins.entries["hooks-intake"]!.config);
+    await replaceConfig(`${JSON.stringify(openclaw, null, 2)}\n`);
+    return before;
+  };
+  /** Retries `attempt` until it gives a value: OpenClaw pushes nothing when a reload starts or ends, so tests poll. */
+  const until = async <T>(what: string, attempt: () => Promise<T | undefined>): Promise<T> => {
+    const deadline = Date.now() + RELOAD_TIMEOUT_MS;
+    for (;;) {
+      const result = await attempt();
+      if (result !== undefined) return result;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `${what} not within ${RELOAD_TIMEOUT_MS} ms\n--- gateway log\n${gateway.logText().slice(-8_000)}`,
+        );
+      }
+      await sleep(RETRY_INTERVAL_MS);
+    }
+  };
+  /**
+   * POSTs a fresh body to `path` until the answer has `status`; returns that answer and the body it was for. Other
+   * answers are dropped: the old registration's, OpenClaw's 500 mid-swap, a connection it reset on retiring the old
+   * instance (each attempt has its own body, so one that was taken after all is not mistaken for the answered one).
+   */
+  const postUntil = <T>(what: string, path: string, body: () => T, status: number) =>
+    until(what, async () => {
+      const sent = body();
+      const response = await post(path, sent).catch(() => undefined);
+      if (response?.status === status) return { response, sent };
+      await response?.arrayBuffer();
+      return undefined;
+    });
+  /** Waits until OpenClaw's /readyz answers 200: during a plugin's replacement or rollback it answers 503 ("plugin-reload"). */
+  const reloadSettled = () =>
+    until("OpenClaw ready after the reload", async () => {
+      const response = await fetch(`${gateway.url}/readyz`).catch(() => undefined);
+      await response?.arrayBuffer();
+      return response?.status === 200 ? true : undefined;
+    });
+  /** Service starts the plugin logged: lines of OpenClaw's JSON log file (its stdout copy is left out). */
+  const serviceStarts = () =>
+    gateway
+      .logText()
+      .split("\n")
+      .filter((line) => line.startsWith("{") && line.includes('"message":"webhook intake serving /intake'))
+      .length;
+
+  it(
+    "a config edit re-registers the plugin in place: a new mapping answers, the old routes and a wake queued before the reload reach the model once",
+    async () => {
+      const startsBefore = serviceStarts();
+      // Queued in OpenClaw by this registration and read by no heartbeat yet: the next registration must leave it.
+      const queued = `QUEUED-BEFORE-RELOAD-${hex(6)}`;
+      expect((await post("/intake/wake", { text: queued, mode: "next-heartbeat" })).status).toBe(200);
+      await editPluginConfig((config) => {
+        config.mappings.push({
+          id: "deploy",
+          match: { path: "deploy" },
+          action: "wake",
+          // The checks below share one heartbeat: OpenClaw defers a sixth within 60 s, and the tests above ran four.
+          wakeMode: "next-heartbeat",
+          textTemplate: "Deploy {{payload.service}} finished",
+        });
+      });
+      // Until the new registration serves, the old one answers 404 for the unknown path.
+      const deployed = await postUntil(
+        "the new mapping",
+        "/intake/deploy",
+        () => ({ service: `api-${hex(4)}` }),
+        200,
+      );
+      expect(await deployed.response.json()).toMatchObject({ ok: true, mappingId: "deploy" });
+      const { service } = deployed.sent;
+      // The new routes answer before OpenClaw has retired the old instance; what follows runs after the reload.
+      await reloadSettled();
+
+      const marker = `RELOADED-${hex(6)}`;
+      const wake = await post("/intake/wake", { text: marker, mode: "next-heartbeat" });
+      expect(wake.status).toBe(200);
+      const check = `cpu-${hex(4)}`;
+      const monitor = await post("/intake/monitor", { check, state: "recovered" });
+      expect(monitor.status).toBe(200);
+      expect(await monitor.json()).toMatchObject({ ok: true, mappingId: "monitor" });
+
+      const texts = [queued, `Deploy ${service} finished`, marker, `Monitor ${check} is recovered`];
+      for (const text of texts) await prompt((each) => each.includes(text));
+      expect(await prompt((text) => text.includes(marker))).toMatch(
+        new RegExp(
+          `EXTERNAL_UNTRUSTED_CONTENT[^>]*>>>[\\s\\S]*${marker}[\\s\\S]*END_EXTERNAL_UNTRUSTED_CONTENT`,
+        ),
+      );
+      // Each event reached the model once, and the new registration started its service once.
+      const seen = stub.prompts.join("\n");
+      for (const text of texts) expect(seen.split(text).length - 1, text).toBe(1);
+      expect(serviceStarts() - startsBefore).toBe(1);
+    },
+    RELOAD_TIMEOUT_MS + PROMPT_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    "a reload onto OpenClaw's own /hooks is refused, naming both keys in the log; the previous config keeps serving",
+    async () => {
+      const valid = await editPluginConfig((config) => {
+        config.path = "/hooks";
+      });
+      try {
+        await until("the plugin's refusal in the gateway log", async () =>
+          OVERLAP_ERROR.test(gateway.logText()) ? true : undefined,
+        );
+        // OpenClaw then registers the previous config again; meanwhile /intake answers 500 or holds the request, and
+        // an agent turn started before the rollback has finished is refused ("Gateway is draining").
+        await reloadSettled();
+        // An agent turn shows the service runs: a wake's heartbeat would wait out OpenClaw's flood guard.
+        const task = hex(6);
+        const accepted = await post("/intake/agent", { message: `AGENT-TASK-${task}`, name: "Rollback" });
+        expect(accepted.status).toBe(202);
+        expect(await accepted.json()).toMatchObject({ ok: true });
+        await prompt((text) => text.includes(`AGENT-TASK-${task}`));
+        // The refused registration never took /hooks: OpenClaw's handler still answers there.
+        expect((await post("/hooks/wake", { text: "never" }, pluginToken)).status).toBe(401);
+      } finally {
+        // OpenClaw leaves the refused edit on disk, where a restart would trip over it. The file then matches the
+        // running config again, so OpenClaw sees nothing to reload.
+        await replaceConfig(valid);
+      }
+    },
+    2 * RELOAD_TIMEOUT_MS + PROMPT_TIMEOUT_MS + 10_000,
+  );
+
+  it("after the reloads no token reaches a log or the model either", () => {
+    for (const secret of [pluginToken, builtInToken, gatewayToken]) {
+      expect(gateway.containsInLogs(secret)).toBe(false);
+      expect(stub.prompts.some((text) => text.includes(secret))).toBe(false);
+    }
   });
 });

@@ -70,6 +70,14 @@ describe("system event hand-off to OpenClaw", () => {
     expect(seen.map((text) => text[0])).toEqual(["0", "1", "2", "3", "4", "5", "6"]);
   });
 
+  it("a new instance (after a config reload) leaves the previous instance's queued batch alone", () => {
+    const { queue, handOff } = setup();
+    handOff.add(MAIN, "before the reload");
+    const reloaded = new SystemEventHandOff((text, options) => queue.enqueue(text, options));
+    reloaded.add(MAIN, "after the reload");
+    expect(queue.drain(MAIN)).toEqual(["before the reload", "after the reload"]);
+  });
+
   it("sessions are batched apart", () => {
     const { queue, handOff } = setup();
     handOff.add(MAIN, "for main");
