@@ -7,8 +7,9 @@ import type { OpenClawRuntime, OpenClawWaitResult } from "./openclaw-api.js";
 const WAIT_SLICE_MS = 5_000;
 /** Pause before asking again when OpenClaw refuses new runs while it swaps registrations (a config reload). */
 const DRAINING_RETRY_MS = 1_000;
+/** A wait that comes back early is not asked again at once: OpenClaw's own poller pauses too. */
+const MIN_WAIT_GAP_MS = 250;
 
-/** OpenClaw refuses new tasks while a reload drains the gateway; the turn was accepted, so it is asked again. */
 const isDraining = (error: unknown) => /draining/i.test((error as Error)?.message ?? "");
 
 type Outcome = Omit<AgentTurnFinished, "source" | "runId">;
@@ -32,12 +33,19 @@ function outcomeOf(result: OpenClawWaitResult): Outcome {
 
 /**
  * `pending` is a run still going; so is a bare `timeout`: that is the wait call's own limit running out (OpenClaw
- * 2026.9.6 answers `{ status: "timeout" }` and nothing else). A run OpenClaw itself timed out says in which phase,
- * or when it ended.
+ * 2026.9.6 answers `{ status: "timeout" }` and nothing else). A run that really timed out carries an end time, a
+ * stop reason, a liveness state or its phase, as OpenClaw's own terminal test reads it.
  */
 function stillRunning(result: OpenClawWaitResult): boolean {
   if (result.status === "pending") return true;
-  return result.status === "timeout" && result.timeoutPhase === undefined && result.endedAt === undefined;
+  if (result.status !== "timeout") return false;
+  return (
+    result.pendingError === true ||
+    (result.endedAt === undefined &&
+      result.timeoutPhase === undefined &&
+      !result.stopReason &&
+      !result.livenessState)
+  );
 }
 
 /** OpenClaw scopes a plain key to the main agent; a key naming the main session itself never gets a hook turn. */
@@ -102,26 +110,35 @@ export class AgentTurns {
     while (!this.stopped) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
-      const result = await this.runtime.subagent.waitForRun({
-        runId,
-        timeoutMs: Math.min(remaining, WAIT_SLICE_MS),
-      });
+      const asked = Date.now();
+      const result = await this.retryWhileDraining(deadline, () =>
+        this.runtime.subagent.waitForRun({ runId, timeoutMs: Math.min(remaining, WAIT_SLICE_MS) }),
+      );
       if (!stillRunning(result)) return outcomeOf(result);
+      const gap = MIN_WAIT_GAP_MS - (Date.now() - asked);
+      if (gap > 0) await sleep(gap);
     }
     return { status: "timeout", error: `no answer from OpenClaw within ${turn.timeoutSeconds}s` };
   }
 
-  private async startRun(turn: AgentTurn, deadline: number): Promise<{ runId: string }> {
+  private startRun(turn: AgentTurn, deadline: number): Promise<{ runId: string }> {
+    // The idempotency key makes a repeated start the same run, should a refused one have been admitted after all.
+    return this.retryWhileDraining(deadline, () =>
+      this.runtime.subagent.run({
+        sessionKey: turn.sessionKey,
+        message: turn.message,
+        deliver: false,
+        idempotencyKey: turn.runId,
+        ...modelFields(turn.model),
+      }),
+    );
+  }
+
+  /** OpenClaw refuses calls while a reload drains the gateway; the turn was accepted, so the call is made again. */
+  private async retryWhileDraining<T>(deadline: number, call: () => Promise<T>): Promise<T> {
     for (;;) {
       try {
-        // The idempotency key makes a repeated start the same run, should a refused one have been admitted after all.
-        return await this.runtime.subagent.run({
-          sessionKey: turn.sessionKey,
-          message: turn.message,
-          deliver: false,
-          idempotencyKey: turn.runId,
-          ...modelFields(turn.model),
-        });
+        return await call();
       } catch (error) {
         if (!isDraining(error) || this.stopped || Date.now() + DRAINING_RETRY_MS >= deadline) throw error;
         await sleep(DRAINING_RETRY_MS);

@@ -1,11 +1,13 @@
 /** @module The OpenClaw native plugin: runs the hooks plugin on OpenClaw's API, serving and with effects only in a full load. */
 import { createRequire } from "node:module";
 import { ConfigError, createHooksPlugin, isConfigError } from "../index.js";
+import { overlapWithBuiltInHooks } from "./built-in-hooks.js";
 import { startOpenClawEffects } from "./effects.js";
-import { CONFIG_KEY, inOpenClawTerms, overlapWithBuiltInHooks, PLUGIN_ID } from "./gateway-config.js";
+import { CONFIG_KEY, inOpenClawTerms, PLUGIN_ID } from "./gateway-config.js";
 import { notServing } from "./not-serving.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 import { createOpenClawHost } from "./openclaw-host.js";
+import { ServingGate } from "./serving-gate.js";
 
 // OpenClaw reads the manifest before any code runs; the entry carries the same schema for loaders that ask it.
 const manifest = createRequire(import.meta.url)("../../openclaw.plugin.json") as {
@@ -17,7 +19,7 @@ const manifest = createRequire(import.meta.url)("../../openclaw.plugin.json") as
 function register(api: OpenClawPluginApi): void {
   // Discovery, inspection and setup loads describe the plugin; only the gateway's own load serves and runs.
   const full = api.registrationMode === undefined || api.registrationMode === "full";
-  const { host, bus, routes, services } = createOpenClawHost(api);
+  const { host, bus, routes, services } = createOpenClawHost(api, { serving: full });
   const plugin = createHooksPlugin();
   try {
     plugin.register(host);
@@ -29,14 +31,16 @@ function register(api: OpenClawPluginApi): void {
   const overlap = overlapWithBuiltInHooks(api.config, served.path);
   if (overlap) throw new ConfigError([overlap]);
 
+  const gate = new ServingGate();
   for (const { path, match, auth, handler } of routes) {
-    api.registerHttpRoute({ path, match, auth, handler: full ? handler : notServing });
+    api.registerHttpRoute({ path, match, auth, handler: full ? gate.guard(handler) : notServing });
   }
   if (!full) return;
   let effects: ReturnType<typeof startOpenClawEffects> | undefined;
   api.registerService({
     id: PLUGIN_ID,
     async start() {
+      effects?.stop();
       effects = startOpenClawEffects({
         runtime: api.runtime,
         bus,
@@ -44,12 +48,17 @@ function register(api: OpenClawPluginApi): void {
         openclawConfig: () => api.config,
       });
       for (const service of services) await service.start();
+      gate.open();
       host.logger.info(`webhook intake serving ${served.path} (config: ${CONFIG_KEY})`);
     },
     async stop() {
-      for (const service of services) await service.stop();
-      effects?.stop();
-      effects = undefined;
+      await gate.close();
+      try {
+        for (const service of services) await service.stop();
+      } finally {
+        effects?.stop();
+        effects = undefined;
+      }
     },
   });
 }

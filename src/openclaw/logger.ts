@@ -1,5 +1,6 @@
 /** @module The plugin's logger on top of OpenClaw's message-only one: fields become `key=value` after the message. */
 import type { HostLogger, LogFields } from "../index.js";
+import { inOpenClawKeys } from "./gateway-config.js";
 import type { OpenClawLogger } from "./openclaw-api.js";
 
 /** Values are quoted only when they need it, so a line stays readable and one value cannot pose as two. */
@@ -19,13 +20,18 @@ export function formatLine(message: string, fields?: LogFields): string {
 
 /**
  * The plugin never puts a token, secret, credential header or payload in a message or a field (its own tests hold
- * it to that), so the shim adds nothing that could carry one: it only formats what it is given.
+ * it to that), so the shim adds nothing that could carry one: it formats what it is given and names the plugin's
+ * keys as OpenClaw's config has them. A load that only describes the plugin (discovery, inspection) repeats what the
+ * serving load said, so it logs at debug only.
  */
-export function openClawLogger(logger: OpenClawLogger): HostLogger {
+export function openClawLogger(logger: OpenClawLogger, options: { serving: boolean }): HostLogger {
+  const line = (message: string, fields?: LogFields) => inOpenClawKeys(formatLine(message, fields));
+  const debug = (message: string, fields?: LogFields) => logger.debug?.(line(message, fields));
+  if (!options.serving) return { debug, info: debug, warn: debug, error: debug };
   return {
-    debug: (message, fields) => logger.debug?.(formatLine(message, fields)),
-    info: (message, fields) => logger.info(formatLine(message, fields)),
-    warn: (message, fields) => logger.warn(formatLine(message, fields)),
-    error: (message, fields) => logger.error(formatLine(message, fields)),
+    debug,
+    info: (message, fields) => logger.info(line(message, fields)),
+    warn: (message, fields) => logger.warn(line(message, fields)),
+    error: (message, fields) => logger.error(line(message, fields)),
   };
 }

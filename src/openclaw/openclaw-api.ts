@@ -59,6 +59,9 @@ export interface OpenClawWaitResult {
   /** Set on a run OpenClaw timed out itself (queue, preflight, provider, post_turn, gateway_draining). */
   timeoutPhase?: string;
   endedAt?: number;
+  stopReason?: string;
+  livenessState?: string;
+  pendingError?: boolean;
   terminalReply?: OpenClawTerminalReply;
 }
 

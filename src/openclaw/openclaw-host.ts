@@ -39,7 +39,7 @@ export interface OpenClawHost {
   services: HostService[];
 }
 
-export function createOpenClawHost(api: OpenClawPluginApi): OpenClawHost {
+export function createOpenClawHost(api: OpenClawPluginApi, options: { serving: boolean }): OpenClawHost {
   const bus = new EventEmitter<HookEvents>();
   const stateDir = openclawStateDir(api);
   const routes: HttpRoute[] = [];
@@ -47,7 +47,7 @@ export function createOpenClawHost(api: OpenClawPluginApi): OpenClawHost {
   const host: PluginHost = {
     config: pluginGatewayConfig(api.config, api.pluginConfig),
     configDir: openclawConfigDir(stateDir),
-    logger: openClawLogger(api.logger),
+    logger: openClawLogger(api.logger, options),
     bus,
     // OpenClaw has all eight (mattermost as a plugin); one it has not configured is a logged delivery failure.
     channels: CHANNEL_IDS,

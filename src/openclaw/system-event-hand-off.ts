@@ -18,6 +18,17 @@ interface Batch {
 const combine = (items: readonly string[]) => items.join("\n\n");
 
 /**
+ * OpenClaw hides a system event whose text holds one of the phrases of its own heartbeat notes ("heartbeat poll",
+ * "heartbeat wake", "reason periodic", or "read HEARTBEAT.md" at the start). In a combined event one such phrase in
+ * one payload would hide every event beside it, so a no-break space goes between the words: the text reads the same.
+ */
+const OPENCLAW_HIDDEN_PHRASES =
+  /\b(heartbeat)\s+(poll|wake)|\b(reason)\s+(periodic)|\b(read)\s+(heartbeat\.md)/gi;
+export function defuse(text: string): string {
+  return text.replace(OPENCLAW_HIDDEN_PHRASES, (phrase) => phrase.replace(/\s+/, "\u00a0"));
+}
+
+/**
  * OpenClaw keeps at most 20 queued events per session (the oldest dropped silently) and drops an event equal to the
  * last one. Handing it one event per wake loses wakes under a burst, so events are combined: each session has one
  * open batch, queued under its own contextKey and replaced in place each time it grows, so a burst of any size
@@ -40,9 +51,9 @@ export class SystemEventHandOff {
 
   constructor(private readonly enqueue: EnqueueSystemEvent) {}
 
-  /** Adds one event for the session; it is in OpenClaw's queue when this returns. */
+  /** Adds one event for the session; it is in OpenClaw's queue when this returns, or this throws. */
   add(sessionKey: string, text: string): void {
-    const item = text.trim();
+    const item = defuse(text.trim());
     if (item === "") return;
     let batch = this.open.get(sessionKey);
     if (batch && this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true })) {
@@ -54,9 +65,18 @@ export class SystemEventHandOff {
       batch = { key: `${CONTEXT_KEY}:${this.instance}:${++this.sequence}`, items: [], text: "" };
       this.open.set(sessionKey, batch);
     }
+    const previous = batch.text;
     batch.items.push(item);
     batch.text = combine(batch.items);
-    this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true });
+    // False here means OpenClaw refused the event (its session store was replaced, say): never a silent loss.
+    if (
+      !this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true }) &&
+      batch.text !== previous
+    ) {
+      batch.items.pop();
+      batch.text = previous;
+      throw new Error("OpenClaw refused the system event");
+    }
   }
 
   /** Forgets the open batches; what was handed over stays in OpenClaw's queue. */

@@ -44,11 +44,22 @@ export class SystemEventQueueModel {
     return true;
   }
 
-  /** What a heartbeat does: takes every queued text and empties the queue. */
+  /**
+   * What a heartbeat does: takes every queued text and empties the queue. It shows the model only the texts that
+   * pass OpenClaw's filter of its own heartbeat notes (`compactSystemEvent`).
+   */
   drain(sessionKey: string): string[] {
     const texts = (this.queues.get(sessionKey) ?? []).map((event) => event.text);
     this.queues.delete(sessionKey);
-    return texts;
+    return texts.filter((text) => {
+      const lower = text.toLowerCase();
+      return !(
+        lower.includes("reason periodic") ||
+        lower.startsWith("read heartbeat.md") ||
+        lower.includes("heartbeat poll") ||
+        lower.includes("heartbeat wake")
+      );
+    });
   }
 }
 

@@ -73,7 +73,10 @@ describe("OpenClaw adapter: registration", () => {
     const fake = fakeOpenClaw({ pluginConfig: { token: TOKEN } });
     openclawPlugin.register(fake.api);
     expect(fake.routes).toEqual([]);
-    expect(fake.logs.some((line) => line.includes("disabled"))).toBe(true);
+    // Inside OpenClaw `hooks.enabled` is OpenClaw's own switch: the line names the plugin's key.
+    expect(fake.logs).toContainEqual(
+      expect.stringContaining("set plugins.entries.hooks-intake.config.enabled to true"),
+    );
   });
 
   it("names config problems by the keys written in OpenClaw's config", () => {
@@ -223,26 +226,61 @@ describe("OpenClaw adapter: effects", () => {
     const fake = fakeOpenClaw({ pluginConfig: enabled() });
     const { post } = await serve(fake);
     expect((await post("wake", { text: "x" }, "wrong-token-wrong-token-wrong")).status).toBe(401);
-    await post("wake", { text: "ok" });
+    // A token in the query string is accepted with a warning: a log line about the token, which must not hold it.
+    const second = await fake.listen();
+    cleanups.push(second.close);
+    const url = second.url;
+    const viaQuery = await fetch(`${url}/intake/wake?token=${TOKEN}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "ok" }),
+    });
+    expect(viaQuery.status).toBe(200);
     await flush();
-    expect(fake.logs.length).toBeGreaterThan(0);
+    expect(fake.logs).toContainEqual(expect.stringMatching(/^warn .*query string/));
     expect(fake.logs.join("\n")).not.toContain(TOKEN);
     expect(fake.logs.join("\n")).not.toContain("wrong-token-wrong-token-wrong");
   });
 
-  it("after the service stops, no event reaches OpenClaw", async () => {
+  it("before the service starts and after it stops, the route refuses work with 503 instead of losing it", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    openclawPlugin.register(fake.api);
+    const service = fake.services[0]!;
+    const server = await fake.listen();
+    cleanups.push(server.close);
+    const wake = () =>
+      fetch(`${server.url}/intake/wake`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ text: "when?" }),
+      });
+    const early = await wake();
+    expect([early.status, early.headers.get("retry-after")]).toEqual([503, "5"]);
+    await service.start({});
+    expect((await wake()).status).toBe(200);
+    await service.stop?.({});
+    const late = await wake();
+    expect([late.status, late.headers.get("retry-after")]).toEqual([503, "5"]);
+    expect(fake.queue.drain("main")).toHaveLength(1);
+  });
+
+  it("a service started twice still hands each event over once", async () => {
     const fake = fakeOpenClaw({ pluginConfig: enabled() });
     openclawPlugin.register(fake.api);
     const service = fake.services[0]!;
     await service.start({});
-    await service.stop?.({});
+    await service.start({});
     const server = await fake.listen();
-    cleanups.push(server.close);
-    await fetch(`${server.url}/intake/wake`, {
+    cleanups.push(async () => {
+      await server.close();
+      await service.stop?.({});
+    });
+    const response = await fetch(`${server.url}/intake/wake`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ text: "late" }),
+      body: JSON.stringify({ text: "once", mode: "now" }),
     });
-    expect(fake.queue.drain("main")).toEqual([]);
+    expect(response.status).toBe(200);
+    expect(fake.heartbeats).toHaveLength(1);
   });
 });

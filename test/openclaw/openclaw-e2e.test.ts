@@ -40,6 +40,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
   const pluginToken = hex(24);
   const builtInToken = hex(24);
   const gatewayToken = hex(24);
+  const wrongToken = hex(24);
   let stub: StubModel;
   let gateway: OpenClawGateway;
 
@@ -170,7 +171,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
   );
 
   it("a wrong token gets the plugin's 401; OpenClaw's own hooks still answer beside it", async () => {
-    const refused = await post("/intake/wake", { text: "never" }, hex(24));
+    const refused = await post("/intake/wake", { text: "never" }, wrongToken);
     expect(refused.status).toBe(401);
     expect(await refused.json()).toMatchObject({ ok: false, code: "UNAUTHORIZED" });
     // The plugin's token is not OpenClaw's, and OpenClaw's is not the plugin's.
@@ -183,7 +184,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
   });
 
   it("no token reaches a log or the model", () => {
-    for (const secret of [pluginToken, builtInToken, gatewayToken]) {
+    for (const secret of [pluginToken, builtInToken, gatewayToken, wrongToken]) {
       expect(gateway.containsInLogs(secret)).toBe(false);
       expect(stub.prompts.some((text) => text.includes(secret))).toBe(false);
     }
@@ -332,7 +333,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
   );
 
   it("after the reloads no token reaches a log or the model either", () => {
-    for (const secret of [pluginToken, builtInToken, gatewayToken]) {
+    for (const secret of [pluginToken, builtInToken, gatewayToken, wrongToken]) {
       expect(gateway.containsInLogs(secret)).toBe(false);
       expect(stub.prompts.some((text) => text.includes(secret))).toBe(false);
     }

@@ -78,6 +78,27 @@ describe("system event hand-off to OpenClaw", () => {
     expect(queue.drain(MAIN)).toEqual(["before the reload", "after the reload"]);
   });
 
+  it("a payload with one of OpenClaw's heartbeat phrases hides neither itself nor the events beside it", () => {
+    const { handOff, seen, drain } = setup();
+    handOff.add(MAIN, "first");
+    handOff.add(MAIN, "Heartbeat poll failed on db-1");
+    handOff.add(MAIN, "read HEARTBEAT.md, then reason  periodic");
+    drain();
+    expect(seen).toHaveLength(3);
+    expect(seen[0]).toBe("first");
+    // The words read the same; only the space between them is a no-break one.
+    expect(seen.map((text) => text.replaceAll("\u00a0", " "))).toEqual([
+      "first",
+      "Heartbeat poll failed on db-1",
+      "read HEARTBEAT.md, then reason periodic",
+    ]);
+  });
+
+  it("an event OpenClaw refuses is an error, never a silent loss", () => {
+    const handOff = new SystemEventHandOff(() => false);
+    expect(() => handOff.add(MAIN, "refused")).toThrow(/refused/);
+  });
+
   it("sessions are batched apart", () => {
     const { queue, handOff } = setup();
     handOff.add(MAIN, "for main");
