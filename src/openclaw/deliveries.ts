@@ -11,9 +11,9 @@ export async function deliver(
   const fields = { runId: delivery.runId, channel: delivery.channel, requestId: delivery.source.requestId };
   const fail = (reason: string) => logger.error(`delivery failed: ${reason}`, fields);
   if (delivery.channel === "last") {
-    // OpenClaw keeps the last route per session, and a plugin cannot read the main session's.
+    // OpenClaw keeps the main session's last route in its session store; reading it from a plugin is not done yet.
     return fail(
-      'channel "last" has no route inside OpenClaw: name the channel and "to" in the request or mapping',
+      'channel "last" is not resolved inside OpenClaw: name the channel and "to" in the request or mapping',
     );
   }
   if (delivery.to === undefined) return fail(`channel "${delivery.channel}" needs "to" inside OpenClaw`);
