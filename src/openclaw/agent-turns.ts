@@ -61,10 +61,6 @@ export class AgentTurns {
     private readonly logger: HostLogger,
   ) {}
 
-  get inFlight(): number {
-    return this.running.size;
-  }
-
   /** Runs the turn in the background; the outcome is emitted on the bus, never thrown. */
   start(turn: AgentTurn): void {
     this.running.add(turn.runId);

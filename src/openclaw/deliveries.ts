@@ -4,7 +4,7 @@ import type { OpenClawRuntime } from "./openclaw-api.js";
 
 export async function deliver(
   runtime: OpenClawRuntime,
-  openclawConfig: () => unknown,
+  openclawConfig: unknown,
   logger: HostLogger,
   delivery: DeliverySend,
 ): Promise<void> {
@@ -20,7 +20,7 @@ export async function deliver(
   try {
     const adapter = await runtime.channel.outbound.loadAdapter(delivery.channel);
     if (!adapter?.sendText) return fail(`channel "${delivery.channel}" is not configured in OpenClaw`);
-    await adapter.sendText({ cfg: openclawConfig(), to: delivery.to, text: delivery.text });
+    await adapter.sendText({ cfg: openclawConfig, to: delivery.to, text: delivery.text });
     logger.info("reply delivered", fields);
   } catch (error) {
     fail((error as Error)?.message ?? String(error));

@@ -5,6 +5,8 @@ import type {
   DeliverySend,
   HeartbeatRequest,
   HookBus,
+  HookEventName,
+  HookEventPayload,
   HostLogger,
   SystemEvent,
 } from "../index.js";
@@ -17,11 +19,28 @@ export interface OpenClawEffects {
   stop(): void;
 }
 
+/**
+ * Events are emitted while OpenClaw's scope for the sender's request is current, and an `auth: "plugin"` route's
+ * scope carries no operator rights: a subagent run started there fails with "missing scope: operator.write". Each
+ * effect runs in the context the service started in instead, where OpenClaw knows the call as this plugin's own
+ * background work; the sender's request ends when it has its answer. Returns the unsubscribe.
+ */
+function subscribeAsPlugin<E extends HookEventName>(
+  bus: HookBus,
+  event: E,
+  listener: (payload: HookEventPayload<E>) => void,
+): () => void {
+  const bound = AsyncResource.bind(listener) as Parameters<HookBus["on"]>[1];
+  bus.on(event, bound);
+  return () => bus.off(event, bound);
+}
+
 export function startOpenClawEffects(options: {
   runtime: OpenClawRuntime;
   bus: HookBus;
   logger: HostLogger;
-  openclawConfig: () => unknown;
+  /** OpenClaw's config as this registration saw it; channel adapters take it with each send. */
+  openclawConfig: unknown;
 }): OpenClawEffects {
   const { runtime, bus, logger } = options;
   const handOff = new SystemEventHandOff((text, eventOptions) =>
@@ -54,27 +73,15 @@ export function startOpenClawEffects(options: {
     void deliver(runtime, options.openclawConfig, logger, delivery);
   };
 
-  // Events are emitted while OpenClaw's scope for the sender's request is current, and an `auth: "plugin"` route's
-  // scope carries no operator rights: a subagent run started there fails with "missing scope: operator.write". Each
-  // effect runs in the context the service started in instead, where OpenClaw knows the call as this plugin's own
-  // background work; the sender's request ends when it has its answer.
-  const asPlugin = <T>(listener: (payload: T) => void) => AsyncResource.bind(listener);
-  const listeners = {
-    "session:system-event": asPlugin(onSystemEvent),
-    "heartbeat:request": asPlugin(onHeartbeat),
-    "session:agent-turn": asPlugin(onAgentTurn),
-    "delivery:send": asPlugin(onDelivery),
-  };
-  bus.on("session:system-event", listeners["session:system-event"]);
-  bus.on("heartbeat:request", listeners["heartbeat:request"]);
-  bus.on("session:agent-turn", listeners["session:agent-turn"]);
-  bus.on("delivery:send", listeners["delivery:send"]);
+  const unsubscribe = [
+    subscribeAsPlugin(bus, "session:system-event", onSystemEvent),
+    subscribeAsPlugin(bus, "heartbeat:request", onHeartbeat),
+    subscribeAsPlugin(bus, "session:agent-turn", onAgentTurn),
+    subscribeAsPlugin(bus, "delivery:send", onDelivery),
+  ];
   return {
     stop() {
-      bus.off("session:system-event", listeners["session:system-event"]);
-      bus.off("heartbeat:request", listeners["heartbeat:request"]);
-      bus.off("session:agent-turn", listeners["session:agent-turn"]);
-      bus.off("delivery:send", listeners["delivery:send"]);
+      for (const off of unsubscribe) off();
       turns.stop();
       handOff.clear();
     },

@@ -45,7 +45,7 @@ function register(api: OpenClawPluginApi): void {
         runtime: api.runtime,
         bus,
         logger: host.logger,
-        openclawConfig: () => api.config,
+        openclawConfig: api.config,
       });
       for (const service of services) await service.start();
       gate.open();

@@ -9,7 +9,7 @@ function formatValue(value: string | number | boolean): string {
   return /^[\w.:/@+-]+$/.test(text) ? text : JSON.stringify(text);
 }
 
-export function formatLine(message: string, fields?: LogFields): string {
+function formatLine(message: string, fields?: LogFields): string {
   if (!fields) return message;
   const parts: string[] = [];
   for (const [key, value] of Object.entries(fields)) {

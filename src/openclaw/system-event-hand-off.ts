@@ -24,7 +24,7 @@ const combine = (items: readonly string[]) => items.join("\n\n");
  */
 const OPENCLAW_HIDDEN_PHRASES =
   /\b(heartbeat)\s+(poll|wake)|\b(reason)\s+(periodic)|\b(read)\s+(heartbeat\.md)/gi;
-export function defuse(text: string): string {
+function defuse(text: string): string {
   return text.replace(OPENCLAW_HIDDEN_PHRASES, (phrase) => phrase.replace(/\s+/, "\u00a0"));
 }
 
