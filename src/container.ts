@@ -8,7 +8,8 @@ import type { HookBus } from "./events.js";
 import type { HostLogger } from "./host/contract.js";
 import { createHooksHandler } from "./http/hooks-handler.js";
 import { randomIds } from "./ids.js";
-import { noopJournal } from "./journal/journal.js";
+import { FileJournal } from "./journal/file-journal.js";
+import type { Journal } from "./journal/journal.js";
 import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
 import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
@@ -24,6 +25,16 @@ import { MemoryStore } from "./store/memory.js";
 import { PORTS, TOKENS } from "./tokens.js";
 import { signatureHeadersFor } from "./verify/schemes/index.js";
 import { createVerifiers } from "./verify/signature-verifier.js";
+
+/** The journal port when nothing is recorded: the pipeline then builds no record at all. */
+export const NO_JOURNAL: Journal = {
+  open: async () => ({ unfinished: [], deliveries: [] }),
+  admit: async () => undefined,
+  handed: () => undefined,
+  done: () => undefined,
+  answered: () => undefined,
+  close: async () => undefined,
+};
 
 export interface ContainerInputs {
   prepared: PreparedHooks;
@@ -47,7 +58,22 @@ export function buildHooksContainer({
 
   c.register(PORTS.clock, { useValue: options.clock ?? systemClock });
   c.register(PORTS.ids, { useValue: options.ids ?? randomIds });
-  c.register(PORTS.journal, { useValue: options.journal ?? noopJournal });
+  c.register(PORTS.journal, {
+    useFactory: instanceCachingFactory((r) => {
+      if (options.journal) return options.journal;
+      // No journal when there is nowhere to keep one (a host without a state directory) or the config turns it off.
+      if (config.journal.dir === undefined) return NO_JOURNAL;
+      return new FileJournal({
+        dir: config.journal.dir,
+        fsync: config.journal.fsync,
+        retainHours: config.journal.retainHours,
+        deliveryWindowMs: config.dedupe.windowSeconds * 1000,
+        maxDeliveries: config.dedupe.maxEntries,
+        clock: r.resolve(PORTS.clock),
+        logger,
+      });
+    }),
+  });
   c.register(PORTS.store, {
     useFactory: instanceCachingFactory(
       (r) =>
@@ -69,6 +95,13 @@ export function buildHooksContainer({
     ),
   });
 
+  c.register(TOKENS.duplicates, {
+    useFactory: instanceCachingFactory((r) => ({
+      store: r.resolve(PORTS.store),
+      keepMs: config.dedupe.windowSeconds * 1000,
+      logger,
+    })),
+  });
   c.register(TOKENS.tracker, {
     useFactory: instanceCachingFactory(
       (r) =>
@@ -104,11 +137,12 @@ export function buildHooksContainer({
         clock,
       });
       const store = r.resolve(PORTS.store);
+      const journal = r.resolve(PORTS.journal);
       return createPipeline({
         basePath: config.path,
         bodyTimeoutMs: config.bodyTimeoutMs,
         verifiers: r.resolve(PORTS.verifiers),
-        duplicates: { store, keepMs: config.dedupe.windowSeconds * 1000, logger },
+        duplicates: r.resolve(TOKENS.duplicates),
         credentialHeaders: credentialHeadersWith(
           [...signedPaths.values()].flatMap((path) => signatureHeadersFor(path.settings)),
         ),
@@ -127,8 +161,9 @@ export function buildHooksContainer({
           maxBodyBytes: config.maxBodyBytes,
           ids,
         }),
-        // The no-op default is not called at all: building an entry nobody keeps cost 3.6 µs a request.
-        journal: options.journal,
+        journal: journal === NO_JOURNAL ? undefined : journal,
+        storePayloads: config.journal.storePayloads,
+        clock,
         tracker: r.resolve(TOKENS.tracker),
         bus,
         logger,

@@ -4,6 +4,7 @@ import { ConfigError } from "./config/issues.js";
 import { buildHooksContainer } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
 import type { HooksPluginOptions } from "./options.js";
+import { recoverFromJournal } from "./pipeline/recover.js";
 import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
 import { describeStatus, type HooksStatus } from "./status.js";
 import { PORTS, TOKENS } from "./tokens.js";
@@ -29,7 +30,14 @@ export { ERROR_STATUS, type ErrorCode, HookError, isHookError } from "./errors.j
 export type * from "./events.js";
 export type * from "./host/contract.js";
 export type { Ids } from "./ids.js";
-export type { Journal, JournalEntry } from "./journal/journal.js";
+export type {
+  AdmittedRecord,
+  AnsweredRecord,
+  Journal,
+  JournalBacklog,
+  RememberedDelivery,
+  UnfinishedRecord,
+} from "./journal/journal.js";
 export type { TransformRunner, TransformRunnerSettings } from "./mapping/transform-runner.js";
 export type { HookTransform, TransformContext, TransformResult } from "./mapping/transform-types.js";
 export { defineTransform } from "./mapping/transform-types.js";
@@ -59,6 +67,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
     register(host: PluginHost) {
       const result = prepareHooks(host.config, {
         configDir: host.configDir ?? process.cwd(),
+        stateDir: host.stateDir,
         mainSessionKey: host.mainSessionKey,
         channels: host.channels,
       });
@@ -84,10 +93,20 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
       });
       const tracker = container.resolve(TOKENS.tracker);
       const transforms = container.resolve(PORTS.transformRunner);
+      const journal = container.resolve(PORTS.journal);
       host.registerService({
         id: "hooks",
         async start() {
           tracker.start();
+          // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
+          await recoverFromJournal({
+            journal,
+            duplicates: container.resolve(TOKENS.duplicates),
+            bus: host.bus,
+            tracker,
+            logger: host.logger,
+            clock: container.resolve(PORTS.clock),
+          });
           const reports = await loadAllTransforms(transforms, mappings);
           status = describeStatus(config, mappings, reports, signedPaths);
           for (const report of reports) {

@@ -21,7 +21,7 @@ export interface PendingRun {
   wakeMode: WakeMode;
   deliver: boolean;
   channel: string;
-  to?: string;
+  to?: string | undefined;
   timeoutSeconds: number;
   source: EventSource;
   /** Whether its summary is wrapped as untrusted content (false when the mapping allowed raw content). */

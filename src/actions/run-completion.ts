@@ -9,10 +9,17 @@ import { deliverableReply, summaryParts } from "./summarize-run.js";
 /** Extra time past `timeoutSeconds` before the plugin gives up on the session subsystem's answer. */
 export const DEFAULT_DEADLINE_GRACE_MS = 5_000;
 
+/** Told once the run's summary (and heartbeat, delivery) went out, with how the run ended. */
+export type RunPublished = (status: AgentTurnFinished["status"] | "interrupted") => void;
+
 interface Tracked {
   run: PendingRun;
   deadline: NodeJS.Timeout;
+  onPublished: RunPublished | undefined;
 }
+
+/** The summary text of a turn that was running when the gateway died: it is not run again. */
+export const INTERRUPTED_TEXT = "interrupted by a restart";
 
 /** Longest run name shown in front of a summary. */
 const MAX_NAME_CHARS = 80;
@@ -60,7 +67,7 @@ export class RunCompletionTracker {
   }
 
   /** Must be called before the turn is emitted: a subsystem may answer synchronously. */
-  track(run: PendingRun): void {
+  track(run: PendingRun, onPublished?: RunPublished): void {
     this.start();
     const deadline = setTimeout(
       () => {
@@ -75,7 +82,19 @@ export class RunCompletionTracker {
     );
     // A pending deadline never keeps a stopping host alive; the turn it waits for does.
     deadline.unref();
-    this.pending.set(run.runId, { run, deadline });
+    this.pending.set(run.runId, { run, deadline, onPublished });
+  }
+
+  /**
+   * Publishes the summary of a turn a previous process handed over and never saw finish: `<name> (error):
+   * interrupted by a restart`. The text is the plugin's own, so it is not wrapped as external content.
+   */
+  interrupted(run: PendingRun): void {
+    this.publish(
+      run,
+      { source: run.source, runId: run.runId, status: "error", error: INTERRUPTED_TEXT },
+      false,
+    );
   }
 
   private finish(runId: string, finished: AgentTurnFinished): void {
@@ -83,18 +102,23 @@ export class RunCompletionTracker {
     if (!tracked) return;
     this.pending.delete(runId);
     clearTimeout(tracked.deadline);
-    const { run } = tracked;
+    this.publish(tracked.run, finished, tracked.run.untrusted);
+    tracked.onPublished?.(finished.status);
+  }
+
+  private publish(run: PendingRun, finished: AgentTurnFinished, wrap: boolean): void {
+    const { runId } = run;
     const source = run.source;
     // The summary is a model's answer to external content (with the echo runner, the content itself): it is
     // wrapped like any payload-derived text, with the run's name outside the wrapper.
     const { prefix, text } = summaryParts(run.untrusted ? plainName(run.name) : run.name, finished);
-    const body = run.untrusted ? wrapExternalContent(text, run.contentSource, this.ids.markerId()) : text;
+    const body = wrap ? wrapExternalContent(text, run.contentSource, this.ids.markerId()) : text;
     this.bus.emit("session:system-event", {
       source,
       sessionKey: this.mainSessionKey,
       text: `${prefix} ${body}`,
       raw: `${prefix} ${text}`,
-      untrusted: run.untrusted,
+      untrusted: wrap,
       eventId: `${run.runId}:summary`,
     });
     if (run.wakeMode === "now") {

@@ -17,6 +17,8 @@ import {
   DedupeSchema,
   type HooksConfig,
   HooksConfigSchema,
+  type JournalConfig,
+  JournalSchema,
   MailboxConfigSchema,
   type PluginGatewayConfig,
   PluginGatewayConfigSchema,
@@ -27,7 +29,20 @@ import { checkTrustedProxies } from "./trusted-proxies.js";
 export const WEAK_TOKEN_LENGTH = 24;
 export const DEFAULT_CHANNELS = CHANNEL_IDS.filter((id) => id !== "mattermost");
 
-export interface ResolvedHooksConfig extends Omit<HooksConfig, "enabled" | "token" | "transformsDir"> {
+/** The journal as the plugin runs it: `dir` absolute, or undefined when there is nowhere to keep it. */
+export interface ResolvedJournalConfig extends Omit<JournalConfig, "dir"> {
+  dir: string | undefined;
+}
+
+/** The directory the journal goes in, if any: the config's (relative to the config file) or the host's state dir. */
+function journalDir(journal: JournalConfig, context: ResolveContext): string | undefined {
+  if (!journal.enabled) return undefined;
+  if (journal.dir !== undefined) return path.resolve(context.configDir, journal.dir);
+  return context.stateDir === undefined ? undefined : path.join(context.stateDir, "hooks-journal");
+}
+
+export interface ResolvedHooksConfig
+  extends Omit<HooksConfig, "enabled" | "token" | "transformsDir" | "journal"> {
   enabled: boolean;
   token: string;
   /** Absolute, resolved against the config directory. */
@@ -37,10 +52,13 @@ export interface ResolvedHooksConfig extends Omit<HooksConfig, "enabled" | "toke
   mainSessionKey: string;
   channels: ReadonlySet<string>;
   models: ModelPolicy;
+  journal: ResolvedJournalConfig;
 }
 
 export interface ResolveContext {
   configDir: string;
+  /** Where the host lets the plugin keep files; the journal's default home. */
+  stateDir?: string | undefined;
   mainSessionKey?: string | undefined;
   channels?: readonly string[] | undefined;
 }
@@ -61,6 +79,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   "hooks.mappings.response": Object.keys(MappingResponseSchema.entries),
   "hooks.dedupe": Object.keys(DedupeSchema.entries),
   "hooks.authFailures": Object.keys(AuthFailuresSchema.entries),
+  "hooks.journal": Object.keys(JournalSchema.entries),
   "hooks.mailbox": Object.keys(MailboxConfigSchema.entries),
 };
 const knownKeysAt = (at: string) => KNOWN_KEYS[at.replace(/\[\d+\]/g, "")];
@@ -198,6 +217,7 @@ export function resolveHooksConfig(raw: unknown, context: ResolveContext): Resol
       mainSessionKey,
       channels: new Set(context.channels ?? DEFAULT_CHANNELS),
       models: createModelPolicy(output.agents?.defaults?.models),
+      journal: { ...hooks.journal, dir: journalDir(hooks.journal, context) },
     },
   };
 }

@@ -16,6 +16,26 @@ export const DedupeSchema = v.strictObject({
   maxEntries: v.optional(PositiveInt, 100_000),
 });
 
+/** The request journal: where accepted requests are recorded before their answer, and for how long. */
+export const JournalSchema = v.strictObject({
+  /** Off only for a deployment that accepts losing admitted requests in a crash. */
+  enabled: v.optional(v.boolean(), true),
+  /** Default: `hooks-journal` in the host's state directory; relative to the config file's directory. */
+  dir: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))),
+  /** `batch`: one fsync shared by the requests that arrive together; `always`: one each; `off`: none. */
+  fsync: v.optional(v.picklist(["batch", "always", "off"], 'must be "batch", "always" or "off"'), "batch"),
+  retainHours: v.optional(PositiveInt, 72),
+  /** Keep each accepted request's body and headers (credentials never), so it can be replayed. */
+  storePayloads: v.optional(v.boolean(), true),
+});
+
+export const JOURNAL_DEFAULTS: v.InferOutput<typeof JournalSchema> = {
+  enabled: true,
+  fsync: "batch",
+  retainHours: 72,
+  storePayloads: true,
+};
+
 /** What `hooks mailbox setup` writes; `hooks mailbox run` and the mailbox preset read it (SPEC §7.3, §11). */
 export const MailboxConfigSchema = v.strictObject({
   host: v.optional(v.string()),
@@ -55,6 +75,7 @@ export const HooksConfigSchema = v.strictObject({
   authFailures: v.optional(AuthFailuresSchema, { limit: 20, windowSeconds: 60 }),
   trustedProxies: v.optional(v.array(v.string()), []),
   dedupe: v.optional(DedupeSchema, { windowSeconds: 86_400, maxEntries: 100_000 }),
+  journal: v.optional(JournalSchema, JOURNAL_DEFAULTS),
   mailbox: v.optional(MailboxConfigSchema),
 });
 
@@ -80,6 +101,7 @@ export const PluginGatewayConfigSchema = v.looseObject({
 
 export type HooksConfig = v.InferOutput<typeof HooksConfigSchema>;
 export type HooksConfigInput = v.InferInput<typeof HooksConfigSchema>;
+export type JournalConfig = v.InferOutput<typeof JournalSchema>;
 export type MailboxConfig = v.InferOutput<typeof MailboxConfigSchema>;
 export type ModelsConfig = v.InferOutput<typeof ModelsSchema>;
 export type PluginGatewayConfig = v.InferOutput<typeof PluginGatewayConfigSchema>;

@@ -1,23 +1,44 @@
-/** @module The Journal port: where an accepted request is recorded before its answer leaves (a no-op for now). */
-import type { PlannedEvent } from "../events.js";
+/** @module The Journal port: where an accepted request is recorded before its answer leaves, and marked as its effects happen. */
+import type { AdmittedLine, AnsweredLine, JournalRun, RunOutcome } from "./records.js";
 
-/** What the gateway accepted: enough to say later what a hook did. */
-export interface JournalEntry {
-  requestId: string;
-  hook: string;
-  mappingId?: string | undefined;
-  status: number;
-  events: readonly PlannedEvent[];
+/** An accepted request, as the pipeline hands it over (the journal stamps the line kind). */
+export type AdmittedRecord = Omit<AdmittedLine, "t">;
+/** A request answered without admission (a refusal, a duplicate). */
+export type AnsweredRecord = Omit<AnsweredLine, "t">;
+
+/** A record a previous run admitted and did not finish. */
+export interface UnfinishedRecord {
+  record: AdmittedRecord;
+  /** Its agent turns went to the host: they may have run, so they are not run again. */
+  handed: boolean;
+}
+
+/** A delivery id a previous run accepted, still within its window. */
+export interface RememberedDelivery {
+  key: string;
+  response: AdmittedRecord["response"];
+  /** When it was admitted (epoch ms). */
+  at: number;
+}
+
+/** What a previous run left: the records to finish, oldest first, and the delivery ids to remember. */
+export interface JournalBacklog {
+  unfinished: UnfinishedRecord[];
+  deliveries: RememberedDelivery[];
 }
 
 export interface Journal {
-  /** Resolves once the entry is recorded; a rejection means "not accepted" (the request gets 503). */
-  admit(entry: JournalEntry): Promise<void>;
+  /** Reads what a previous run left; called once, before the first admission. */
+  open(): Promise<JournalBacklog>;
+  /** Resolves once the record is as durable as configured; a rejection means "not accepted" (the request gets 503). */
+  admit(record: AdmittedRecord): Promise<void>;
+  /** The record's agent turns are about to go to the host; written before they do, so a turn is never run twice. */
+  handed(requestId: string): void;
+  /** Everything the record caused has happened. */
+  done(requestId: string, runs?: readonly RunOutcome[], recovered?: boolean): void;
+  /** Lists a request that was answered without admission; best effort, nothing waits for it. */
+  answered(record: AnsweredRecord): void;
   close(): Promise<void>;
 }
 
-/** Records nothing: the default until a durable journal exists. */
-export const noopJournal: Journal = {
-  admit: async () => undefined,
-  close: async () => undefined,
-};
+export type { JournalRun, RunOutcome };

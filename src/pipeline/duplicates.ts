@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
+import type { RememberedDelivery } from "../journal/journal.js";
 import type { DeliveryClaim, Store, StoredResponse } from "../store/store.js";
 import type { Verifier } from "../verify/verifier.js";
 import type { PipelineResponse } from "./request.js";
@@ -46,7 +47,8 @@ export class DeliveryTicket {
 
   constructor(
     private readonly store: Store,
-    private readonly key: string,
+    /** The key the delivery id is remembered under (the journal keeps it, so a restart remembers it too). */
+    readonly key: string,
     private readonly claim: string,
     private readonly keepMs: number,
     private readonly logger: HostLogger,
@@ -112,4 +114,26 @@ export async function checkDuplicate(
     kind: "first",
     ticket: new DeliveryTicket(deps.store, key, claim.claim, deps.keepMs, deps.logger),
   };
+}
+
+/**
+ * Remembers the delivery ids a previous run accepted (from its journal), each for what is left of its window,
+ * so a sender's retry after a restart still gets the first answer. An id the store already holds is left alone.
+ */
+export async function rememberDeliveries(
+  deps: DuplicateDeps,
+  deliveries: readonly RememberedDelivery[],
+  now: number,
+): Promise<number> {
+  let remembered = 0;
+  for (const delivery of deliveries) {
+    const keepMs = delivery.at + deps.keepMs - now;
+    if (keepMs <= 0) continue;
+    const claim = await deps.store.claimDelivery(delivery.key, { holdMs: HOLD_MS, waitMs: 0 });
+    if (claim.state !== "first") continue;
+    const { status, contentType, body } = delivery.response;
+    await deps.store.settleDelivery(delivery.key, claim.claim, { status, contentType, body }, keepMs);
+    remembered++;
+  }
+  return remembered;
 }

@@ -1,13 +1,18 @@
 /** @module The emit stage: a resolution's planned events onto the host bus, and the `hooks:request` event every request causes. */
-import type { ActionPlan } from "../actions/plan-action.js";
-import type { RunCompletionTracker } from "../actions/run-completion.js";
+import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
+import type { RunCompletionTracker, RunPublished } from "../actions/run-completion.js";
 import type { HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 
 /** Runs are tracked before their turn is emitted: a session subsystem may answer synchronously. */
-export function emitPlans(plans: readonly ActionPlan[], bus: HookBus, tracker: RunCompletionTracker): void {
+export function emitPlans(
+  plans: readonly ActionPlan[],
+  bus: HookBus,
+  tracker: RunCompletionTracker,
+  onPublished?: (run: PendingRun) => RunPublished,
+): void {
   for (const plan of plans) {
-    if (plan.run) tracker.track(plan.run);
+    if (plan.run) tracker.track(plan.run, onPublished?.(plan.run));
     for (const planned of plan.events) bus.emit(planned.event, planned.payload as never);
   }
 }

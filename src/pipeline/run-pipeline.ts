@@ -1,10 +1,12 @@
 /** @module The request pipeline: one async function running the stages in order, for live requests and replayed fixtures alike. */
+import { isUtf8 } from "node:buffer";
 import type { RunCompletionTracker } from "../actions/run-completion.js";
+import type { Clock } from "../clock.js";
 import { HookError, toHookError } from "../errors.js";
 import type { HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Ids } from "../ids.js";
-import type { Journal } from "../journal/journal.js";
+import type { AdmittedRecord, Journal } from "../journal/journal.js";
 import {
   headersWithoutCredentials,
   queryWithoutCredentials,
@@ -14,9 +16,10 @@ import type { Verifiers } from "../verify/verifier.js";
 import type { Authenticated, Authenticator } from "./authenticate.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
 import { emitPlans, emitRequestEvent } from "./emit.js";
+import { handOff } from "./hand-off.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
-import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
+import type { CapturedRequest, PipelineRequest, PipelineResponse, Responder } from "./request.js";
 import { requestIdFor } from "./request-id.js";
 import type { Resolution, ResolutionNotes, Resolver } from "./resolve.js";
 import {
@@ -42,6 +45,9 @@ export interface PipelineDeps {
   credentialHeaders: ReadonlySet<string>;
   /** Where accepted requests are recorded before their answer; none means nothing is recorded. */
   journal: Journal | undefined;
+  /** Whether a journal record keeps the request's body and headers (`hooks.journal.storePayloads`). */
+  storePayloads: boolean;
+  clock: Clock;
   tracker: RunCompletionTracker;
   bus: HookBus;
   logger: HostLogger;
@@ -140,6 +146,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);
       if (verdict.kind === "duplicate") {
         exchange.status = verdict.response.status;
+        state.duplicate = true;
         await responder.respond(replayedResponse(verdict.response, requestId));
         state.answered = true;
         return;
@@ -152,18 +159,44 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       exchange.notes,
     );
     exchange.resolution = resolution;
-    if (deps.journal && !options.dryRun) await admit(deps.journal, requestId, hook, resolution);
-    exchange.status = resolution.status;
     const response = resolution.reply
       ? fixedResponse(resolution.reply, requestId, state.extra)
       : resolution.body === undefined
         ? noContentResponse(requestId, state.extra)
         : jsonResponse(resolution.status, resolution.body, requestId, state.extra);
+    const journal = options.dryRun ? undefined : deps.journal;
+    if (journal) {
+      const record: AdmittedRecord = {
+        id: requestId,
+        at: deps.clock.now(),
+        hook,
+        mappingId: resolution.mappingId,
+        response: storedResponse(response),
+        delivery: state.ticket?.key,
+        events: resolution.plans.flatMap((plan) => plan.events),
+        runs: resolution.plans.flatMap((plan) => (plan.run ? [plan.run] : [])),
+      };
+      if (deps.storePayloads) {
+        record.request = storedRequest(request.method, view.headers, raw, {
+          credentialHeaders: deps.credentialHeaders,
+          requestHeaders: request.headers,
+          url: view === NO_VIEW ? urlWithoutCredentials(pathname, query) : view.url,
+        });
+      }
+      await admit(journal, record);
+    }
+    exchange.status = resolution.status;
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
     await state.ticket?.settle(response);
     await responder.respond(response);
     state.answered = true;
-    if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
+    if (journal)
+      handOff(
+        { journal, bus: deps.bus, tracker: deps.tracker, logger: deps.logger },
+        requestId,
+        resolution.plans,
+      );
+    else if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
   }
 
   /** `hooks serve --capture` also records authenticated requests no mapping claims yet: a new sender's first payload. */
@@ -209,7 +242,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return exchange;
     }
     exchange.hook = hook;
-    const state: ExchangeState = { extra: undefined, answered: false, ticket: undefined };
+    const state: ExchangeState = { extra: undefined, answered: false, ticket: undefined, duplicate: false };
     try {
       await serve(request, target, responder, exchange, state, options);
     } catch (thrown) {
@@ -222,11 +255,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         logFailure(deps.logger, error, exchange, "hook request failed");
         // Not accepted: the delivery id is free again for the sender's retry.
         await state.ticket?.settle(undefined);
+        state.code = error.code;
         await responder.respond(errorResponse(error, requestId, state.extra));
       }
     }
     // The owning mapping, learnt by the resolve stage whether it succeeded or not.
     exchange.mappingId = exchange.notes.mappingId;
+    if (!options.dryRun && deps.journal && (state.duplicate || !state.answered)) {
+      listAnswered(deps.journal, exchange, state, deps.clock.now());
+    }
     if (!options.dryRun) {
       const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
       const { mappingId, status } = exchange;
@@ -248,6 +285,10 @@ interface ExchangeState {
   answered: boolean;
   /** This request's claim on its delivery id, settled with its answer. */
   ticket: DeliveryTicket | undefined;
+  /** Answered with an earlier request's answer, as a duplicate delivery. */
+  duplicate: boolean;
+  /** The error code of a refusal. */
+  code?: string;
 }
 
 function noteQueryToken(state: ExchangeState, auth: Authenticated): void {
@@ -258,26 +299,62 @@ function noteQueryToken(state: ExchangeState, auth: Authenticated): void {
 const JOURNAL_RETRY_AFTER_SECONDS = 5;
 
 /** Records the accepted request; a journal that cannot is a 503 the sender retries, with nothing emitted. */
-async function admit(
-  journal: Journal,
-  requestId: string,
-  hook: string,
-  resolution: Resolution,
-): Promise<void> {
+async function admit(journal: Journal, record: AdmittedRecord): Promise<void> {
   try {
-    await journal.admit({
-      requestId,
-      hook,
-      mappingId: resolution.mappingId,
-      status: resolution.status,
-      events: resolution.plans.flatMap((plan) => plan.events),
-    });
+    await journal.admit(record);
   } catch (error) {
     throw new HookError("UNAVAILABLE", "The request could not be recorded; retry later.", {
       headers: { "Retry-After": String(JOURNAL_RETRY_AFTER_SECONDS) },
       cause: error,
     });
   }
+}
+
+/** Refusals of this kind are not listed: a flood of them is what the rate limit is for, and the log counts them. */
+const UNLISTED_CODES: ReadonlySet<string> = new Set(["AUTH_THROTTLED"]);
+
+/** Lists a request answered without admission (a refusal, a duplicate) in the journal; nothing of its body is kept. */
+function listAnswered(journal: Journal, exchange: Exchange, state: ExchangeState, at: number): void {
+  const code = state.duplicate ? "DUPLICATE" : state.code;
+  if (code === undefined || UNLISTED_CODES.has(code)) return;
+  try {
+    journal.answered({
+      id: exchange.requestId,
+      at,
+      hook: exchange.hook!,
+      mappingId: exchange.mappingId,
+      status: exchange.status,
+      code,
+    });
+  } catch {
+    // A listing is best effort: the answer has gone, and a full disk is reported by the next admission.
+  }
+}
+
+/** The answer as a duplicate will get it again, after a restart too. */
+function storedResponse(response: PipelineResponse): AdmittedRecord["response"] {
+  return { status: response.status, contentType: response.headers["Content-Type"], body: response.body };
+}
+
+/** The request as `hooks journal replay` will need it: credentials removed, the body as text or base64. */
+function storedRequest(
+  method: string,
+  view: Record<string, string>,
+  raw: Buffer,
+  context: {
+    credentialHeaders: ReadonlySet<string>;
+    requestHeaders: PipelineRequest["headers"];
+    url: string;
+  },
+): NonNullable<AdmittedRecord["request"]> {
+  // A direct wake or agent request skipped building the view; its headers are taken now, the same way.
+  const headers =
+    Object.keys(view).length > 0
+      ? view
+      : headersWithoutCredentials(context.requestHeaders, context.credentialHeaders);
+  return isUtf8(raw)
+    ? { method, url: context.url, headers, body: raw.toString("utf8") }
+    : { method, url: context.url, headers, bodyBase64: raw.toString("base64") };
 }
 
 /** Hands the request to the capture hook; a failing hook never fails the request. */

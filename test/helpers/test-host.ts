@@ -52,7 +52,7 @@ const EVENT_NAMES: HookEventName[] = [
 export async function startTestHost(
   plugin: HookPlugin,
   config: unknown,
-  options: { configDir?: string; channels?: readonly string[] } = {},
+  options: { configDir?: string; channels?: readonly string[]; stateDir?: string } = {},
 ): Promise<TestHost> {
   const bus: HookBus = new EventEmitter();
   const logs: LogLine[] = [];
@@ -82,6 +82,7 @@ export async function startTestHost(
     registerService: (service) => services.push(service),
   };
   if (options.channels) host.channels = options.channels;
+  if (options.stateDir) host.stateDir = options.stateDir;
   plugin.register(host);
   for (const service of services) await service.start();
 

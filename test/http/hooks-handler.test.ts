@@ -404,10 +404,14 @@ describe("ports swapped through createHooksPlugin", () => {
     host = await startTestHost(
       createHooksPlugin({
         journal: {
-          async admit(entry) {
+          open: async () => ({ unfinished: [], deliveries: [] }),
+          async admit(record) {
             if (failing) throw new Error("ENOSPC: no space left on device");
-            admitted.push(entry.requestId);
+            admitted.push(record.id);
           },
+          handed() {},
+          done() {},
+          answered() {},
           async close() {},
         },
       }),

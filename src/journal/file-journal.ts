@@ -1,0 +1,293 @@
+/** @module The journal on disk: JSON lines in numbered segments, group commit, recovery of what a crash left, retention by segment. */
+import { mkdir, unlink } from "node:fs/promises";
+import type { Clock } from "../clock.js";
+import type { HostLogger } from "../host/contract.js";
+import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
+import type {
+  AdmittedRecord,
+  AnsweredRecord,
+  Journal,
+  JournalBacklog,
+  RememberedDelivery,
+  RunOutcome,
+  UnfinishedRecord,
+} from "./journal.js";
+import type { AdmittedLine } from "./records.js";
+import { listSegments, readSegment, segmentFile } from "./segments.js";
+
+const HOUR_MS = 3_600_000;
+/** A segment is closed past this size… */
+export const SEGMENT_BYTES = 64 * 1024 * 1024;
+/** …or this age, so that retention can drop whole files: the journal holds at most one segment past its retention. */
+export const SEGMENT_MS = HOUR_MS;
+const COMPACT_EVERY_MS = 10 * 60_000;
+
+export interface FileJournalSettings {
+  dir: string;
+  fsync: FsyncPolicy;
+  retainHours: number;
+  /** How long delivery ids are remembered (`hooks.dedupe.windowSeconds`): segments holding them live as long. */
+  deliveryWindowMs: number;
+  /** The most delivery ids handed back at start (`hooks.dedupe.maxEntries`). */
+  maxDeliveries: number;
+  clock: Clock;
+  logger: HostLogger;
+  io?: JournalIo;
+  segmentBytes?: number;
+  segmentMs?: number;
+  compactEveryMs?: number;
+}
+
+interface SegmentState {
+  seq: number;
+  file: string;
+  openedAt: number;
+  /** Time of its newest line: the segment expires a retention period after it. */
+  newestAt: number;
+  holdsDeliveries: boolean;
+  /** Admitted records in it that are not done. */
+  unfinished: number;
+}
+
+interface Open {
+  /** The admitted line, kept to carry it into a newer segment if its own expires first. */
+  line: string;
+  seq: number;
+  handed: boolean;
+}
+
+export class FileJournal implements Journal {
+  private readonly log: AppendLog;
+  private readonly segments = new Map<number, SegmentState>();
+  private readonly open_ = new Map<string, Open>();
+  private opening: Promise<JournalBacklog> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private compacting: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly settings: FileJournalSettings) {
+    this.log = new AppendLog(settings.fsync, (size) => this.rollover(size), settings.io ?? nodeIo);
+  }
+
+  /** fsyncs issued and lines made durable since start (the bench reports fsyncs per second). */
+  get stats(): Readonly<AppendLog["stats"]> {
+    return this.log.stats;
+  }
+
+  open(): Promise<JournalBacklog> {
+    this.opening ??= this.load();
+    return this.opening;
+  }
+
+  async admit(record: AdmittedRecord): Promise<void> {
+    await this.open();
+    const line = JSON.stringify({ t: "admitted", ...record });
+    const seq = await this.log.append(line);
+    const segment = this.segments.get(seq);
+    if (segment) {
+      segment.unfinished++;
+      segment.newestAt = Math.max(segment.newestAt, record.at);
+      if (record.delivery !== undefined) segment.holdsDeliveries = true;
+    }
+    this.open_.set(record.id, { line, seq, handed: false });
+  }
+
+  handed(requestId: string): void {
+    const open = this.open_.get(requestId);
+    if (open) open.handed = true;
+    this.log.writeNow(JSON.stringify({ t: "handed", id: requestId, at: this.settings.clock.now() }));
+  }
+
+  done(requestId: string, runs?: readonly RunOutcome[], recovered?: boolean): void {
+    const open = this.open_.get(requestId);
+    if (open) {
+      this.open_.delete(requestId);
+      const segment = this.segments.get(open.seq);
+      if (segment) segment.unfinished--;
+    }
+    const at = this.settings.clock.now();
+    this.touch(at);
+    const line: Record<string, unknown> = { t: "done", id: requestId, at };
+    if (runs !== undefined && runs.length > 0) line.runs = runs;
+    if (recovered) line.recovered = true;
+    this.log.note(JSON.stringify(line));
+  }
+
+  answered(record: AnsweredRecord): void {
+    if (this.closed || this.opening === undefined) return;
+    this.touch(record.at);
+    this.log.note(JSON.stringify({ t: "answered", ...record }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.opening === undefined) return;
+    await this.opening.catch(() => undefined);
+    await this.compacting;
+    await this.log.drain();
+    this.log.close();
+  }
+
+  /** Deletes expired segments now (also runs on a timer); exposed for tests and `hooks journal`. */
+  compact(): Promise<void> {
+    this.compacting ??= this.compactSegments().finally(() => {
+      this.compacting = undefined;
+    });
+    return this.compacting;
+  }
+
+  private async load(): Promise<JournalBacklog> {
+    const { dir, clock, logger } = this.settings;
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const now = clock.now();
+    const admitted = new Map<string, { record: AdmittedLine; handed: boolean; seq: number }>();
+    const deliveries = new Map<string, RememberedDelivery>();
+    let unreadable = 0;
+    let lastSeq = 0;
+    for (const found of await listSegments(dir)) {
+      lastSeq = found.seq;
+      const segment: SegmentState = {
+        seq: found.seq,
+        file: found.file,
+        openedAt: now,
+        newestAt: 0,
+        holdsDeliveries: false,
+        unfinished: 0,
+      };
+      this.segments.set(found.seq, segment);
+      unreadable += await readSegment(found.file, (line) => {
+        segment.newestAt = Math.max(segment.newestAt, line.at);
+        if (line.t === "admitted") {
+          admitted.set(line.id, { record: line, handed: false, seq: found.seq });
+          if (line.delivery !== undefined) {
+            segment.holdsDeliveries = true;
+            if (line.at > now - this.settings.deliveryWindowMs) {
+              // Newest last, so the oldest go first when there are more than the store keeps.
+              deliveries.delete(line.delivery);
+              deliveries.set(line.delivery, { key: line.delivery, response: line.response, at: line.at });
+            }
+          }
+        } else if (line.t === "handed") {
+          const entry = admitted.get(line.id);
+          if (entry) entry.handed = true;
+        } else if (line.t === "done") {
+          admitted.delete(line.id);
+        }
+      });
+    }
+    if (unreadable > 0) {
+      logger.warn("journal: unreadable lines skipped (a write cut short by a crash)", {
+        lines: unreadable,
+        dir,
+      });
+    }
+    const unfinished: UnfinishedRecord[] = [];
+    for (const [id, { record, handed, seq }] of admitted) {
+      const { t: _t, ...rest } = record;
+      unfinished.push({ record: rest, handed });
+      this.open_.set(id, { line: JSON.stringify(record), seq, handed });
+      this.segments.get(seq)!.unfinished++;
+    }
+    // Always a fresh segment: the last one may end in a torn line.
+    this.startSegment(lastSeq + 1, now);
+    this.log.openFile(lastSeq + 1, segmentFile(dir, lastSeq + 1));
+    const remembered = [...deliveries.values()];
+    this.timer = setInterval(() => void this.compact(), this.settings.compactEveryMs ?? COMPACT_EVERY_MS);
+    this.timer.unref();
+    await this.compact();
+    return { unfinished, deliveries: remembered.slice(-this.settings.maxDeliveries) };
+  }
+
+  private startSegment(seq: number, now: number): SegmentState {
+    const segment: SegmentState = {
+      seq,
+      file: segmentFile(this.settings.dir, seq),
+      openedAt: now,
+      newestAt: now,
+      holdsDeliveries: false,
+      unfinished: 0,
+    };
+    this.segments.set(seq, segment);
+    return segment;
+  }
+
+  /** Asked by the log between batches: a new segment once the current one is big or old enough. */
+  private rollover(size: number): { seq: number; file: string } | undefined {
+    const current = this.segments.get(this.log.currentSeq);
+    if (!current || size === 0) return undefined;
+    const now = this.settings.clock.now();
+    const full = size >= (this.settings.segmentBytes ?? SEGMENT_BYTES);
+    const old = now - current.openedAt >= (this.settings.segmentMs ?? SEGMENT_MS);
+    if (!full && !old) return undefined;
+    const next = this.startSegment(current.seq + 1, now);
+    return { seq: next.seq, file: next.file };
+  }
+
+  private touch(at: number): void {
+    const current = this.segments.get(this.log.currentSeq);
+    if (current) current.newestAt = Math.max(current.newestAt, at);
+  }
+
+  /**
+   * Drops the oldest segments whose retention has passed, oldest first and only as a prefix: a later segment may
+   * hold the `done` line of an earlier one's record, and must not go first. A record still unfinished in an
+   * expiring segment is copied into the current one before the file goes.
+   */
+  private async compactSegments(): Promise<void> {
+    const now = this.settings.clock.now();
+    const retainMs = this.settings.retainHours * HOUR_MS;
+    const ordered = [...this.segments.values()].sort((a, b) => a.seq - b.seq);
+    for (const segment of ordered) {
+      if (segment.seq >= this.log.currentSeq || this.closed) break;
+      const keepMs = segment.holdsDeliveries ? Math.max(retainMs, this.settings.deliveryWindowMs) : retainMs;
+      if (segment.newestAt + keepMs > now) break;
+      if (segment.unfinished > 0) {
+        try {
+          await this.carryForward(segment);
+        } catch (error) {
+          this.settings.logger.warn(
+            `journal: could not move unfinished records forward: ${errorText(error)}`,
+          );
+          break;
+        }
+      }
+      try {
+        await unlink(segment.file);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+          this.settings.logger.warn(`journal: could not remove an expired segment: ${errorText(error)}`, {
+            file: segment.file,
+          });
+          break;
+        }
+      }
+      this.segments.delete(segment.seq);
+    }
+    // An idle journal still moves on, so its last segment can expire too.
+    try {
+      this.log.rollIfIdle();
+    } catch (error) {
+      this.settings.logger.warn(`journal: could not start a new segment: ${errorText(error)}`);
+    }
+  }
+
+  private async carryForward(segment: SegmentState): Promise<void> {
+    for (const [id, open] of this.open_) {
+      if (open.seq !== segment.seq) continue;
+      const seq = await this.log.append(open.line);
+      if (open.handed) this.log.note(JSON.stringify({ t: "handed", id, at: this.settings.clock.now() }));
+      // The record may have been finished while it was being copied.
+      if (this.open_.get(id) !== open) continue;
+      open.seq = seq;
+      segment.unfinished--;
+      const target = this.segments.get(seq);
+      if (target) target.unfinished++;
+    }
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

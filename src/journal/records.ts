@@ -1,0 +1,125 @@
+/** @module The journal's lines, as valibot schemas: what was admitted, handed over, finished, or answered without admission. */
+import * as v from "valibot";
+import { EventSourceSchema, HOOK_EVENT_SCHEMAS, type HookEventName } from "../events.js";
+import { WakeModeSchema } from "../vocabulary.js";
+
+/** A planned event of one name, its payload checked against that event's schema. */
+function planned<const E extends HookEventName>(event: E) {
+  return v.object({ event: v.literal(event), payload: HOOK_EVENT_SCHEMAS[event] });
+}
+
+/** One planned event, as the pipeline planned it; read back, each is checked against its own event's schema. */
+export const JournalEventSchema = v.variant("event", [
+  planned("session:system-event"),
+  planned("session:agent-turn"),
+  planned("heartbeat:request"),
+  planned("delivery:send"),
+  planned("session:agent-turn-finished"),
+  planned("hooks:request"),
+]);
+
+/** What the plugin needs to publish an agent run's summary: the fields of a pending run. */
+export const JournalRunSchema = v.object({
+  runId: v.string(),
+  name: v.string(),
+  wakeMode: WakeModeSchema,
+  deliver: v.boolean(),
+  channel: v.string(),
+  to: v.optional(v.string()),
+  timeoutSeconds: v.number(),
+  source: EventSourceSchema,
+  untrusted: v.boolean(),
+  contentSource: v.picklist(["Webhook", "Email"]),
+});
+
+/** The first answer, kept so a duplicate delivery gets it again after a restart. */
+export const JournalResponseSchema = v.object({
+  status: v.number(),
+  contentType: v.optional(v.string()),
+  body: v.optional(v.string()),
+});
+
+/** The request as it arrived, without credentials: what `hooks journal replay` runs again. */
+export const JournalRequestSchema = v.object({
+  method: v.string(),
+  /** Path and query, credential parameters removed. */
+  url: v.string(),
+  headers: v.record(v.string(), v.string()),
+  /** The body as UTF-8 text, when it is valid UTF-8. */
+  body: v.optional(v.string()),
+  /** The body's bytes in base64, when they are not valid UTF-8. */
+  bodyBase64: v.optional(v.string()),
+});
+
+/** An accepted request: written, and made durable, before its answer leaves. */
+export const AdmittedLineSchema = v.object({
+  t: v.literal("admitted"),
+  id: v.string(),
+  /** Epoch milliseconds. */
+  at: v.number(),
+  hook: v.string(),
+  mappingId: v.optional(v.string()),
+  response: JournalResponseSchema,
+  /** The key its delivery id is remembered under (duplicates), when it had one. */
+  delivery: v.optional(v.string()),
+  events: v.array(JournalEventSchema),
+  runs: v.optional(v.array(JournalRunSchema)),
+  request: v.optional(JournalRequestSchema),
+});
+
+/** The record's agent turns went to the host: after a restart they are reported interrupted, never run again. */
+export const HandedLineSchema = v.object({ t: v.literal("handed"), id: v.string(), at: v.number() });
+
+export const RunOutcomeSchema = v.object({
+  runId: v.string(),
+  status: v.picklist(["ok", "error", "timeout", "interrupted"]),
+});
+
+/** Everything the record caused happened: events emitted and, for agent turns, summaries published. */
+export const DoneLineSchema = v.object({
+  t: v.literal("done"),
+  id: v.string(),
+  at: v.number(),
+  runs: v.optional(v.array(RunOutcomeSchema)),
+  /** Finished by the recovery at start, not by the run that admitted it. */
+  recovered: v.optional(v.boolean()),
+});
+
+/** A request answered without being admitted: a refusal, or a duplicate given its first answer. Listed, never replayed. */
+export const AnsweredLineSchema = v.object({
+  t: v.literal("answered"),
+  id: v.string(),
+  at: v.number(),
+  hook: v.string(),
+  mappingId: v.optional(v.string()),
+  status: v.number(),
+  /** The error code of a refusal, or `DUPLICATE` for a duplicate delivery. */
+  code: v.string(),
+});
+
+export const JournalLineSchema = v.variant("t", [
+  AdmittedLineSchema,
+  HandedLineSchema,
+  DoneLineSchema,
+  AnsweredLineSchema,
+]);
+
+export type JournalLine = v.InferOutput<typeof JournalLineSchema>;
+export type AdmittedLine = v.InferOutput<typeof AdmittedLineSchema>;
+export type DoneLine = v.InferOutput<typeof DoneLineSchema>;
+export type AnsweredLine = v.InferOutput<typeof AnsweredLineSchema>;
+export type JournalRun = v.InferOutput<typeof JournalRunSchema>;
+export type JournalRequest = v.InferOutput<typeof JournalRequestSchema>;
+export type RunOutcome = v.InferOutput<typeof RunOutcomeSchema>;
+
+/** Parses one line; undefined for a torn or foreign line (a crash mid-write, a hand edit). */
+export function parseJournalLine(text: string): JournalLine | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = v.safeParse(JournalLineSchema, json);
+  return parsed.success ? parsed.output : undefined;
+}

@@ -1,0 +1,50 @@
+/** @module The journal directory: numbered segment files, listed in order and read line by line. */
+import { createReadStream } from "node:fs";
+import { readdir, stat } from "node:fs/promises";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { type JournalLine, parseJournalLine } from "./records.js";
+
+const SEGMENT = /^journal-(\d{8})\.jsonl$/;
+
+export interface Segment {
+  seq: number;
+  file: string;
+  bytes: number;
+}
+
+export function segmentFile(dir: string, seq: number): string {
+  return path.join(dir, `journal-${String(seq).padStart(8, "0")}.jsonl`);
+}
+
+/** The directory's segments, oldest first; an absent directory has none. */
+export async function listSegments(dir: string): Promise<Segment[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  const segments: Segment[] = [];
+  for (const name of names) {
+    const match = SEGMENT.exec(name);
+    if (!match) continue;
+    const file = path.join(dir, name);
+    segments.push({ seq: Number(match[1]), file, bytes: (await stat(file)).size });
+  }
+  return segments.sort((a, b) => a.seq - b.seq);
+}
+
+/** Calls `onLine` for every line that parses; returns how many did not (a torn last line after a crash, say). */
+export async function readSegment(file: string, onLine: (line: JournalLine) => void): Promise<number> {
+  let unreadable = 0;
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const text of lines) {
+    if (text === "") continue;
+    const line = parseJournalLine(text);
+    if (line === undefined) unreadable++;
+    else onLine(line);
+  }
+  return unreadable;
+}

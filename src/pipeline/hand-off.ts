@@ -1,0 +1,132 @@
+/** @module The hand-off: an admitted request's events go to the host once its record is durable, and what a crash left is finished at start. */
+import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
+import type { RunCompletionTracker, RunPublished } from "../actions/run-completion.js";
+import type { HookBus, PlannedEvent } from "../events.js";
+import type { HostLogger } from "../host/contract.js";
+import type { Journal, JournalBacklog, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
+import { emitPlans } from "./emit.js";
+
+export interface HandOffDeps {
+  journal: Journal;
+  bus: HookBus;
+  tracker: RunCompletionTracker;
+  logger: HostLogger;
+}
+
+/** Calls `finished` with every run's outcome once the last of `count` runs has published its summary. */
+function whenAllPublished(
+  count: number,
+  finished: (outcomes: RunOutcome[]) => void,
+): (run: Pick<PendingRun, "runId">) => RunPublished {
+  const outcomes: RunOutcome[] = [];
+  return (run) => (status) => {
+    outcomes.push({ runId: run.runId, status });
+    if (outcomes.length === count) finished(outcomes);
+  };
+}
+
+/**
+ * The record's turns are written down as handed over before they are: after a crash a turn is reported
+ * interrupted rather than run twice. A marker that cannot be written is logged; the turn still goes.
+ */
+function markHanded(deps: HandOffDeps, requestId: string): void {
+  try {
+    deps.journal.handed(requestId);
+  } catch (error) {
+    deps.logger.error(`journal: the hand-over of an agent turn could not be recorded: ${errorText(error)}`, {
+      requestId,
+    });
+  }
+}
+
+/** Emits an admitted request's events; the record is done once they are out and every run's summary is published. */
+export function handOff(deps: HandOffDeps, requestId: string, plans: readonly ActionPlan[]): void {
+  const runs = plans.filter((plan) => plan.run !== undefined).length;
+  if (runs === 0) {
+    emitPlans(plans, deps.bus, deps.tracker);
+    deps.journal.done(requestId);
+    return;
+  }
+  markHanded(deps, requestId);
+  emitPlans(
+    plans,
+    deps.bus,
+    deps.tracker,
+    whenAllPublished(runs, (outcomes) => deps.journal.done(requestId, outcomes)),
+  );
+}
+
+/** What the recovery at start did, for its log line. */
+export interface RecoveryReport {
+  records: number;
+  events: number;
+  turnsRun: number;
+  turnsInterrupted: number;
+  failed: number;
+}
+
+/**
+ * Finishes every record a previous run admitted and did not finish, oldest first, with the original ids:
+ * events go out again (a host drops the ones it already has by id); a turn that was never handed over runs
+ * now; a turn that was gets its summary `<name> (error): interrupted by a restart` and is not run again.
+ */
+export function finishUnfinished(deps: HandOffDeps, backlog: JournalBacklog): RecoveryReport {
+  const report: RecoveryReport = { records: 0, events: 0, turnsRun: 0, turnsInterrupted: 0, failed: 0 };
+  for (const unfinished of backlog.unfinished) {
+    try {
+      finishOne(deps, unfinished, report);
+      report.records++;
+    } catch (error) {
+      report.failed++;
+      deps.logger.error(
+        `journal: a request left by the previous run could not be finished: ${errorText(error)}`,
+        {
+          requestId: unfinished.record.id,
+        },
+      );
+    }
+  }
+  return report;
+}
+
+function finishOne(deps: HandOffDeps, { record, handed }: UnfinishedRecord, report: RecoveryReport): void {
+  const runs = new Map((record.runs ?? []).map((run) => [run.runId, run]));
+  const turns = record.events.filter(isTurn);
+  const outcomes: RunOutcome[] = [];
+  const toRun: PendingRun[] = [];
+  for (const turn of turns) {
+    const run = runs.get(turn.payload.runId);
+    if (run === undefined) throw new Error(`the record has no run for turn ${turn.payload.runId}`);
+    if (handed) outcomes.push({ runId: run.runId, status: "interrupted" });
+    else toRun.push(run);
+  }
+  if (toRun.length > 0) markHanded(deps, record.id);
+  const published = whenAllPublished(toRun.length, (done) =>
+    deps.journal.done(record.id, [...outcomes, ...done], true),
+  );
+  for (const planned of record.events) {
+    if (!isTurn(planned)) {
+      deps.bus.emit(planned.event, planned.payload as never);
+      report.events++;
+      continue;
+    }
+    const run = runs.get(planned.payload.runId)!;
+    if (handed) {
+      deps.tracker.interrupted(run);
+      report.turnsInterrupted++;
+    } else {
+      deps.tracker.track(run, published(run));
+      deps.bus.emit("session:agent-turn", planned.payload);
+      report.turnsRun++;
+    }
+  }
+  if (toRun.length === 0) deps.journal.done(record.id, outcomes, true);
+}
+
+function isTurn(planned: PlannedEvent): planned is Extract<PlannedEvent, { event: "session:agent-turn" }> {
+  return planned.event === "session:agent-turn";
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

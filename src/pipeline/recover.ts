@@ -1,0 +1,35 @@
+/** @module At start: open the journal, remember the delivery ids it holds, and finish what the previous run left. */
+import type { RunCompletionTracker } from "../actions/run-completion.js";
+import type { Clock } from "../clock.js";
+import type { HookBus } from "../events.js";
+import type { HostLogger } from "../host/contract.js";
+import type { Journal } from "../journal/journal.js";
+import { type DuplicateDeps, rememberDeliveries } from "./duplicates.js";
+import { finishUnfinished } from "./hand-off.js";
+
+export interface RecoveryDeps {
+  journal: Journal;
+  duplicates: DuplicateDeps;
+  bus: HookBus;
+  tracker: RunCompletionTracker;
+  logger: HostLogger;
+  clock: Clock;
+}
+
+/** Runs before the route takes requests: a retry arriving at once must find its delivery id remembered. */
+export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
+  const { journal, logger } = deps;
+  const backlog = await journal.open();
+  const remembered = await rememberDeliveries(deps.duplicates, backlog.deliveries, deps.clock.now());
+  const report = finishUnfinished(deps, backlog);
+  if (report.records > 0 || report.failed > 0) {
+    logger.info("journal: finished the requests the previous run had accepted and not finished", {
+      requests: report.records,
+      events: report.events,
+      turnsRun: report.turnsRun,
+      turnsInterrupted: report.turnsInterrupted,
+      failed: report.failed,
+    });
+  }
+  if (remembered > 0) logger.debug("journal: delivery ids remembered from the previous run", { remembered });
+}

@@ -1,0 +1,245 @@
+/** @module The journal through the plugin over real HTTP: records on disk, restarts that finish what was left, remembered duplicates, 503 on a failed write. */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/clock.js";
+import { createHooksPlugin } from "../../src/index.js";
+import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
+import { FileJournal } from "../../src/journal/file-journal.js";
+import { startTestHost, type TestHost } from "../helpers/test-host.js";
+
+const TOKEN = "journal-test-token-0123456789abcdef";
+const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+let stateDir: string;
+let host: TestHost | undefined;
+
+beforeEach(() => {
+  stateDir = mkdtempSync(path.join(tmpdir(), "hooks-state-"));
+});
+afterEach(async () => {
+  await host?.close();
+  host = undefined;
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+const journalDir = () => path.join(stateDir, "hooks-journal");
+
+async function start(hooks: Record<string, unknown> = {}, plugin = createHooksPlugin()): Promise<TestHost> {
+  host = await startTestHost(plugin, { hooks: { enabled: true, token: TOKEN, ...hooks } }, { stateDir });
+  return host;
+}
+
+/** Stops the host the way a restart does: services stopped, nothing more emitted; the files stay. */
+async function restart(hooks: Record<string, unknown> = {}): Promise<TestHost> {
+  await host?.close();
+  host = undefined;
+  return start(hooks);
+}
+
+async function send(hook: string, body: unknown, headers: Record<string, string> = AUTH) {
+  const response = await fetch(`${host!.url}/hooks/${hook}`, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  const requestId = response.headers.get("x-request-id")!;
+  await host!.waitForEvent("hooks:request", (event) => event.source.requestId === requestId);
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text ? JSON.parse(text) : undefined,
+    requestId,
+  };
+}
+
+function journalLines(): Array<Record<string, any>> {
+  return readdirSync(journalDir())
+    .sort()
+    .flatMap((name) =>
+      readFileSync(path.join(journalDir(), name), "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => JSON.parse(line)),
+    );
+}
+
+describe("the record of an accepted request", () => {
+  it("holds the request without credentials, the planned events with their ids, and is marked done", async () => {
+    await start();
+    const sent = await send("wake", { text: "deploy finished" }, { ...AUTH, "x-github-event": "push" });
+    expect(sent.status).toBe(200);
+    const [event] = host!.eventsOf("session:system-event");
+    await host!.close();
+    host = undefined;
+    const lines = journalLines();
+    const admitted = lines.find((line) => line.t === "admitted")!;
+    expect(admitted).toMatchObject({
+      id: sent.requestId,
+      hook: "wake",
+      response: { status: 200, body: JSON.stringify(sent.body) },
+      request: { method: "POST", url: "/hooks/wake", body: '{"text":"deploy finished"}' },
+    });
+    expect(admitted.request.headers["x-github-event"]).toBe("push");
+    expect(admitted.request.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(lines)).not.toContain(TOKEN);
+    expect(admitted.events[0]).toEqual({ event: "session:system-event", payload: event });
+    expect(lines.some((line) => line.t === "done" && line.id === sent.requestId)).toBe(true);
+  });
+
+  it("keeps no request body or headers with storePayloads: false", async () => {
+    await start({ journal: { storePayloads: false } });
+    await send("wake", { text: "private" });
+    await host!.close();
+    host = undefined;
+    const admitted = journalLines().find((line) => line.t === "admitted")!;
+    expect(admitted.request).toBeUndefined();
+  });
+
+  it("lists refusals and duplicates (no body) but not rate-limited requests", async () => {
+    await start({ authFailures: { limit: 1, windowSeconds: 60 } });
+    await send("wake", { text: "x" }, { ...AUTH, "idempotency-key": "k1" });
+    await send("wake", { text: "x" }, { ...AUTH, "idempotency-key": "k1" });
+    await send("wake", { nope: true });
+    await send("wake", { text: "x" }, { authorization: "Bearer wrong", "content-type": "application/json" });
+    await send("wake", { text: "x" }, { authorization: "Bearer wrong", "content-type": "application/json" });
+    await host!.close();
+    host = undefined;
+    const answered = journalLines().filter((line) => line.t === "answered");
+    expect(answered.map((line) => [line.status, line.code])).toEqual([
+      [200, "DUPLICATE"],
+      [400, "INVALID_PAYLOAD"],
+      [401, "UNAUTHORIZED"],
+    ]);
+    expect(JSON.stringify(answered)).not.toContain('"x"');
+  });
+});
+
+describe("a restart", () => {
+  it("emits what was admitted and not emitted, with the original ids, and marks it done", async () => {
+    // What a crash between the fsync and the emit leaves: a durable record and nothing else.
+    const journal = new FileJournal({
+      dir: journalDir(),
+      fsync: "batch",
+      retainHours: 72,
+      deliveryWindowMs: 86_400_000,
+      maxDeliveries: 100,
+      clock: systemClock,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+    await journal.open();
+    const source = { hook: "wake", requestId: "req-left-behind" };
+    await journal.admit({
+      id: "req-left-behind",
+      at: Date.now(),
+      hook: "wake",
+      response: { status: 200, contentType: "application/json", body: "{}" },
+      events: [
+        {
+          event: "session:system-event",
+          payload: { source, sessionKey: "main", text: "t", raw: "t", untrusted: true, eventId: "event-1" },
+        },
+        { event: "heartbeat:request", payload: { source, reason: "hook:wake" } },
+      ],
+      runs: [],
+    });
+    await journal.close();
+
+    await start();
+    expect(host!.eventsOf("session:system-event").map((e) => e.eventId)).toEqual(["event-1"]);
+    expect(host!.eventsOf("heartbeat:request")).toHaveLength(1);
+    expect(
+      host!.logs.some((line) => line.message.includes("previous run") && line.fields?.requests === 1),
+    ).toBe(true);
+    await restart();
+    expect(host!.eventsOf("session:system-event")).toHaveLength(0);
+  });
+
+  it("reports a turn that was running as interrupted and does not run it again", async () => {
+    await start();
+    const sent = await send("agent", { message: "long job", name: "Builder", wakeMode: "now" });
+    expect(sent.status).toBe(202);
+    const [turn] = host!.eventsOf("session:agent-turn");
+    // Nobody finishes the turn: the gateway goes down while it runs.
+    await restart();
+    expect(host!.eventsOf("session:agent-turn")).toHaveLength(0);
+    const [summary] = host!.eventsOf("session:system-event");
+    expect(summary).toMatchObject({
+      eventId: `${turn!.runId}:summary`,
+      sessionKey: "main",
+      text: "Builder (error): interrupted by a restart",
+      untrusted: false,
+    });
+    expect(host!.eventsOf("heartbeat:request")).toEqual([
+      expect.objectContaining({ reason: `hook:${turn!.runId}` }),
+    ]);
+    await restart();
+    expect(host!.eventsOf("session:system-event")).toHaveLength(0);
+  });
+
+  it("a finished turn is done: nothing happens at the next start", async () => {
+    await start();
+    await send("agent", { message: "quick job", name: "Quick" });
+    const [turn] = host!.eventsOf("session:agent-turn");
+    host!.bus.emit("session:agent-turn-finished", {
+      source: turn!.source,
+      runId: turn!.runId,
+      status: "ok",
+      reply: "all good",
+    });
+    expect(host!.eventsOf("session:system-event")[0]!.text).toContain("Quick:");
+    await restart();
+    expect(host!.events.filter((e) => e.event !== "hooks:request")).toEqual([]);
+    const done = journalLines().find((line) => line.t === "done" && line.runs);
+    expect(done.runs).toEqual([{ runId: turn!.runId, status: "ok" }]);
+  });
+
+  it("remembers accepted delivery ids: a retry after the restart gets the first answer and causes nothing", async () => {
+    await start();
+    const headers = { ...AUTH, "idempotency-key": "order-77" };
+    const first = await send("wake", { text: "once" }, headers);
+    await restart();
+    const again = await send("wake", { text: "once" }, headers);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("idempotent-replay")).toBe("true");
+    expect(host!.eventsOf("session:system-event")).toHaveLength(0);
+  });
+});
+
+describe("a journal that cannot be written", () => {
+  it("answers 503 UNAVAILABLE with Retry-After, emits nothing, keeps serving, and recovers", async () => {
+    let full = false;
+    const io: JournalIo = {
+      ...nodeIo,
+      writeSync(fd, data) {
+        if (full)
+          throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+        return nodeIo.writeSync(fd, data);
+      },
+    };
+    const journal = new FileJournal({
+      dir: journalDir(),
+      fsync: "batch",
+      retainHours: 72,
+      deliveryWindowMs: 86_400_000,
+      maxDeliveries: 100,
+      clock: systemClock,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      io,
+    });
+    await start({}, createHooksPlugin({ journal }));
+    full = true;
+    const refused = await send("wake", { text: "keep me" }, { ...AUTH, "idempotency-key": "k-full" });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("5");
+    expect(refused.body.code).toBe("UNAVAILABLE");
+    expect(host!.eventsOf("session:system-event")).toHaveLength(0);
+    full = false;
+    // The sender's retry, same delivery id: the refusal did not use it up.
+    const retried = await send("wake", { text: "keep me" }, { ...AUTH, "idempotency-key": "k-full" });
+    expect(retried.status).toBe(200);
+    expect(host!.eventsOf("session:system-event")).toHaveLength(1);
+  });
+});

@@ -1,0 +1,266 @@
+/** @module The file journal on its own: group commit, durability policies, failed writes cut back, recovery, retention. */
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { HostLogger } from "../../src/host/contract.js";
+import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
+import { FileJournal, type FileJournalSettings } from "../../src/journal/file-journal.js";
+import type { AdmittedRecord } from "../../src/journal/journal.js";
+
+const HOUR = 3_600_000;
+let dir: string;
+let now: number;
+const warnings: string[] = [];
+const logger: HostLogger = {
+  debug() {},
+  info() {},
+  warn: (message) => warnings.push(message),
+  error: (message) => warnings.push(message),
+};
+const opened: FileJournal[] = [];
+
+function journal(settings: Partial<FileJournalSettings> = {}): FileJournal {
+  const created = new FileJournal({
+    dir,
+    fsync: "batch",
+    retainHours: 72,
+    deliveryWindowMs: 24 * HOUR,
+    maxDeliveries: 1000,
+    clock: { now: () => now },
+    logger,
+    ...settings,
+  });
+  opened.push(created);
+  return created;
+}
+
+function record(id: string, extra: Partial<AdmittedRecord> = {}): AdmittedRecord {
+  return {
+    id,
+    at: now,
+    hook: "wake",
+    response: { status: 200, contentType: "application/json", body: `{"ok":true,"id":"${id}"}` },
+    events: [
+      {
+        event: "session:system-event",
+        payload: {
+          source: { hook: "wake", requestId: id },
+          sessionKey: "main",
+          text: `text of ${id}`,
+          raw: `text of ${id}`,
+          untrusted: true,
+          eventId: `event-${id}`,
+        },
+      },
+    ],
+    runs: [],
+    ...extra,
+  };
+}
+
+/** Every non-empty line of every segment, parsed, in order. */
+function lines(): Array<Record<string, unknown>> {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".jsonl"))
+    .sort()
+    .flatMap((name) =>
+      readFileSync(path.join(dir, name), "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    );
+}
+
+beforeEach(() => {
+  dir = path.join(mkdtempSync(path.join(tmpdir(), "journal-")), "hooks-journal");
+  now = 1_800_000_000_000;
+  warnings.length = 0;
+});
+
+afterEach(async () => {
+  for (const each of opened.splice(0)) await each.close();
+  rmSync(path.dirname(dir), { recursive: true, force: true });
+});
+
+describe("admission", () => {
+  it("writes each record as one line in a 0600 file inside a 0700 directory", async () => {
+    const j = journal();
+    await j.open();
+    await j.admit(record("a"));
+    expect(lines()).toEqual([expect.objectContaining({ t: "admitted", id: "a", hook: "wake" })]);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    const [file] = readdirSync(dir);
+    expect(statSync(path.join(dir, file!)).mode & 0o777).toBe(0o600);
+  });
+
+  it.each([
+    ["batch", 1],
+    ["always", 40],
+    ["off", 0],
+  ] as const)("fsync %s: 40 records admitted in one turn take %i fsync(s)", async (fsync, fsyncs) => {
+    const j = journal({ fsync });
+    await j.open();
+    await Promise.all(Array.from({ length: 40 }, (_, i) => j.admit(record(`r${i}`))));
+    expect(j.stats.fsyncs).toBe(fsyncs);
+    expect(lines().filter((line) => line.t === "admitted")).toHaveLength(40);
+  });
+
+  it("records that arrive while an fsync runs share the next one", async () => {
+    const syncs: Array<() => void> = [];
+    const io: JournalIo = {
+      ...nodeIo,
+      // Each sync completes only when the test says so: the second wave provably arrives during the first sync.
+      fdatasync: (fd, callback) => syncs.push(() => nodeIo.fdatasync(fd, callback)),
+    };
+    const j = journal({ io });
+    await j.open();
+    const first = j.admit(record("first"));
+    await vi.waitUntil(() => syncs.length === 1);
+    const later = Array.from({ length: 10 }, (_, i) => j.admit(record(`later${i}`)));
+    syncs.shift()!();
+    await first;
+    await vi.waitUntil(() => syncs.length === 1);
+    syncs.shift()!();
+    await Promise.all(later);
+    expect(j.stats.fsyncs).toBe(2);
+  });
+});
+
+describe("a write that fails", () => {
+  it("rejects the batch, leaves no partial line, and the next batch is written whole", async () => {
+    let failWrites = false;
+    const io: JournalIo = {
+      ...nodeIo,
+      writeSync(fd, data) {
+        if (!failWrites) return nodeIo.writeSync(fd, data);
+        // Half the batch reaches the disk, then it is full.
+        nodeIo.writeSync(fd, data.subarray(0, Math.floor(data.length / 2)));
+        throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      },
+    };
+    const j = journal({ io });
+    await j.open();
+    await j.admit(record("before"));
+    failWrites = true;
+    await expect(j.admit(record("lost"))).rejects.toThrow("ENOSPC");
+    failWrites = false;
+    await j.admit(record("after"));
+    expect(lines().map((line) => line.id)).toEqual(["before", "after"]);
+  });
+
+  it("cuts off a batch whose fsync failed, so a restart does not act on a refused request", async () => {
+    let failSync = false;
+    const io: JournalIo = {
+      ...nodeIo,
+      fdatasync: (fd, callback) =>
+        failSync
+          ? callback(Object.assign(new Error("EIO: i/o error"), { code: "EIO" }))
+          : nodeIo.fdatasync(fd, callback),
+    };
+    const j = journal({ io });
+    await j.open();
+    failSync = true;
+    await expect(j.admit(record("unsynced"))).rejects.toThrow("EIO");
+    failSync = false;
+    await j.admit(record("synced"));
+    await j.close();
+    const { unfinished } = await journal().open();
+    expect(unfinished.map((u) => u.record.id)).toEqual(["synced"]);
+  });
+});
+
+describe("what a restart finds", () => {
+  it("records not done, with whether their turns were handed over; done records are finished", async () => {
+    const j = journal();
+    await j.open();
+    await j.admit(record("done"));
+    await j.admit(record("emitted-not-done"));
+    await j.admit(record("turn-handed"));
+    await j.admit(record("turn-not-handed"));
+    j.done("done");
+    j.handed("turn-handed");
+    await j.close();
+
+    const { unfinished } = await journal().open();
+    expect(unfinished.map(({ record, handed }) => [record.id, handed])).toEqual([
+      ["emitted-not-done", false],
+      ["turn-handed", true],
+      ["turn-not-handed", false],
+    ]);
+    expect(unfinished[0]!.record.events[0]).toEqual(record("emitted-not-done").events[0]);
+  });
+
+  it("skips a torn last line (a crash mid-write) and says so", async () => {
+    const j = journal();
+    await j.open();
+    await j.admit(record("whole"));
+    await j.close();
+    const [file] = readdirSync(dir);
+    appendFileSync(path.join(dir, file!), '{"t":"admitted","id":"torn","at":1,"hook":"wa');
+    const { unfinished } = await journal().open();
+    expect(unfinished.map((u) => u.record.id)).toEqual(["whole"]);
+    expect(warnings.some((w) => w.includes("unreadable"))).toBe(true);
+  });
+
+  it("hands back the delivery ids still within their window, newest kept when there are too many", async () => {
+    const j = journal();
+    await j.open();
+    await j.admit(record("old", { delivery: "delivery:github:old", at: now - 25 * HOUR }));
+    for (const n of [1, 2, 3]) await j.admit(record(`d${n}`, { delivery: `delivery:github:${n}` }));
+    await j.close();
+    const { deliveries } = await journal({ maxDeliveries: 2 }).open();
+    expect(deliveries.map((d) => d.key)).toEqual(["delivery:github:2", "delivery:github:3"]);
+    expect(deliveries[1]!.response.body).toBe('{"ok":true,"id":"d3"}');
+  });
+});
+
+describe("retention", () => {
+  it("starts a new segment each hour and drops done segments past retainHours, oldest first", async () => {
+    const j = journal({ retainHours: 2 });
+    await j.open();
+    const start = now;
+    for (let hour = 0; hour < 5; hour++) {
+      now = start + hour * HOUR;
+      await j.admit(record(`h${hour}`));
+      j.done(`h${hour}`);
+    }
+    now = start + 4.5 * HOUR;
+    await j.compact();
+    // Segments of hours 0–2 ended more than two hours ago.
+    expect(
+      lines()
+        .filter((line) => line.t === "admitted")
+        .map((line) => line.id),
+    ).toEqual(["h3", "h4"]);
+  });
+
+  it("carries an unfinished record forward instead of dropping it with its segment", async () => {
+    const j = journal({ retainHours: 1 });
+    await j.open();
+    await j.admit(record("running"));
+    j.handed("running");
+    now += 3 * HOUR;
+    await j.admit(record("later"));
+    await j.compact();
+    await j.close();
+    const { unfinished } = await journal({ retainHours: 1 }).open();
+    expect(unfinished.map(({ record, handed }) => [record.id, handed])).toEqual([
+      ["later", false],
+      ["running", true],
+    ]);
+  });
+
+  it("keeps a segment with delivery ids for the dedupe window even past retainHours", async () => {
+    const j = journal({ retainHours: 1, deliveryWindowMs: 24 * HOUR });
+    await j.open();
+    await j.admit(record("remembered", { delivery: "delivery:github:abc" }));
+    j.done("remembered");
+    now += 3 * HOUR;
+    await j.admit(record("next"));
+    await j.compact();
+    await j.close();
+    const { deliveries } = await journal({ retainHours: 1 }).open();
+    expect(deliveries.map((d) => d.key)).toEqual(["delivery:github:abc"]);
+  });
+});
