@@ -18,7 +18,9 @@ const COMMANDS: ReadonlyArray<{ name: string; load(): Promise<Registrar> }> = [
   { name: "replay", load: async () => (await import("./replay.js")).registerReplayCommand },
   { name: "test", load: async () => (await import("./test.js")).registerTestCommand },
   { name: "mailbox", load: async () => (await import("./mailbox.js")).registerMailboxCommand },
+  { name: "journal", load: async () => (await import("./journal.js")).registerJournalCommand },
   { name: "token", load: async () => (await import("./token.js")).registerTokenCommand },
+  { name: "state", load: async () => (await import("./state.js")).registerStateCommand },
 ];
 
 /** Sub-commands (and their own sub-commands) inherit the override so their usage errors reach main's catch. */
@@ -30,7 +32,9 @@ function overrideExits(command: Command): void {
 /** The program with the command `argv` names, or with every command when it names none (help, typos). */
 export async function createProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command("hooks")
-    .description("Webhook intake for the assistant gateway: serve, check, replay, test, mailbox, token.")
+    .description(
+      "Webhook intake for the assistant gateway: serve, check, replay, test, journal, mailbox, token.",
+    )
     .showHelpAfterError();
   const named = COMMANDS.filter((command) => command.name === argv[0]);
   const registrars = await Promise.all(

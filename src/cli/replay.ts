@@ -31,7 +31,7 @@ export function reportToJson(report: ReplayReport): Record<string, unknown> {
 }
 
 /** Posts the fixture's request, signed like replay signs it, to a running gateway. */
-async function sendFixture(request: FixtureRequest, baseUrl: string) {
+export async function sendFixture(request: FixtureRequest, baseUrl: string) {
   const { "content-length": _length, ...headers } = request.headers;
   const response = await fetch(new URL(request.url, baseUrl), {
     method: request.method,

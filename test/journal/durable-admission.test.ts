@@ -192,7 +192,7 @@ describe("a restart", () => {
     await restart();
     expect(host!.events.filter((e) => e.event !== "hooks:request")).toEqual([]);
     const done = journalLines().find((line) => line.t === "done" && line.runs);
-    expect(done.runs).toEqual([{ runId: turn!.runId, status: "ok" }]);
+    expect(done?.runs).toEqual([{ runId: turn!.runId, status: "ok" }]);
   });
 
   it("remembers accepted delivery ids: a retry after the restart gets the first answer and causes nothing", async () => {

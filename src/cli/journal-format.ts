@@ -1,0 +1,108 @@
+/** @module How `hooks journal` prints requests: one line each for a listing, ids and outcomes for one request; never payload text. */
+import type { PlannedEvent } from "../events.js";
+import type { JournalEntry } from "../journal/read-journal.js";
+
+function time(at: number): string {
+  return new Date(at)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, "Z");
+}
+
+/** `2026-11-23 08:01:02Z  202  done         agent  <request id>  mapping=…` */
+export function formatJournalLine(entry: JournalEntry): string {
+  const what = entry.code ? `${entry.state} ${entry.code}` : entry.state;
+  const mapping = entry.mappingId === undefined ? "" : `  mapping=${entry.mappingId}`;
+  return `${time(entry.at)}  ${entry.status}  ${what.padEnd(12)} ${entry.hook.padEnd(16)} ${entry.id}${mapping}`;
+}
+
+/** The ids and routing of an event, never its text: payload content stays in the journal file. */
+function describeEvent(planned: PlannedEvent): string {
+  switch (planned.event) {
+    case "session:system-event":
+      return `eventId=${planned.payload.eventId} session=${planned.payload.sessionKey} (${planned.payload.text.length} chars)`;
+    case "session:agent-turn":
+      return `runId=${planned.payload.runId} session=${planned.payload.sessionKey} name=${JSON.stringify(planned.payload.name)}`;
+    case "heartbeat:request":
+      return `reason=${planned.payload.reason}`;
+    default:
+      return "";
+  }
+}
+
+/** The request's journal entry as a person reads it: identity, answer, outcome, events, what was stored. */
+export function formatJournalEntry(entry: JournalEntry): string {
+  const lines = [
+    `request   ${entry.id}`,
+    `at        ${time(entry.at)}`,
+    `hook      ${entry.hook}${entry.mappingId === undefined ? "" : ` (mapping ${entry.mappingId})`}`,
+    `status    ${entry.status}${entry.code ? ` ${entry.code}` : ""}`,
+  ];
+  const outcome =
+    entry.doneAt === undefined
+      ? entry.state
+      : `${entry.state} at ${time(entry.doneAt)}${entry.recovered ? " (finished after a restart)" : ""}`;
+  lines.push(`state     ${outcome}`);
+  if (entry.handedAt !== undefined)
+    lines.push(`handed    ${time(entry.handedAt)} (agent turns went to the host)`);
+  for (const run of entry.runs ?? []) lines.push(`turn      ${run.runId}: ${run.status}`);
+  const record = entry.record;
+  if (record) {
+    lines.push("events");
+    for (const planned of record.events)
+      lines.push(`  ${planned.event.padEnd(22)} ${describeEvent(planned)}`.trimEnd());
+    const request = record.request;
+    if (request) {
+      const bytes = bodyBytes(request);
+      lines.push(
+        "stored request",
+        `  ${request.method} ${request.url}`,
+        `  headers: ${Object.keys(request.headers).sort().join(", ")}`,
+        `  body: ${bytes} bytes (hooks journal replay ${entry.id} --fixture <file> writes it out)`,
+      );
+    } else {
+      lines.push("stored request: none (hooks.journal.storePayloads is false)");
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The entry for `--json`: the same facts, with sizes in place of the payload's text and body. */
+export function journalEntryToJson(entry: JournalEntry): Record<string, unknown> {
+  const { record, ...rest } = entry;
+  if (!record) return rest;
+  const request = record.request;
+  return {
+    ...rest,
+    events: record.events.map((planned) => ({ event: planned.event, ...eventIds(planned) })),
+    request: request && {
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      bodyBytes: bodyBytes(request),
+    },
+  };
+}
+
+function bodyBytes(request: { body?: string | undefined; bodyBase64?: string | undefined }): number {
+  return request.bodyBase64 !== undefined
+    ? Buffer.from(request.bodyBase64, "base64").length
+    : Buffer.byteLength(request.body ?? "");
+}
+
+function eventIds(planned: PlannedEvent): Record<string, unknown> {
+  switch (planned.event) {
+    case "session:system-event":
+      return { eventId: planned.payload.eventId, sessionKey: planned.payload.sessionKey };
+    case "session:agent-turn":
+      return {
+        runId: planned.payload.runId,
+        sessionKey: planned.payload.sessionKey,
+        name: planned.payload.name,
+      };
+    case "heartbeat:request":
+      return { reason: planned.payload.reason };
+    default:
+      return {};
+  }
+}

@@ -1,0 +1,196 @@
+/** @module `hooks journal list | show | replay`: what the gateway accepted and refused, what became of it, and running it again. */
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { type Command, InvalidArgumentError } from "commander";
+import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
+import { DEFAULT_STATE_DIR } from "../gateway/start-gateway.js";
+import { type JournalEntry, readJournal } from "../journal/read-journal.js";
+import { fixtureFromRecord } from "../replay/fixture-from-journal.js";
+import { formatReport, painter, wantsColour } from "../replay/format-report.js";
+import { validateFixture } from "../replay/load-fixture.js";
+import { formatJournalEntry, formatJournalLine, journalEntryToJson } from "./journal-format.js";
+import { openReplay, standInNote } from "./open-replay.js";
+import { reportToJson, sendFixture } from "./replay.js";
+
+interface WhereOptions {
+  config?: string;
+  stateDir?: string;
+  dir?: string;
+  json?: boolean;
+}
+
+interface ListOptions extends WhereOptions {
+  since?: number;
+  hook?: string;
+  status?: StatusFilter;
+  limit: number;
+}
+
+interface ReplayOptions extends WhereOptions {
+  send?: string;
+  token?: string;
+  fixture?: string;
+}
+
+const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `30m`, `1h`, `2d` before now, or a date (`2026-11-23`, `2026-11-23T08:00Z`). */
+export function parseSince(value: string, now: number = Date.now()): number {
+  const relative = /^(\d+)([smhd])$/.exec(value.trim());
+  if (relative) return now - Number(relative[1]) * UNITS[relative[2]!]!;
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) throw new InvalidArgumentError("must be a duration like 30m, 1h, 2d, or a date");
+  return at;
+}
+
+const STATES = ["done", "interrupted", "pending", "refused", "duplicate"] as const;
+type StatusFilter = (entry: JournalEntry) => boolean;
+
+/** An HTTP status (`202`), a class (`4xx`), or what became of the request (`pending`, `interrupted`, …). */
+export function parseStatus(value: string): StatusFilter {
+  const wanted = value.trim().toLowerCase();
+  if (/^\d{3}$/.test(wanted)) return (entry) => entry.status === Number(wanted);
+  if (/^[1-5]xx$/.test(wanted)) return (entry) => Math.floor(entry.status / 100) === Number(wanted[0]);
+  if ((STATES as readonly string[]).includes(wanted)) return (entry) => entry.state === wanted;
+  throw new InvalidArgumentError(`must be a status (202), a class (4xx) or one of ${STATES.join(", ")}`);
+}
+
+function positive(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+}
+
+/** `--dir`, else the config's `hooks.journal.dir` (relative to the config file), else `<state dir>/hooks-journal`. */
+function journalDirOf(options: WhereOptions): string {
+  if (options.dir !== undefined) return path.resolve(options.dir);
+  const loaded = loadGatewayConfig({ config: options.config });
+  const hooks = loaded.raw.hooks as { journal?: { dir?: unknown } } | undefined;
+  const configured = hooks?.journal?.dir;
+  if (typeof configured === "string" && configured !== "") return path.resolve(loaded.configDir, configured);
+  return path.join(path.resolve(options.stateDir ?? DEFAULT_STATE_DIR), "hooks-journal");
+}
+
+async function findEntry(dir: string, requestId: string): Promise<JournalEntry> {
+  const entry = (await readJournal(dir, { keepRecord: (id) => id === requestId })).find(
+    (e) => e.id === requestId,
+  );
+  if (!entry) throw new Error(`no request ${requestId} in the journal at ${dir}`);
+  return entry;
+}
+
+async function list(options: ListOptions): Promise<void> {
+  const dir = journalDirOf(options);
+  const { since, hook, status } = options;
+  const entries = await readJournal(dir, {
+    where: (at, entryHook) =>
+      (since === undefined || at >= since) && (hook === undefined || entryHook === hook),
+  });
+  const shown = entries.filter((entry) => status === undefined || status(entry)).slice(-options.limit);
+  if (options.json) {
+    for (const entry of shown) process.stdout.write(`${JSON.stringify(withoutRecord(entry))}\n`);
+    return;
+  }
+  if (shown.length === 0) {
+    process.stdout.write(`no requests in the journal at ${dir} match\n`);
+    return;
+  }
+  for (const entry of shown) process.stdout.write(`${formatJournalLine(entry)}\n`);
+}
+
+async function show(requestId: string, options: WhereOptions): Promise<void> {
+  const entry = await findEntry(journalDirOf(options), requestId);
+  process.stdout.write(
+    options.json ? `${JSON.stringify(journalEntryToJson(entry), null, 2)}\n` : formatJournalEntry(entry),
+  );
+}
+
+async function replay(requestId: string, options: ReplayOptions): Promise<void> {
+  const entry = await findEntry(journalDirOf(options), requestId);
+  if (!entry.record) {
+    throw new Error(
+      `request ${requestId} was not accepted (${entry.status}): only accepted requests are kept`,
+    );
+  }
+  const fixture = fixtureFromRecord(entry.record);
+  if (!fixture) {
+    throw new Error(
+      `request ${requestId} was recorded without its body (hooks.journal.storePayloads is false)`,
+    );
+  }
+  if (options.fixture !== undefined) {
+    writeFileSync(options.fixture, `${JSON.stringify(fixture, null, 2)}\n`);
+    process.stdout.write(`wrote ${options.fixture}\n`);
+    return;
+  }
+  const { config, pipeline, standIns } = openReplay(options.config);
+  const note = standInNote(standIns);
+  if (note) process.stderr.write(note);
+  const loaded = validateFixture(fixture, `journal:${requestId}`);
+  if (options.send !== undefined) {
+    const token = options.token ?? (config.raw.hooks as { token?: string } | undefined)?.token ?? "";
+    const result = await sendFixture(pipeline.buildRequest(loaded, token), options.send);
+    process.stdout.write(
+      options.json ? `${JSON.stringify(result)}\n` : `${result.status} ${JSON.stringify(result.body)}\n`,
+    );
+    return;
+  }
+  const report = await pipeline.replay(loaded);
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(reportToJson(report), null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(`${formatReport(report, painter(wantsColour(process.stdout)))}\n`);
+}
+
+function withoutRecord(entry: JournalEntry): Omit<JournalEntry, "record"> {
+  const { record: _record, ...rest } = entry;
+  return rest;
+}
+
+/** The options every sub-command shares: where the journal is. */
+function whereOptions(command: Command): Command {
+  return command
+    .option("-c, --config <file>", "gateway config (default: ./gateway.json5, else the bundled demo)")
+    .option("--state-dir <dir>", `the gateway's state directory (default: ${DEFAULT_STATE_DIR})`)
+    .option(
+      "--dir <dir>",
+      "the journal directory itself (inside OpenClaw: <OpenClaw state>/hooks-intake/hooks-journal)",
+    )
+    .option("--json", "print machine-readable JSON");
+}
+
+export function registerJournalCommand(program: Command): void {
+  const journal = program
+    .command("journal")
+    .description("what the gateway accepted and refused, what became of it, and running a request again");
+  whereOptions(
+    journal
+      .command("list")
+      .description("one line per request, oldest first: time, status, what became of it, hook, request id")
+      .option("--since <when>", "only requests since then: 30m, 1h, 2d, or a date", (value) =>
+        parseSince(value),
+      )
+      .option("--hook <name>", "only this hook (wake, agent, github/push, …)")
+      .option("--status <status>", `a status (202), a class (4xx), or ${STATES.join(", ")}`, parseStatus)
+      .option("--limit <n>", "at most this many, the newest", positive, 50),
+  ).action((options: ListOptions) => list(options));
+  whereOptions(
+    journal
+      .command("show")
+      .description("one request: its record, its events with their ids, and what became of them")
+      .argument("<requestId>", "the request id (the X-Request-Id answer header)"),
+  ).action((requestId: string, options: WhereOptions) => show(requestId, options));
+  whereOptions(
+    journal
+      .command("replay")
+      .description("run an accepted request again through the pipeline (a dry run unless --send)")
+      .argument("<requestId>", "the request id (the X-Request-Id answer header)")
+      .option(
+        "--send <url>",
+        "post it to a running gateway at this base URL instead (e.g. http://127.0.0.1:18789)",
+      )
+      .option("--token <token>", "token for --send (default: hooks.token from the config)")
+      .option("--fixture <file>", "write it as a fixture file instead, for hooks replay and hooks test"),
+  ).action((requestId: string, options: ReplayOptions) => replay(requestId, options));
+}

@@ -1,0 +1,98 @@
+/** @module Reads a journal directory into one entry per request: what was accepted or refused, and what became of it. */
+import type { AdmittedRecord } from "./journal.js";
+import type { AdmittedLine, RunOutcome } from "./records.js";
+import { listSegments, readSegment } from "./segments.js";
+
+/**
+ * What became of a request: `done` (its events went out, its turns' summaries were published), `interrupted`
+ * (finished by a restart, a turn reported interrupted), `pending` (accepted, not finished yet: a turn still
+ * running, or a gateway that stopped and has not started since), `refused` (an error answer), `duplicate`.
+ */
+export type JournalState = "done" | "interrupted" | "pending" | "refused" | "duplicate";
+
+export interface JournalEntry {
+  id: string;
+  at: number;
+  hook: string;
+  mappingId: string | undefined;
+  status: number;
+  state: JournalState;
+  /** The error code of a refusal. */
+  code: string | undefined;
+  /** When its turns went to the host. */
+  handedAt: number | undefined;
+  doneAt: number | undefined;
+  runs: RunOutcome[] | undefined;
+  /** Finished by the recovery at start. */
+  recovered: boolean;
+  /** The whole record (events, request), when the reader was asked to keep it. */
+  record: AdmittedRecord | undefined;
+}
+
+export interface ReadOptions {
+  /** Which requests to read at all, by time and hook (a listing's filters): the rest cost no memory. */
+  where?: (at: number, hook: string) => boolean;
+  /** Keep the whole record of the entries this accepts (default: none; a listing needs only the summary). */
+  keepRecord?: (id: string) => boolean;
+}
+
+/** Every request in the journal, oldest first. A missing directory is an empty journal. */
+export async function readJournal(dir: string, options: ReadOptions = {}): Promise<JournalEntry[]> {
+  const entries = new Map<string, JournalEntry>();
+  for (const segment of await listSegments(dir)) {
+    await readSegment(segment.file, (line) => {
+      if ((line.t === "admitted" || line.t === "answered") && options.where?.(line.at, line.hook) === false)
+        return;
+      if (line.t === "admitted") {
+        entries.set(line.id, admittedEntry(line, options.keepRecord?.(line.id) === true));
+        return;
+      }
+      if (line.t === "answered") {
+        entries.set(line.id, {
+          id: line.id,
+          at: line.at,
+          hook: line.hook,
+          mappingId: line.mappingId,
+          status: line.status,
+          state: line.code === "DUPLICATE" ? "duplicate" : "refused",
+          code: line.code === "DUPLICATE" ? undefined : line.code,
+          handedAt: undefined,
+          doneAt: undefined,
+          runs: undefined,
+          recovered: false,
+          record: undefined,
+        });
+        return;
+      }
+      const entry = entries.get(line.id);
+      if (!entry) return;
+      if (line.t === "handed") {
+        entry.handedAt ??= line.at;
+        return;
+      }
+      entry.doneAt = line.at;
+      entry.runs = line.runs;
+      entry.recovered = line.recovered === true;
+      entry.state = line.runs?.some((run) => run.status === "interrupted") ? "interrupted" : "done";
+    });
+  }
+  return [...entries.values()].sort((a, b) => a.at - b.at);
+}
+
+function admittedEntry(line: AdmittedLine, keep: boolean): JournalEntry {
+  const { t: _t, ...record } = line;
+  return {
+    id: line.id,
+    at: line.at,
+    hook: line.hook,
+    mappingId: line.mappingId,
+    status: line.response.status,
+    state: "pending",
+    code: undefined,
+    handedAt: undefined,
+    doneAt: undefined,
+    runs: undefined,
+    recovered: false,
+    record: keep ? record : undefined,
+  };
+}

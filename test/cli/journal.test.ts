@@ -1,0 +1,159 @@
+/** @module `hooks journal list | show | replay` on a journal written by the real plugin over real HTTP. */
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHooksPlugin } from "../../src/index.js";
+import { cleanupCli, makeTempDir, spawnCli } from "../helpers/spawn-cli.js";
+import { startTestHost, type TestHost } from "../helpers/test-host.js";
+
+const TOKEN = "journal-cli-token-0123456789abcdef";
+const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const HOOKS = {
+  enabled: true,
+  token: TOKEN,
+  mappings: [
+    {
+      id: "deploys",
+      match: { path: "deploys" },
+      action: "wake",
+      textTemplate: "deploy of {{service}} finished",
+    },
+  ],
+};
+
+let host: TestHost | undefined;
+let stateDir: string;
+let configFile: string;
+const ids: Record<string, string> = {};
+
+async function send(hook: string, body: unknown, headers: Record<string, string> = AUTH): Promise<string> {
+  const response = await fetch(`${host!.url}/hooks/${hook}`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(body),
+  });
+  await response.text();
+  const requestId = response.headers.get("x-request-id")!;
+  await host!.waitForEvent("hooks:request", (event) => event.source.requestId === requestId);
+  return requestId;
+}
+
+async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = spawnCli(["journal", ...args, "--config", configFile, "--state-dir", stateDir]);
+  const { code } = await cli.exited;
+  return { code, stdout: cli.stdout(), stderr: cli.stderr() };
+}
+
+beforeEach(async () => {
+  stateDir = makeTempDir("journal-cli-");
+  configFile = path.join(stateDir, "gateway.json5");
+  writeFileSync(configFile, JSON.stringify({ hooks: HOOKS }));
+  host = await startTestHost(createHooksPlugin(), { hooks: HOOKS }, { stateDir });
+  ids.wake = await send("wake", { text: "the secret plans" });
+  ids.mapped = await send("deploys", { service: "billing" });
+  ids.refused = await send("wake", { nope: 1 });
+  await host.close();
+  host = undefined;
+});
+
+afterEach(async () => {
+  await host?.close();
+  host = undefined;
+  await cleanupCli();
+});
+
+describe("hooks journal list", () => {
+  it("lists every request with its status and what became of it, oldest first", async () => {
+    const { code, stdout } = await run(["list"]);
+    expect(code).toBe(0);
+    const lines = stdout.trim().split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(new RegExp(`200  done +wake +${ids.wake}$`));
+    expect(lines[1]).toMatch(new RegExp(`200  done +deploys +${ids.mapped}  mapping=deploys$`));
+    expect(lines[2]).toMatch(new RegExp(`400  refused INVALID_PAYLOAD +wake +${ids.refused}$`));
+  });
+
+  it("filters by status class, state and hook, and prints JSON lines", async () => {
+    expect((await run(["list", "--status", "4xx"])).stdout).toContain(ids.refused);
+    expect((await run(["list", "--status", "4xx"])).stdout).not.toContain(ids.wake);
+    const byHook = await run(["list", "--hook", "deploys", "--json"]);
+    const entries = byHook.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(entries).toEqual([
+      expect.objectContaining({ id: ids.mapped, state: "done", mappingId: "deploys" }),
+    ]);
+    expect((await run(["list", "--status", "pending"])).stdout).toContain("no requests");
+  });
+
+  it("refuses a filter it cannot read, as a usage error", async () => {
+    const { code, stderr } = await run(["list", "--since", "yesterday-ish"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("duration like 30m");
+  });
+});
+
+describe("hooks journal show", () => {
+  it("shows the record's ids and outcome but never the payload's text", async () => {
+    const { code, stdout } = await run(["show", ids.wake!]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(`request   ${ids.wake}`);
+    expect(stdout).toMatch(/state +done at/);
+    expect(stdout).toMatch(/session:system-event +eventId=\S+ session=main/);
+    expect(stdout).toContain("POST /hooks/wake");
+    expect(stdout).not.toContain("secret plans");
+    expect(stdout).not.toContain("authorization");
+  });
+
+  it("exits 1 with a clear message for an unknown id", async () => {
+    const { code, stderr } = await run(["show", "no-such-request"]);
+    expect(code).toBe(1);
+    expect(stderr).toContain("no request no-such-request in the journal");
+  });
+});
+
+describe("hooks journal replay", () => {
+  it("runs the stored request through the pipeline again (dry run)", async () => {
+    const { code, stdout } = await run(["replay", ids.mapped!, "--json"]);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report.status).toBe(200);
+    expect(report.mappingId).toBe("deploys");
+    expect(report.events[0].payload.raw).toBe("deploy of billing finished");
+  });
+
+  it("writes a fixture that hooks replay accepts", async () => {
+    const file = path.join(stateDir, "replayed.json");
+    expect((await run(["replay", ids.mapped!, "--fixture", file])).code).toBe(0);
+    const fixture = JSON.parse(readFileSync(file, "utf8"));
+    expect(fixture.request).toMatchObject({
+      method: "POST",
+      path: "/hooks/deploys",
+      rawBody: '{"service":"billing"}',
+    });
+    expect(fixture.request.headers.authorization).toBeUndefined();
+    const replayed = spawnCli(["replay", file, "--config", configFile, "--json"]);
+    expect((await replayed.exited).code).toBe(0);
+    expect(JSON.parse(replayed.stdout()).reports[0].status).toBe(200);
+  });
+
+  it("sends it to a running gateway with --send", async () => {
+    host = await startTestHost(
+      createHooksPlugin(),
+      { hooks: HOOKS },
+      { stateDir: makeTempDir("journal-cli-2-") },
+    );
+    const { code, stdout } = await run(["replay", ids.wake!, "--send", host.url]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^200 /);
+    const [event] = await Promise.all([host.waitForEvent("session:system-event")]);
+    expect(event.raw).toBe("the secret plans");
+  });
+
+  it("says why a refused request cannot be replayed", async () => {
+    const { code, stderr } = await run(["replay", ids.refused!]);
+    expect(code).toBe(1);
+    expect(stderr).toContain("was not accepted (400)");
+  });
+});
