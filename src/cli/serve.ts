@@ -6,6 +6,7 @@ import {
   type LoadedGatewayConfig,
   loadGatewayConfig,
 } from "../gateway/load-gateway-config.js";
+import { resolveLogFile } from "../gateway/log-file.js";
 import { createGatewayLogger, isLogLevel } from "../gateway/logger.js";
 import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../gateway/start-gateway.js";
 import { checkHooksConfig, formatIssue, isConfigError } from "../index.js";
@@ -17,6 +18,7 @@ interface ServeOptions {
   stateDir: string;
   record?: string;
   capture?: string;
+  logFile?: string;
 }
 
 export function parsePort(value: string): number {
@@ -37,6 +39,7 @@ export function readyBanner(
   loaded: LoadedGatewayConfig,
   handle: GatewayHandle,
   recordFile: string | undefined,
+  logFile?: string,
 ): string {
   const lines = [
     `hooks gateway listening on ${handle.url}`,
@@ -45,6 +48,7 @@ export function readyBanner(
     `  runner  ${handle.sections.runner.kind}`,
   ];
   if (recordFile) lines.push(`  record  ${recordFile}`);
+  if (logFile) lines.push(`  log     ${logFile}`);
   if (handle.hooksPath === undefined || handle.hooks === undefined) {
     lines.push("hooks are disabled: set hooks.enabled to true in the config to expose the intake");
     return `${lines.join("\n")}\n`;
@@ -109,7 +113,11 @@ async function serve(options: ServeOptions): Promise<void> {
     return;
   }
   const level = process.env.HOOKS_LOG_LEVEL;
-  const logger = createGatewayLogger(isLogLevel(level) ? { level } : {});
+  const logFile = resolveLogFile(loaded.sections.log, loaded.configDir, options.logFile);
+  const logger = createGatewayLogger({
+    ...(isLogLevel(level) && { level }),
+    ...(logFile !== undefined && { file: logFile }),
+  });
   const stopSignal = waitForStopSignal();
   let handle: GatewayHandle;
   try {
@@ -133,10 +141,11 @@ async function serve(options: ServeOptions): Promise<void> {
     }
     throw error;
   }
-  process.stdout.write(readyBanner(loaded, handle, options.record));
+  process.stdout.write(readyBanner(loaded, handle, options.record, logFile?.path));
   const signal = await stopSignal;
   logger.info(`received ${signal}`);
   await handle.close();
+  await logger.close();
 }
 
 export function registerServeCommand(program: Command): void {
@@ -150,17 +159,21 @@ export function registerServeCommand(program: Command): void {
     .option("-p, --port <port>", "port to bind, 0 for any free port (default: server.port, 18789)", parsePort)
     .option(
       "--state-dir <dir>",
-      "directory for the transcript, queue, sessions and outbox",
+      "directory of the state database (queue, transcript, sessions, outbox); read it with `hooks state`",
       DEFAULT_STATE_DIR,
     )
     .option("--record <file>", "append every bus event to this file as JSON lines")
+    .option(
+      "--log-file <file>",
+      "also write the JSON log lines to this file, rotated by size (default: log.file of the config)",
+    )
     .option(
       "--capture <dir>",
       "write every authenticated hook request as a fixture file into <dir> (payloads on disk: development only)",
     )
     .addHelpText(
       "after",
-      "\nLogs go to stdout: readable lines on a terminal, JSON lines otherwise (HOOKS_LOG_LEVEL=debug|info|warn|error).\nStops on SIGINT/SIGTERM after in-flight requests and agent turns finish (at most 10 s).",
+      "\nLogs go to stdout: readable lines on a terminal, JSON lines otherwise (HOOKS_LOG_LEVEL=debug|info|warn|error),\nand as JSON lines to --log-file or log.file when set.\nStops on SIGINT/SIGTERM after in-flight requests and agent turns finish (at most 10 s).",
     )
     .action((options: ServeOptions) => serve(options));
 }

@@ -1,32 +1,18 @@
-/** @module Delivery subsystem: resolves `last`, writes each delivery to the outbox, logs it, moves the last route. */
+/** @module Delivery subsystem: resolves `last`, writes each delivery to the outbox once per run, logs it, moves the last route. */
 
 import type { DeliverySend, HookBus } from "../events.js";
 import { checkChannel } from "../index.js";
 import type { LastRoute } from "./gateway-config.js";
-import type { JsonlWriter } from "./jsonl-file.js";
 import type { GatewayLogger } from "./logger.js";
+import type { Outbox } from "./outbox.js";
+import type { OutboxEntry } from "./state-records.js";
 
 /** Where `last` goes when the main session has no last route yet (SPEC §8). */
 export const FALLBACK_CHANNEL = "whatsapp";
 
-export interface OutboxEntry {
-  at: string;
-  runId: string;
-  requestId: string;
-  hook: string;
-  mappingId?: string;
-  /** The channel the action asked for (`last` included). */
-  requested: string;
-  channel: string;
-  to?: string;
-  text: string;
-  status: "delivered" | "undeliverable";
-  reason?: string;
-}
-
 export interface DeliveryDeps {
   bus: HookBus;
-  outbox: JsonlWriter;
+  outbox: Outbox;
   channels: readonly string[];
   logger: GatewayLogger;
   lastRoute(): LastRoute | undefined;
@@ -58,9 +44,17 @@ export function startDeliverySubsystem(deps: DeliveryDeps): DeliverySubsystem {
   const offered = new Set(deps.channels);
 
   const onSend = (send: DeliverySend) => {
+    // The plugin re-emits, with its original run id, a delivery it is not sure was handed over before a crash:
+    // the first one went out (and moved the route) already.
+    if (deps.outbox.has(send.runId)) {
+      deps.logger.debug("duplicate delivery ignored", {
+        runId: send.runId,
+        requestId: send.source.requestId,
+      });
+      return;
+    }
     const resolved = resolveDelivery(send, deps.lastRoute(), offered);
     const entry: OutboxEntry = {
-      at: new Date().toISOString(),
       runId: send.runId,
       requestId: send.source.requestId,
       hook: send.source.hook,
@@ -84,7 +78,7 @@ export function startDeliverySubsystem(deps: DeliveryDeps): DeliverySubsystem {
       deps.logger.warn(`delivery not sent: ${resolved.reason}`, fields);
       return;
     }
-    // Debug, not info: the outbox line is the record, and "agent turn finished" already marks the turn at info.
+    // Debug, not info: the outbox row is the record, and "agent turn finished" already marks the turn at info.
     deps.logger.debug("delivered to outbox", fields);
     // Only a delivery that reached someone moves the route; `last` then means "where the last reply went".
     if (resolved.to !== undefined)

@@ -1,6 +1,7 @@
 /** @module `--record`: appends every bus event as `{ at, event, payload }`, one JSON line per event. */
 import { HOOK_EVENT_SCHEMAS, type HookBus, type HookEventName } from "../events.js";
-import { createJsonlWriter, type WriteErrorHandler } from "./jsonl-file.js";
+import { createJsonlWriter } from "./jsonl-file.js";
+import type { WriteErrorHandler } from "./write-errors.js";
 
 export const HOOK_EVENT_NAMES = Object.keys(HOOK_EVENT_SCHEMAS) as HookEventName[];
 
@@ -21,10 +22,7 @@ export function startEventRecorder(
   options: EventRecorderOptions = {},
 ): EventRecorder {
   // Line by line: tests and people read the record while the gateway runs.
-  const writer = createJsonlWriter(file, {
-    flush: "line",
-    ...(options.onError !== undefined && { onError: options.onError }),
-  });
+  const writer = createJsonlWriter(file, options.onError !== undefined ? { onError: options.onError } : {});
   const listeners = HOOK_EVENT_NAMES.map((event) => {
     const listener = (payload: unknown) => writer.append({ at: new Date().toISOString(), event, payload });
     bus.on(event, listener as never);

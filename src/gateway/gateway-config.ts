@@ -1,4 +1,4 @@
-/** @module The reference gateway's own config sections (server, session, heartbeat, runner, channels), validated with every problem listed. */
+/** @module The reference gateway's own config sections (server, session, heartbeat, runner, channels, state, log), validated with every problem listed. */
 import * as v from "valibot";
 import { CHANNEL_IDS, type ConfigIssue, fromValibotIssues, PluginGatewayConfigSchema } from "../index.js";
 
@@ -17,6 +17,11 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 60_000;
 /** Simultaneous connections the gateway accepts; more are closed as they arrive. */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
+/** Days the state database keeps the transcript, the outbox and session messages. */
+export const DEFAULT_RETAIN_DAYS = 30;
+/** The log file is rotated when it passes this size, and this many rotated files are kept. */
+export const DEFAULT_LOG_MAX_SIZE_MB = 10;
+export const DEFAULT_LOG_KEEP = 5;
 
 const Port = v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0), v.maxValue(65535));
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
@@ -65,6 +70,23 @@ export const HeartbeatSchema = v.strictObject({
   ),
 });
 
+export const StateSchema = v.strictObject({
+  /**
+   * Days the transcript, the outbox and session messages are kept; older rows are deleted at start and hourly.
+   * The queue is never purged: it is work not yet delivered. A session key unused this long starts fresh.
+   */
+  retainDays: v.optional(PositiveInt, DEFAULT_RETAIN_DAYS),
+});
+
+export const LogSchema = v.strictObject({
+  /** JSON log lines also go to this file (relative to the config file); `--log-file` overrides it. */
+  file: v.optional(NonEmpty),
+  /** The file is rotated once it passes this many megabytes (MiB). */
+  maxSizeMb: v.optional(PositiveInt, DEFAULT_LOG_MAX_SIZE_MB),
+  /** Rotated files kept beside it (`<file>.1` newest … `<file>.<keep>` oldest). */
+  keep: v.optional(PositiveInt, DEFAULT_LOG_KEEP),
+});
+
 export const EchoRunnerSchema = v.strictObject({ kind: v.literal("echo") });
 
 export const CommandRunnerSchema = v.strictObject({
@@ -105,6 +127,9 @@ export const GatewaySectionsSchema = v.object({
   runner: v.optional(RunnerSchema, { kind: "echo" }),
   /** Channels the gateway offers to the plugin; default all eight. */
   channels: v.optional(v.array(Channel), [...CHANNEL_IDS]),
+  state: v.optional(StateSchema, {}),
+  /** Unset: logs go to stdout only. */
+  log: v.optional(LogSchema),
 });
 
 /** The whole config file `hooks serve` reads: the plugin's slice plus the gateway's sections, and nothing else. */
@@ -119,6 +144,7 @@ export type RunnerConfig = v.InferOutput<typeof RunnerSchema>;
 export type CommandRunnerConfig = v.InferOutput<typeof CommandRunnerSchema>;
 export type OpenAiRunnerConfig = v.InferOutput<typeof OpenAiRunnerSchema>;
 export type LastRoute = v.InferOutput<typeof LastRouteSchema>;
+export type LogConfig = v.InferOutput<typeof LogSchema>;
 
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   "": Object.keys(GatewayConfigSchema.entries),
@@ -126,6 +152,8 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   session: Object.keys(SessionSchema.entries),
   "session.lastRoute": Object.keys(LastRouteSchema.entries),
   heartbeat: Object.keys(HeartbeatSchema.entries),
+  state: Object.keys(StateSchema.entries),
+  log: Object.keys(LogSchema.entries),
   runner: [
     ...new Set([...Object.keys(CommandRunnerSchema.entries), ...Object.keys(OpenAiRunnerSchema.entries)]),
   ],

@@ -1,8 +1,9 @@
-/** @module The gateway's structured logger (pino): JSON lines, or readable lines on a TTY; the plugin logs through it too. */
+/** @module The gateway's structured logger (pino): JSON lines, or readable lines on a TTY, and optionally a rotated file; the plugin logs through it too. */
 
 import pino, { type DestinationStream } from "pino";
 import pinoPretty from "pino-pretty";
 import type { HostLogger } from "../host/contract.js";
+import { createLogFileDestination, type LogFileOptions } from "./log-file.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFormat = "text" | "json";
@@ -23,12 +24,16 @@ export interface GatewayLogger extends HostLogger {
   request(fields: RequestLogFields): void;
   /** Writes out what is buffered; resolves once it reached the output. Exit flushes too, so calling it is optional. */
   flush(): Promise<void>;
+  /** Flushes and closes the log file, if any; later lines still go to the output. */
+  close(): Promise<void>;
 }
 
 export interface LoggerOptions {
   out?: NodeJS.WritableStream & { isTTY?: boolean };
   format?: LogFormat;
   level?: LogLevel;
+  /** Also write the JSON lines to this file, rotated by size (whatever the output's format). */
+  file?: LogFileOptions;
 }
 
 /**
@@ -174,10 +179,20 @@ export function createGatewayLogger(options: LoggerOptions = {}): GatewayLogger 
     format === "json" && processFd !== undefined && !out.isTTY
       ? bufferedProcessDestination(processFd)
       : undefined;
-  const destination: DestinationStream =
+  const output: DestinationStream =
     format === "text"
       ? readableDestination(out)
       : (buffered?.stream ?? { write: (line: string) => void out.write(line) });
+  const file = options.file ? createLogFileDestination(options.file) : undefined;
+  // The file gets the very line the output gets (same fields, same guard on reserved keys), always as JSON.
+  const destination: DestinationStream = file
+    ? {
+        write(line: string) {
+          output.write(line);
+          file.write(line);
+        },
+      }
+    : output;
 
   const logger = pino(
     {
@@ -203,7 +218,12 @@ export function createGatewayLogger(options: LoggerOptions = {}): GatewayLogger 
       if (fields.status >= 500) logger.error(fields, "request");
       else logger.info(fields, "request");
     },
-    flush: () => buffered?.flush() ?? Promise.resolve(),
+    flush: async () => {
+      await Promise.all([buffered?.flush(), file?.flush()]);
+    },
+    close: async () => {
+      await Promise.all([buffered?.flush(), file?.close()]);
+    },
   };
 }
 
@@ -215,4 +235,5 @@ export const silentGatewayLogger: GatewayLogger = {
   error() {},
   request() {},
   flush: () => Promise.resolve(),
+  close: () => Promise.resolve(),
 };

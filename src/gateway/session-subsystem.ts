@@ -71,12 +71,13 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
   const onSystemEvent = (event: SystemEvent) => {
     if (event.sessionKey === deps.mainSessionKey) store.enqueue(event);
     // Not the main session: the note belongs to that conversation, where its next turn will see it.
-    else store.appendHistory(event.sessionKey, [{ role: "system", content: event.text }]);
+    else store.appendSystemNote(event);
   };
 
   const finish = (turn: AgentTurn, result: Omit<AgentTurnFinished, "source" | "runId">, started: number) => {
     bus.emit("session:agent-turn-finished", { source: turn.source, runId: turn.runId, ...result });
-    // Logged after the event, so whoever reads the line finds the record and state files already written.
+    // Logged after the event, so the record has the event before the log has the line (and the state commits at
+    // the end of this turn, long before the buffered line reaches a reader).
     logger.info("agent turn finished", {
       runId: turn.runId,
       requestId: turn.source.requestId,

@@ -3,7 +3,7 @@ import { execFile, spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupCli, makeTempDir, startServe } from "../helpers/spawn-cli.js";
-import { baseConfig, postJson, readLines, TOKEN, writeConfig } from "./support.js";
+import { baseConfig, postJson, readState, TOKEN, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);
 
@@ -75,8 +75,10 @@ describe("embedded default", () => {
 
     // State goes to ./.hooks-state under the working directory by default.
     await gateway.waitForLog((r) => r.msg === "heartbeat" && Number(r.drained) > 0);
-    const transcript = readLines(path.join(cwd, ".hooks-state", "transcript.jsonl"));
-    expect(transcript.some((entry) => String(entry.text).includes("Hello from curl"))).toBe(true);
+    const transcript = readState(path.join(cwd, ".hooks-state"), (reader) => reader.transcript());
+    expect(
+      transcript.some((entry) => entry.kind === "system-event" && entry.text.includes("Hello from curl")),
+    ).toBe(true);
     // Printed once in the banner for the person at the terminal, never in a log line.
     expect(gateway.logs().some((record) => JSON.stringify(record).includes(token!))).toBe(false);
   });
@@ -106,14 +108,16 @@ describe("embedded default", () => {
     expect(resolved.status).toBe(204);
 
     await gateway.waitForLog((r) => r.msg === "agent turn finished" && r.runId === alert.body.runId);
-    const outbox = readLines(path.join(cwd, ".hooks-state", "outbox.jsonl"));
+    const outbox = readState(path.join(cwd, ".hooks-state"), (reader) => reader.outbox());
     expect(outbox[0]).toMatchObject({ channel: "telegram", to: "@demo_chat", mappingId: "alert" });
     expect(outbox[0]!.text).toMatch(/^\[CRITICAL\] db: disk full/);
     await gateway.waitForLog((r) => r.msg === "heartbeat" && String(r.reasons).includes("hook:wake"));
-    const transcript = readLines(path.join(cwd, ".hooks-state", "transcript.jsonl"));
+    const transcript = readState(path.join(cwd, ".hooks-state"), (reader) => reader.transcript());
     expect(
-      transcript.some((entry) =>
-        String(entry.text).includes("ann pushed 2 commit(s) to acme/site: fix footer"),
+      transcript.some(
+        (entry) =>
+          entry.kind === "system-event" &&
+          entry.text.includes("ann pushed 2 commit(s) to acme/site: fix footer"),
       ),
     ).toBe(true);
   });

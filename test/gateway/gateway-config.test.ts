@@ -4,6 +4,7 @@ import { formatIssue } from "../../src/config/issues.js";
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_RETAIN_DAYS,
   parseGatewaySections,
 } from "../../src/gateway/gateway-config.js";
 
@@ -49,6 +50,8 @@ describe("parseGatewaySections", () => {
         heartbeat: { everySeconds: 0 },
         runner: { kind: "echo" },
         channels: ["telegram"],
+        state: { retainDays: 7 },
+        log: { file: "gateway.log" },
       },
       {},
     );
@@ -83,6 +86,27 @@ describe("parseGatewaySections", () => {
     expect(problems({ runner: { ...command, env: ["HOOKS_TOKEN", "BAD-NAME"] } })).toEqual([
       "runner.env[0]: names starting with HOOKS_ are set by the runner for each turn",
       "runner.env[1]: must be an environment variable name (letters, digits, _)",
+    ]);
+  });
+
+  it("keeps state for retainDays (default 30, a whole number of at least 1) and logs to a file only when asked", () => {
+    const { sections } = parseGatewaySections({}, {});
+    expect(sections.state).toEqual({ retainDays: DEFAULT_RETAIN_DAYS });
+    expect(sections.log).toBeUndefined();
+    expect(parseGatewaySections({ log: { file: "g.log" } }, {}).sections.log).toEqual({
+      file: "g.log",
+      maxSizeMb: 10,
+      keep: 5,
+    });
+    expect(problems({ state: { retainDays: 0 } })).toEqual([expect.stringMatching(/^state\.retainDays: /)]);
+    expect(problems({ state: { retainDays: 1.5 } })).toEqual(["state.retainDays: must be an integer"]);
+    expect(problems({ state: { retainDay: 3 } })).toEqual([
+      'state.retainDay: unknown key (did you mean "retainDays"?)',
+    ]);
+    expect(problems({ log: { file: "", maxSizeMb: 0, keeps: 2 } })).toEqual([
+      "log.file: must not be empty",
+      expect.stringMatching(/^log\.maxSizeMb: /),
+      'log.keeps: unknown key (did you mean "keep"?)',
     ]);
   });
 });

@@ -1,11 +1,11 @@
-/** @module `hooks serve` as a black box: real CLI, real HTTP, then the record, the logs and the state files. */
+/** @module `hooks serve` as a black box: real CLI, real HTTP, then the record, the logs and the state database. */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import * as v from "valibot";
 import { afterEach, describe, expect, it } from "vitest";
 import { HOOK_EVENT_SCHEMAS, type HookEventName } from "../../src/events.js";
 import { cleanupCli, makeTempDir, startServe } from "../helpers/spawn-cli.js";
-import { AUTH, baseConfig, postJson, readLines, readRecord, TOKEN, writeConfig } from "./support.js";
+import { AUTH, baseConfig, postJson, readRecord, readState, TOKEN, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);
 
@@ -60,18 +60,18 @@ describe("hooks serve with a config file", () => {
     const delivery = events.find((line) => line.event === "delivery:send")!;
     expect(delivery.payload).toMatchObject({ runId, channel: "last", text: "summarize the build" });
 
-    const transcript = readLines(path.join(state, "transcript.jsonl"));
+    const transcript = readState(state, (reader) => reader.transcript());
     const drained = transcript.filter((entry) => entry.kind === "system-event");
     expect(drained.map((entry) => entry.eventId)).toEqual([wake.body.eventId, `${runId}:summary`]);
-    expect(drained[0]!.text).toContain("disk almost full");
+    expect(drained[0]!.kind === "system-event" && drained[0]!.text).toContain("disk almost full");
     // The echo runner's reply is the payload itself: its summary reaches the main session wrapped, name outside.
-    expect(drained[1]!.text).toMatch(
+    expect(drained[1]!.kind === "system-event" && drained[1]!.text).toMatch(
       /^CI: SECURITY NOTICE[\s\S]*\nsummarize the build\n<<<END_EXTERNAL_UNTRUSTED_CONTENT/,
     );
     expect(transcript.some((entry) => entry.kind === "heartbeat" && entry.drained > 0)).toBe(true);
-    expect(readFileSync(path.join(state, "queue.jsonl"), "utf8")).toBe("");
+    expect(readState(state, (reader) => reader.queue())).toEqual([]);
 
-    const outbox = readLines(path.join(state, "outbox.jsonl"));
+    const outbox = readState(state, (reader) => reader.outbox());
     expect(outbox).toEqual([
       expect.objectContaining({
         runId,
@@ -84,7 +84,7 @@ describe("hooks serve with a config file", () => {
     ]);
   });
 
-  it("logs one JSON line per request with method, hook, status, duration, request id and mapping id, and never the token or payload", async () => {
+  it("logs one JSON line per request with method, hook, status, duration, request id and mapping id, to stdout and --log-file, and never the token or payload", async () => {
     const dir = makeTempDir();
     const config = writeConfig(
       dir,
@@ -93,7 +93,16 @@ describe("hooks serve with a config file", () => {
         { mappings: [{ id: "ping", match: { path: "ping" }, action: "wake", textTemplate: "ping {{n}}" }] },
       ),
     );
-    const gateway = await startServe(["--config", config, "--state-dir", path.join(dir, "state")]);
+    const logFile = path.join(dir, "logs", "gateway.log");
+    const gateway = await startServe([
+      "--config",
+      config,
+      "--state-dir",
+      path.join(dir, "state"),
+      "--log-file",
+      logFile,
+    ]);
+    expect(gateway.stdout()).toContain(`  log     ${logFile}`);
 
     const mapped = await postJson(
       `${gateway.url}/hooks/ping`,
@@ -130,6 +139,12 @@ describe("hooks serve with a config file", () => {
     const output = gateway.stdout() + gateway.stderr();
     expect(output).not.toContain(TOKEN);
     expect(output).not.toContain("secret-payload-value");
+    // The file has the same JSON lines as stdout, up to the last one.
+    const fileLines = readFileSync(logFile, "utf8").trimEnd().split("\n");
+    expect(fileLines.map((line) => JSON.parse(line))).toEqual(gateway.logs());
+    expect(fileLines.at(-1)).toContain('"msg":"stopped"');
+    expect(fileLines.join("\n")).not.toContain(TOKEN);
+    expect(fileLines.join("\n")).not.toContain("secret-payload-value");
   });
 
   it("continues a conversation under a reused session key and moves the last route with each delivery", async () => {
@@ -152,18 +167,12 @@ describe("hooks serve with a config file", () => {
     });
     await gateway.waitForLog((r) => r.msg === "agent turn finished" && r.runId === second.body.runId);
 
-    const outbox = readLines(path.join(state, "outbox.jsonl"));
+    const outbox = readState(state, (reader) => reader.outbox());
     expect(outbox.map((entry) => [entry.requested, entry.channel, entry.to])).toEqual([
       ["signal", "signal", "+15550001111"],
       ["last", "signal", "+15550001111"],
     ]);
-    expect(JSON.parse(readFileSync(path.join(state, "last-route.json"), "utf8"))).toEqual({
-      channel: "signal",
-      to: "+15550001111",
-    });
-    const history = readLines(path.join(state, "sessions.jsonl")).filter(
-      (entry) => entry.sessionKey === "hook:chat",
-    );
+    const history = readState(state, (reader) => reader.session("hook:chat"));
     expect(history.map((entry) => [entry.role, entry.runId])).toEqual([
       ["user", first.body.runId],
       ["assistant", first.body.runId],
@@ -180,7 +189,7 @@ describe("hooks serve with a config file", () => {
     const agent = await postJson(`${gateway.url}/hooks/agent`, { message: "nobody to tell" });
     const warning = await gateway.waitForLog((r) => r.level === "warn" && r.runId === agent.body.runId);
     expect(String(warning.msg)).toContain("no recipient");
-    expect(readLines(path.join(state, "outbox.jsonl"))).toEqual([
+    expect(readState(state, (reader) => reader.outbox())).toEqual([
       expect.objectContaining({ channel: "whatsapp", status: "undeliverable", text: "nobody to tell" }),
     ]);
   });

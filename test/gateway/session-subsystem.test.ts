@@ -10,18 +10,21 @@ import { createEchoRunner } from "../../src/gateway/runners/echo.js";
 import type { AgentRunner, RunnerInput } from "../../src/gateway/runners/runner-types.js";
 import { createSessionStore, type SessionStore } from "../../src/gateway/session-store.js";
 import { type SessionSubsystem, startSessionSubsystem } from "../../src/gateway/session-subsystem.js";
+import { openStateDb, type StateDb } from "../../src/gateway/state-db.js";
 
 let dir: string;
+let state: StateDb;
 let store: SessionStore;
 let session: SessionSubsystem | undefined;
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), "hooks-session-"));
-  store = createSessionStore(dir, undefined);
+  state = openStateDb(dir);
+  store = createSessionStore(state, undefined);
 });
 afterEach(async () => {
   await session?.stop();
   session = undefined;
-  store.close();
+  state.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupCli, makeTempDir, startServe } from "../helpers/spawn-cli.js";
-import { baseConfig, postJson, readLines, readRecord, writeConfig } from "./support.js";
+import { baseConfig, postJson, readRecord, readState, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);
 
@@ -48,9 +48,9 @@ describe("graceful stop", () => {
     expect(await gateway.exited).toEqual({ code: 0, signal: null });
     expect(gateway.logs().at(-1)).toMatchObject({ msg: "stopped" });
     // The wake's heartbeat was still pending at stop; stopping runs it, so the transcript holds the event.
-    const transcript = readLines(path.join(state, "transcript.jsonl"));
+    const transcript = readState(state, (reader) => reader.transcript());
     expect(
-      transcript.some((entry) => entry.kind === "system-event" && String(entry.text).includes("slow: held")),
+      transcript.some((entry) => entry.kind === "system-event" && entry.text.includes("slow: held")),
     ).toBe(true);
     expect(readRecord(record).map((line) => line.event)).toContain("hooks:request");
   });
@@ -83,7 +83,11 @@ describe("graceful stop", () => {
       status: "ok",
       reply: "done after wait",
     });
-    const transcript = readLines(path.join(state, "transcript.jsonl"));
-    expect(transcript.some((entry) => entry.eventId === `${agent.body.runId}:summary`)).toBe(true);
+    const transcript = readState(state, (reader) => reader.transcript());
+    expect(
+      transcript.some(
+        (entry) => entry.kind === "system-event" && entry.eventId === `${agent.body.runId}:summary`,
+      ),
+    ).toBe(true);
   });
 });

@@ -1,151 +1,141 @@
-/** @module State files on a failing disk: the JSON-lines writer reports write errors and the gateway keeps serving. */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+/** @module State on disk: the database's files and modes, write errors reported (never the content) and survived, the record's writer. */
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { SystemEvent } from "../../src/events.js";
 import { createJsonlWriter } from "../../src/gateway/jsonl-file.js";
 import { createSessionStore } from "../../src/gateway/session-store.js";
-import { cleanupCli, makeTempDir, pollFor, startServe } from "../helpers/spawn-cli.js";
-import { AUTH, baseConfig, postJson, writeConfig } from "./support.js";
+import { openStateDb, STATE_DB_FILE } from "../../src/gateway/state-db.js";
+import { logWriteError } from "../../src/gateway/write-errors.js";
 
 /** Writes to it fail with ENOSPC, as on a full disk. */
 const FULL_DEVICE = "/dev/full";
 const fullDeviceMissing = !existsSync(FULL_DEVICE);
 
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), "hooks-state-files-"));
 });
-afterEach(async () => {
+afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
-  await cleanupCli();
 });
 
-describe("JSON-lines writer", () => {
-  it("writes the lines of one turn together at the end of the turn, and what is pending on close", async () => {
-    const file = path.join(dir, "nested", "log.jsonl");
-    const writer = createJsonlWriter(file);
-    writer.append({ n: 1 });
-    writer.append({ n: 2 });
-    expect(existsSync(file)).toBe(false);
-    await nextTurn();
-    expect(readFileSync(file, "utf8")).toBe('{"n":1}\n{"n":2}\n');
-    writer.append({ n: 3 });
-    writer.close();
-    expect(readFileSync(file, "utf8")).toBe('{"n":1}\n{"n":2}\n{"n":3}\n');
+const event = (eventId: string, text = `text ${eventId}`): SystemEvent => ({
+  source: { hook: "wake", requestId: "r1" },
+  sessionKey: "main",
+  text,
+  untrusted: true,
+  eventId,
+});
+
+describe("state database file", () => {
+  it("is one SQLite file in WAL mode with incremental vacuum, private to its user, in a private directory", () => {
+    const stateDir = path.join(dir, "nested", "state");
+    const state = openStateDb(stateDir);
+    createSessionStore(state, undefined).enqueue(event("e1"));
+    state.flush();
+    expect(state.db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(state.db.pragma("synchronous", { simple: true })).toBe(1);
+    expect(state.db.pragma("auto_vacuum", { simple: true })).toBe(2);
+    expect(statSync(stateDir).mode & 0o777).toBe(0o700);
+    for (const name of [STATE_DB_FILE, `${STATE_DB_FILE}-wal`]) {
+      expect(statSync(path.join(stateDir, name)).mode & 0o777).toBe(0o600);
+    }
+    state.close();
   });
 
-  it.skipIf(fullDeviceMissing)(
-    "reports a failed write with the file and the error code, once, and does not throw",
-    async () => {
-      const reports: Array<{ file: string; code: string | undefined; message: string }> = [];
-      const writer = createJsonlWriter(FULL_DEVICE, {
-        onError: (error, file) => reports.push({ file, code: error.code, message: error.message }),
-      });
-      writer.append({ secret: "payload-text" });
-      await nextTurn();
-      writer.append({ secret: "payload-text" });
-      expect(writer.flush()).toBe(false);
-      expect(writer.appendBytes(Buffer.from('{"x":1}\n'))).toBe(false);
-      expect(() => writer.close()).not.toThrow();
-      // Said once for as long as the disk stays full, not once per turn.
-      expect(reports).toEqual([{ file: FULL_DEVICE, code: "ENOSPC", message: expect.any(String) }]);
-      expect(JSON.stringify(reports)).not.toContain("payload-text");
-    },
-  );
+  it("refuses a file that is not a state database of this version, and says what to do", () => {
+    writeFileSync(path.join(dir, STATE_DB_FILE), "");
+    const foreign = openStateDb(dir);
+    foreign.db.pragma("user_version = 99");
+    foreign.close();
+    expect(() => openStateDb(dir)).toThrow(/not a state database of this hooks version.*move it away/);
+  });
+});
 
-  it.skipIf(fullDeviceMissing)("a line-by-line writer (the event record) survives a failing file too", () => {
-    const codes: Array<string | undefined> = [];
-    const writer = createJsonlWriter(FULL_DEVICE, {
-      flush: "line",
-      onError: (error) => codes.push(error.code),
+describe("state database on a full disk", () => {
+  it("reports a failed commit with the file and the code, once, never the content, and keeps going", () => {
+    const reports: Array<{ file: string; code: string | undefined; message: string }> = [];
+    const state = openStateDb(dir, {
+      onError: (error, file) => reports.push({ file, code: error.code, message: error.message }),
     });
-    expect(() => writer.append({ event: "hooks:request" })).not.toThrow();
-    writer.close();
-    expect(codes).toEqual(["ENOSPC"]);
-  });
-
-  it("reports a file it cannot open (a directory in its place)", async () => {
-    const codes: Array<string | undefined> = [];
-    const writer = createJsonlWriter(dir, { onError: (error) => codes.push(error.code) });
-    writer.append({ n: 1 });
-    await nextTurn();
-    expect(codes).toEqual(["EISDIR"]);
-  });
-});
-
-describe.skipIf(fullDeviceMissing)("session store on a full disk", () => {
-  const event = (eventId: string) => ({
-    source: { hook: "wake", requestId: "r1" },
-    sessionKey: "main",
-    text: `text ${eventId}`,
-    untrusted: true,
-    eventId,
+    const store = createSessionStore(state, undefined);
+    store.enqueue(event("e1"));
+    state.flush();
+    // Room for no new page: a big event cannot be written, as on a full disk.
+    state.db.pragma(`max_page_count = ${state.db.pragma("page_count", { simple: true })}`);
+    store.enqueue(event("e2", `SECRET-PAYLOAD ${"x".repeat(100_000)}`));
+    expect(state.flush()).toBe(false);
+    store.enqueue(event("e3", `SECRET-PAYLOAD ${"x".repeat(100_000)}`));
+    expect(state.flush()).toBe(false);
+    expect(reports).toEqual([
+      { file: path.join(dir, STATE_DB_FILE), code: "SQLITE_FULL", message: expect.any(String) },
+    ]);
+    expect(JSON.stringify(reports)).not.toContain("SECRET-PAYLOAD");
+    expect(store.pending().map((queued) => queued.eventId)).toEqual(["e1"]);
+    state.close();
   });
 
   it("keeps the queued events when the transcript cannot be written, so the next heartbeat moves them", () => {
-    symlinkSync(FULL_DEVICE, path.join(dir, "transcript.jsonl"));
-    const files: string[] = [];
-    const store = createSessionStore(dir, undefined, { onError: (_error, file) => files.push(file) });
-    store.enqueue(event("e1"));
+    const codes: Array<string | undefined> = [];
+    const state = openStateDb(dir, { onError: (error) => codes.push(error.code) });
+    const store = createSessionStore(state, undefined);
+    store.enqueue(event("e1", "y".repeat(200_000)));
+    state.flush();
+    const pages = state.db.pragma("page_count", { simple: true }) as number;
+    state.db.pragma(`max_page_count = ${pages}`);
     expect(store.drain(["interval"])).toBe(0);
     expect(store.pending().map((queued) => queued.eventId)).toEqual(["e1"]);
-    expect(readFileSync(path.join(dir, "queue.jsonl"), "utf8")).toContain('"eventId":"e1"');
-    expect(files).toEqual([path.join(dir, "transcript.jsonl")]);
-    store.close();
+    expect(codes).toEqual(["SQLITE_FULL"]);
+    state.db.pragma(`max_page_count = ${pages * 4}`);
+    expect(store.drain(["interval"])).toBe(1);
+    expect(store.pending()).toEqual([]);
+    state.close();
   });
 
-  it("moves the last route in memory when its file cannot be written, and says so", () => {
-    const files: string[] = [];
-    const store = createSessionStore(path.join(dir, "state"), undefined, {
-      onError: (_error, file) => files.push(file),
-    });
-    // A device where the state directory should be: nothing can be created below it.
-    symlinkSync(FULL_DEVICE, path.join(dir, "state"));
-    store.setLastRoute({ channel: "telegram", to: "@ops_room" });
-    expect(store.lastRoute()).toEqual({ channel: "telegram", to: "@ops_room" });
-    expect(files).toEqual([path.join(dir, "state", "last-route.json")]);
-    store.close();
+  it("is logged as an error line with the file and the code", () => {
+    const lines: Array<{ message: string; fields: unknown }> = [];
+    const report = logWriteError({ error: (message, fields) => lines.push({ message, fields }) });
+    report(Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }), "/s/state.sqlite");
+    expect(lines).toEqual([
+      {
+        message: "write failed; the gateway keeps running without what it could not write",
+        fields: { file: "/s/state.sqlite", code: "SQLITE_FULL" },
+      },
+    ]);
   });
 });
 
-describe.skipIf(fullDeviceMissing)("hooks serve with a full disk under its state files", () => {
-  it("logs an error naming the file and code, never the content, and keeps answering hooks", async () => {
-    const work = makeTempDir();
-    const state = path.join(work, "state");
-    // Written, never read back: outbox and transcript can point at a full device without the store reading it.
-    mkdirSync(state);
-    symlinkSync(FULL_DEVICE, path.join(state, "outbox.jsonl"));
-    symlinkSync(FULL_DEVICE, path.join(state, "transcript.jsonl"));
-    const config = writeConfig(
-      work,
-      baseConfig({
-        heartbeat: { everySeconds: 0 },
-        session: { lastRoute: { channel: "telegram", to: "@ops_room" } },
-      }),
-    );
-    const gateway = await startServe(["--config", config, "--state-dir", state]);
+describe("the event record's JSON-lines writer", () => {
+  it("writes each line before append returns", () => {
+    const file = path.join(dir, "nested", "events.jsonl");
+    const writer = createJsonlWriter(file);
+    writer.append({ n: 1 });
+    expect(readFileSync(file, "utf8")).toBe('{"n":1}\n');
+    writer.append({ n: 2 });
+    writer.close();
+    expect(readFileSync(file, "utf8")).toBe('{"n":1}\n{"n":2}\n');
+  });
 
-    const agent = await postJson(`${gateway.url}/hooks/agent`, {
-      message: "SECRET-PAYLOAD one",
-      channel: "last",
-    });
-    expect(agent.status).toBe(202);
-    const wake = await postJson(`${gateway.url}/hooks/wake`, { text: "SECRET-PAYLOAD two" });
-    expect(wake.status).toBe(200);
-    const output = () => gateway.stdout() + gateway.stderr();
-    await pollFor(
-      () => (output().includes("outbox.jsonl") && output().includes("transcript.jsonl") ? true : undefined),
-      "the outbox and transcript write errors to be reported",
-    );
-    expect(output()).toContain("ENOSPC");
-    expect(output()).not.toContain("SECRET-PAYLOAD");
+  it.skipIf(fullDeviceMissing)(
+    "reports a failed write once with the file and the code, and does not throw",
+    () => {
+      const reports: Array<{ file: string; code: string | undefined }> = [];
+      const writer = createJsonlWriter(FULL_DEVICE, {
+        onError: (error, file) => reports.push({ file, code: error.code }),
+      });
+      expect(() => writer.append({ secret: "payload-text" })).not.toThrow();
+      writer.append({ secret: "payload-text" });
+      expect(() => writer.close()).not.toThrow();
+      expect(reports).toEqual([{ file: FULL_DEVICE, code: "ENOSPC" }]);
+    },
+  );
 
-    // Still serving, and still alive.
-    const again = await postJson(`${gateway.url}/hooks/wake`, { text: "after the errors" }, AUTH);
-    expect(again.status).toBe(200);
-    expect(gateway.child.exitCode).toBeNull();
+  it("reports a file it cannot open (a directory in its place)", () => {
+    const codes: Array<string | undefined> = [];
+    const writer = createJsonlWriter(dir, { onError: (error) => codes.push(error.code) });
+    writer.append({ n: 1 });
+    expect(codes).toEqual(["EISDIR"]);
   });
 });

@@ -1,11 +1,10 @@
-/** @module The gateway's parts in-process: heartbeat coalescing, delivery routing, router, session state, the runner's history file. */
+/** @module The gateway's parts in-process: heartbeat coalescing, delivery routing, router, the runner's history file. */
 
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
-import path from "node:path";
 import { EventEmitter } from "eventemitter3";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HookBus } from "../../src/events.js";
@@ -14,7 +13,6 @@ import { startHeartbeatSubsystem } from "../../src/gateway/heartbeat-subsystem.j
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { createRouter } from "../../src/gateway/router.js";
 import { createCommandRunner } from "../../src/gateway/runners/command.js";
-import { createSessionStore, HISTORY_WINDOW, sessionKeyHash } from "../../src/gateway/session-store.js";
 
 const source = { hook: "wake", requestId: "r1" };
 
@@ -154,139 +152,6 @@ describe("router", () => {
     } finally {
       server.close();
     }
-  });
-});
-
-describe("session store", () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "hooks-store-"));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  const event = (eventId: string) => ({
-    source,
-    sessionKey: "main",
-    text: `text ${eventId}`,
-    untrusted: true,
-    eventId,
-  });
-
-  it("keeps queued events across a restart and drains them once", () => {
-    const first = createSessionStore(dir, undefined);
-    first.enqueue(event("e1"));
-    first.enqueue(event("e2"));
-    first.close();
-    const second = createSessionStore(dir, undefined);
-    expect(second.pending().map((e) => e.eventId)).toEqual(["e1", "e2"]);
-    expect(second.drain(["interval"])).toBe(2);
-    second.enqueue(event("e3"));
-    second.close();
-    const third = createSessionStore(dir, undefined);
-    expect(third.pending().map((e) => e.eventId)).toEqual(["e3"]);
-    third.close();
-  });
-
-  it("moves queued lines to the transcript byte for byte, each drain followed by its heartbeat line", () => {
-    const store = createSessionStore(dir, undefined);
-    store.enqueue(event("e1"));
-    store.enqueue(event("e2"));
-    store.close();
-    const queued = readFileSync(path.join(dir, "queue.jsonl"), "utf8");
-    const again = createSessionStore(dir, undefined);
-    expect(again.drain(["hook:wake"])).toBe(2);
-    expect(again.drain(["interval"])).toBe(0);
-    again.close();
-    const transcript = readFileSync(path.join(dir, "transcript.jsonl"), "utf8");
-    expect(transcript.startsWith(queued)).toBe(true);
-    const lines = transcript
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line));
-    expect(lines.map((line) => line.kind)).toEqual([
-      "system-event",
-      "system-event",
-      "heartbeat",
-      "heartbeat",
-    ]);
-    expect(lines[2]).toMatchObject({ reasons: ["hook:wake"], drained: 2 });
-    expect(readFileSync(path.join(dir, "queue.jsonl"), "utf8")).toBe("");
-  });
-
-  it("rewrites a queue left by an older version or cut mid-line, so its lines can move whole", () => {
-    const old = { at: "2026-01-01T00:00:00.000Z", eventId: "old", text: "t", untrusted: true, source };
-    writeFileSync(path.join(dir, "queue.jsonl"), `null\n${JSON.stringify(old)}\n{"kind":"system-ev`);
-    const store = createSessionStore(dir, undefined);
-    expect(store.pending()).toEqual([{ kind: "system-event", ...old }]);
-    store.enqueue(event("new"));
-    store.drain(["interval"]);
-    store.close();
-    const lines = readFileSync(path.join(dir, "transcript.jsonl"), "utf8").trim().split("\n");
-    expect(lines.map((line) => JSON.parse(line).eventId ?? JSON.parse(line).kind)).toEqual([
-      "old",
-      "new",
-      "heartbeat",
-    ]);
-  });
-
-  it("persists per-key history and the last route, which wins over the configured one", () => {
-    const first = createSessionStore(dir, { channel: "telegram", to: "@ops_room" });
-    first.appendHistory(
-      "hook:a",
-      [
-        { role: "user", content: "q" },
-        { role: "assistant", content: "a" },
-      ],
-      "run-1",
-    );
-    first.setLastRoute({ channel: "signal", to: "+15550001111" });
-    first.close();
-    const second = createSessionStore(dir, { channel: "telegram", to: "@ops_room" });
-    expect(second.history("hook:a")).toEqual([
-      { role: "user", content: "q" },
-      { role: "assistant", content: "a" },
-    ]);
-    expect(second.history("hook:b")).toEqual([]);
-    expect(second.lastRoute()).toEqual({ channel: "signal", to: "+15550001111" });
-    second.close();
-  });
-
-  it("keeps every session in one log, any key, and hands runners the last HISTORY_WINDOW messages", () => {
-    const odd = 'hook:mailbox:<a@b> "quoted" \\ ../../etc/passwd';
-    const first = createSessionStore(dir, undefined);
-    for (let i = 0; i < HISTORY_WINDOW + 10; i++)
-      first.appendHistory("hook:long", [{ role: "user", content: `m${i}` }]);
-    first.appendHistory(odd, [{ role: "user", content: "odd" }], "run-odd");
-    first.appendHistory("hook:one-shot", [{ role: "user", content: "once" }]);
-    expect(first.history("hook:long")).toHaveLength(HISTORY_WINDOW);
-    first.close();
-    expect(readdirSync(dir).sort()).toEqual(["sessions.jsonl"]);
-    const lines = readFileSync(path.join(dir, "sessions.jsonl"), "utf8").trim().split("\n");
-    expect(lines).toHaveLength(HISTORY_WINDOW + 12);
-    expect(JSON.parse(lines.at(-2)!)).toMatchObject({
-      sessionKey: odd,
-      runId: "run-odd",
-      role: "user",
-      content: "odd",
-    });
-
-    const second = createSessionStore(dir, undefined);
-    expect(second.history(odd)).toEqual([{ role: "user", content: "odd" }]);
-    const long = second.history("hook:long");
-    expect(long).toHaveLength(HISTORY_WINDOW);
-    expect(long.at(-1)).toEqual({ role: "user", content: `m${HISTORY_WINDOW + 9}` });
-    expect(second.history("hook:never")).toEqual([]);
-    second.close();
-  });
-});
-
-describe("session key hashes", () => {
-  it("are stable safe integers that tell apart keys differing in one character", () => {
-    const keys = ["hook:a", "hook:b", "hook:ab", "hook:ba", "main", "hook:github:o/r", "hook:github:o/s"];
-    const hashes = keys.map(sessionKeyHash);
-    expect(new Set(hashes).size).toBe(keys.length);
-    expect(hashes.every(Number.isSafeInteger)).toBe(true);
-    expect(keys.map(sessionKeyHash)).toEqual(hashes);
   });
 });
 

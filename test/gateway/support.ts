@@ -1,6 +1,7 @@
 /** @module Shared pieces of the gateway tests: config files in temp dirs, authenticated POSTs, record and state readers. */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { openStateReader, type StateReader } from "../../src/gateway/state-reader.js";
 
 export const TOKEN = "gateway-test-token-0123456789abcdef";
 export const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -52,4 +53,14 @@ export function readLines<T = Record<string, any>>(file: string): T[] {
 
 export function readRecord(file: string): RecordLine[] {
   return readLines<RecordLine>(file);
+}
+
+/** Reads the state database of `stateDir` read-only (as `hooks state` does, also while the gateway runs). */
+export function readState<T>(stateDir: string, read: (reader: StateReader) => T): T {
+  const reader = openStateReader(stateDir);
+  try {
+    return read(reader);
+  } finally {
+    reader.close();
+  }
 }

@@ -1,7 +1,7 @@
 /** @module What every agent runner receives and returns; the session subsystem owns timeouts and history. */
 import type { AgentTurn } from "../../events.js";
 
-/** One entry of a session's conversation, as persisted in `sessions.jsonl` and sent to chat models. */
+/** One entry of a session's conversation, as kept in the state database's `messages` table and sent to chat models. */
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
   content: string;

@@ -1,0 +1,85 @@
+/** @module The state database's tables and indexes, created once when the file is new. */
+
+/** Bumped when the tables change; a file with another version is refused rather than misread. */
+export const STATE_SCHEMA_VERSION = 1;
+
+/**
+ * Times are integer epoch milliseconds. Each event id, run id and session key is a column of its own, so a
+ * person with the `sqlite3` shell can query them; `source` fields are split the same way.
+ */
+export const STATE_SCHEMA = `
+-- System events for the main session, not yet drained by a heartbeat. Never purged: work not yet delivered.
+CREATE TABLE queue (
+  seq INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  event_id TEXT NOT NULL UNIQUE,
+  text TEXT NOT NULL,
+  untrusted INTEGER NOT NULL,
+  hook TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  mapping_id TEXT
+);
+
+-- The main session's transcript: drained events (at = when queued), each drain followed by its heartbeat
+-- (at = when it ran, reasons as a JSON array, drained = how many events it moved).
+CREATE TABLE transcript (
+  seq INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('system-event', 'heartbeat')),
+  event_id TEXT,
+  text TEXT,
+  untrusted INTEGER,
+  hook TEXT,
+  request_id TEXT,
+  mapping_id TEXT,
+  reasons TEXT,
+  drained INTEGER
+);
+CREATE UNIQUE INDEX transcript_event_id ON transcript (event_id) WHERE event_id IS NOT NULL;
+CREATE INDEX transcript_at ON transcript (at);
+
+-- Every session's conversation; a system note for a session other than main carries its event id.
+CREATE TABLE messages (
+  seq INTEGER PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  run_id TEXT,
+  event_id TEXT,
+  role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+  content TEXT NOT NULL
+);
+-- A key's last messages are read through this index: the cost does not grow with the other keys' rows.
+CREATE INDEX messages_by_key ON messages (session_key, seq);
+CREATE UNIQUE INDEX messages_event_id ON messages (event_id) WHERE event_id IS NOT NULL;
+CREATE INDEX messages_at ON messages (at);
+
+-- Every delivery:send, once per run id.
+CREATE TABLE outbox (
+  seq INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  run_id TEXT NOT NULL UNIQUE,
+  request_id TEXT NOT NULL,
+  hook TEXT NOT NULL,
+  mapping_id TEXT,
+  requested TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  recipient TEXT,
+  text TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('delivered', 'undeliverable')),
+  reason TEXT
+);
+CREATE INDEX outbox_at ON outbox (at);
+
+-- Small values: the last route, whether the JSON-lines files of older versions were imported.
+CREATE TABLE settings (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
+/** Keys of the settings table. */
+export const SETTING = {
+  lastRoute: "last_route",
+  /** `pending` from creation until the old files were imported in one transaction, then `done`. */
+  jsonlImport: "jsonl_import",
+} as const;
