@@ -41,6 +41,8 @@ export interface ContainerInputs {
   logger: HostLogger;
   bus: HookBus;
   options: HooksPluginOptions;
+  /** The host's durability barrier, when it has one. */
+  persisted?: (() => Promise<void>) | undefined;
 }
 
 export function buildHooksContainer({
@@ -48,6 +50,7 @@ export function buildHooksContainer({
   logger,
   bus,
   options,
+  persisted,
 }: ContainerInputs): DependencyContainer {
   const { config, mappings, signedPaths } = prepared;
   const c = rootContainer.createChildContainer();
@@ -71,6 +74,7 @@ export function buildHooksContainer({
         maxDeliveries: config.dedupe.maxEntries,
         clock: r.resolve(PORTS.clock),
         logger,
+        hostPersisted: persisted,
       });
     }),
   });

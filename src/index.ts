@@ -84,6 +84,8 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         logger: host.logger,
         bus: host.bus,
         options,
+        // Read when called: a host may install it after registration (the reference gateway opens its database then).
+        persisted: () => host.persisted?.() ?? Promise.resolve(),
       });
       host.registerHttpRoute({
         path: config.path,

@@ -17,15 +17,21 @@ import type { GatewaySections } from "./gateway-config.js";
 import { parseGatewaySections } from "./gateway-config.js";
 import { startHeartbeatSubsystem } from "./heartbeat-subsystem.js";
 import { listenGatewayServer } from "./http-server.js";
-import { createJsonlWriter, logWriteError } from "./jsonl-file.js";
+import { resolveLogFile } from "./log-file.js";
 import { createGatewayLogger, type GatewayLogger } from "./logger.js";
+import { createOutbox } from "./outbox.js";
 import { createRequestCapture } from "./request-capture.js";
 import { createRouter } from "./router.js";
 import { createRunner } from "./runners/create-runner.js";
-import { createSessionStore, STATE_FILES } from "./session-store.js";
+import { createSessionStore } from "./session-store.js";
 import { startSessionSubsystem } from "./session-subsystem.js";
+import { DEFAULT_STATE_DIR, openStateDb } from "./state-db.js";
+import { importLegacyState } from "./state-import.js";
+import { startRetention } from "./state-retention.js";
+import { logWriteError } from "./write-errors.js";
 
-export const DEFAULT_STATE_DIR = ".hooks-state";
+export { DEFAULT_STATE_DIR };
+
 /** Reasons a heartbeat's log line lists by name; the transcript has them all. */
 const LOGGED_REASONS = 10;
 /** How long a stop waits for in-flight requests and running turns before cutting them. */
@@ -39,12 +45,13 @@ export interface StartGatewayOptions {
   /** Override `server.host` / `server.port`; port 0 picks a free port. */
   host?: string;
   port?: number;
-  /** Default: `./.hooks-state`. */
+  /** Default: `./.hooks-state`; the database `state.sqlite` lives there. */
   stateDir?: string;
   /** Append every bus event to this JSON-lines file. */
   recordFile?: string;
   /** Write every authenticated hook request as a fixture file into this directory (development aid). */
   captureDir?: string;
+  /** Default: a logger to stdout (and to the `log.file` of the config, rotated), closed with the gateway. */
   logger?: GatewayLogger;
   /** Default: a fresh `createHooksPlugin()` (with `--capture` wired in when `captureDir` is set). */
   plugin?: HookPlugin;
@@ -64,7 +71,7 @@ export interface GatewayHandle {
   hooksPath: string | undefined;
   /** What the plugin serves (endpoints, mappings, transform status), when it says. */
   hooks: HooksStatus | undefined;
-  /** Graceful stop: refuse new connections, finish requests and turns (bounded), flush files. Idempotent. */
+  /** Graceful stop: refuse new connections, finish requests and turns (bounded), commit and close the state. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -78,8 +85,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   const configDir = options.configDir ?? process.cwd();
   const env = options.env ?? process.env;
   const { sections, issues } = parseGatewaySections(options.config, env);
-  const logger = options.logger ?? createGatewayLogger();
-  // A state or record file that cannot be written is logged and survived, never a crash.
+  const ownLogger = options.logger === undefined;
+  const logFile = resolveLogFile(sections.log, configDir);
+  const logger = options.logger ?? createGatewayLogger(logFile ? { file: logFile } : {});
+  // A state or record write that fails is logged and survived, never a crash.
   const onError = logWriteError(logger);
   const stateDir = path.resolve(options.stateDir ?? DEFAULT_STATE_DIR);
   const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
@@ -113,6 +122,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   if (issues.length > 0) throw new ConfigError(issues);
   const hooksStatus = statusOf(plugin);
 
+  // Opened before anything starts: without better-sqlite3, or with a database it cannot use, the gateway does not start.
+  const state = openStateDb(stateDir, { onError });
+  // The plugin's journal marks a request done only once the events it caused are committed here.
+  host.persisted = () => state.committed();
+  try {
+    await importLegacyState(state, stateDir, logger);
+  } catch (error) {
+    state.close();
+    throw error;
+  }
+  const retention = startRetention(state, { retainDays: sections.state.retainDays, logger });
+
   // First subscriber, so the record shows events in emission order even when a listener emits more.
   const recorder = options.recordFile
     ? startEventRecorder(bus, path.resolve(options.recordFile), { onError })
@@ -128,8 +149,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     }),
   );
 
-  const store = createSessionStore(stateDir, sections.session.lastRoute, { onError });
-  const outbox = createJsonlWriter(path.join(stateDir, STATE_FILES.outbox), { onError });
+  const store = createSessionStore(state, sections.session.lastRoute);
+  const outbox = createOutbox(state);
   const session = startSessionSubsystem({
     bus,
     store,
@@ -169,8 +190,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       }
     }
     recorder?.stop();
-    outbox.close();
-    store.close();
+    await retention.stop();
+    state.close();
   };
 
   let server: Awaited<ReturnType<typeof listenGatewayServer>>;
@@ -211,7 +232,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     await session.stop();
     await stopEverything();
     logger.info("stopped");
-    await logger.flush();
+    await (ownLogger ? logger.close() : logger.flush());
   };
 
   const pluginPath = router.routes[0]?.path;

@@ -47,6 +47,13 @@ export interface PluginHost {
   stateDir?: string;
   registerHttpRoute(route: HttpRoute): void;
   registerService(service: HostService): void;
+  /**
+   * Resolves once everything the bus has delivered to the gateway so far is as durable as the gateway makes it
+   * (rejects when it could not be stored). The journal marks a request done only after this, so a crash between
+   * an event's emission and the gateway's write re-emits it (by its id) instead of losing it. Without it, a
+   * request is done when its events were emitted.
+   */
+  persisted?(): Promise<void>;
 }
 
 export interface HookPlugin {

@@ -33,6 +33,8 @@ export interface FileJournalSettings {
   clock: Clock;
   logger: HostLogger;
   io?: JournalIo;
+  /** The host's "what you emitted so far is stored" (see the host contract); `done` lines wait for it. */
+  hostPersisted?: (() => Promise<void>) | undefined;
   segmentBytes?: number;
   segmentMs?: number;
   compactEveryMs?: number;
@@ -64,6 +66,9 @@ export class FileJournal implements Journal {
   private timer: NodeJS.Timeout | undefined;
   private compacting: Promise<void> | undefined;
   private closed = false;
+  /** `done` lines waiting for the host to store what their events caused. */
+  private doneLines: string[] = [];
+  private awaitingHost: Promise<void> | undefined;
 
   constructor(private readonly settings: FileJournalSettings) {
     this.log = new AppendLog(settings.fsync, (size) => this.rollover(size), settings.io ?? nodeIo);
@@ -110,7 +115,31 @@ export class FileJournal implements Journal {
     const line: Record<string, unknown> = { t: "done", id: requestId, at };
     if (runs !== undefined && runs.length > 0) line.runs = runs;
     if (recovered) line.recovered = true;
-    this.log.note(JSON.stringify(line));
+    this.doneLines.push(JSON.stringify(line));
+    this.awaitingHost ??= this.writeDoneLines();
+  }
+
+  /**
+   * Writes the `done` lines once the host has stored what their events caused: a crash in between leaves the
+   * records unfinished, and the next start emits their events again by id rather than losing them. Lines that
+   * arrive meanwhile wait for the next round.
+   */
+  private async writeDoneLines(): Promise<void> {
+    while (this.doneLines.length > 0) {
+      const lines = this.doneLines;
+      this.doneLines = [];
+      try {
+        await this.settings.hostPersisted?.();
+      } catch (error) {
+        // Left unfinished: the next start hands their events over again.
+        this.settings.logger.warn(
+          `journal: the gateway could not store what was handed over: ${errorText(error)}`,
+        );
+        continue;
+      }
+      for (const line of lines) this.log.note(line);
+    }
+    this.awaitingHost = undefined;
   }
 
   answered(record: AnsweredRecord): void {
@@ -126,6 +155,7 @@ export class FileJournal implements Journal {
     if (this.opening === undefined) return;
     await this.opening.catch(() => undefined);
     await this.compacting;
+    await this.awaitingHost;
     await this.log.drain();
     this.log.close();
   }
