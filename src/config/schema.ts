@@ -24,7 +24,8 @@ export const JournalSchema = v.strictObject({
   dir: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))),
   /** `batch`: one fsync shared by the requests that arrive together; `always`: one each; `off`: none. */
   fsync: v.optional(v.picklist(["batch", "always", "off"], 'must be "batch", "always" or "off"'), "batch"),
-  retainHours: v.optional(PositiveInt, 72),
+  /** A fraction of an hour is allowed (a test of retention that runs for minutes). */
+  retainHours: v.optional(v.pipe(v.number(), v.minValue(0.001, "must be more than 0")), 72),
   /** Keep each accepted request's body and headers (credentials never), so it can be replayed. */
   storePayloads: v.optional(v.boolean(), true),
 });

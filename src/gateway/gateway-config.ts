@@ -75,7 +75,10 @@ export const StateSchema = v.strictObject({
    * Days the transcript, the outbox and session messages are kept; older rows are deleted at start and hourly.
    * The queue is never purged: it is work not yet delivered. A session key unused this long starts fresh.
    */
-  retainDays: v.optional(PositiveInt, DEFAULT_RETAIN_DAYS),
+  retainDays: v.optional(
+    v.pipe(v.number(), v.minValue(0.0001, "must be more than 0 (a fraction of a day is allowed)")),
+    DEFAULT_RETAIN_DAYS,
+  ),
 });
 
 export const LogSchema = v.strictObject({

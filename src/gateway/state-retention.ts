@@ -106,7 +106,9 @@ export function startRetention(state: StateDb, options: RetentionOptions): Reten
     return current;
   };
 
-  const timer = setInterval(() => void run(), options.everyMs ?? RETENTION_EVERY_MS);
+  // Hourly, or four times per retention period when that is shorter (a retention of minutes, in a test).
+  const everyMs = options.everyMs ?? Math.min(RETENTION_EVERY_MS, (options.retainDays * DAY_MS) / 4);
+  const timer = setInterval(() => void run(), everyMs);
   // Timers alone never keep a gateway alive; the server does.
   timer.unref();
   void run();

@@ -158,6 +158,8 @@ export class FileJournal implements Journal {
     await this.awaitingHost;
     await this.log.drain();
     this.log.close();
+    const { fsyncs, durableLines } = this.log.stats;
+    this.settings.logger.info("journal closed", { fsyncs, durableLines });
   }
 
   /** Deletes expired segments now (also runs on a timer); exposed for tests and `hooks journal`. */
@@ -224,10 +226,16 @@ export class FileJournal implements Journal {
     this.startSegment(lastSeq + 1, now);
     this.log.openFile(lastSeq + 1, segmentFile(dir, lastSeq + 1));
     const remembered = [...deliveries.values()];
-    this.timer = setInterval(() => void this.compact(), this.settings.compactEveryMs ?? COMPACT_EVERY_MS);
+    const compactEveryMs = this.settings.compactEveryMs ?? Math.min(COMPACT_EVERY_MS, this.segmentMs);
+    this.timer = setInterval(() => void this.compact(), compactEveryMs);
     this.timer.unref();
     await this.compact();
     return { unfinished, deliveries: remembered.slice(-this.settings.maxDeliveries) };
+  }
+
+  /** A segment's longest life before the next starts: an hour, or a quarter of the retention when that is shorter. */
+  private get segmentMs(): number {
+    return this.settings.segmentMs ?? Math.min(SEGMENT_MS, (this.settings.retainHours * HOUR_MS) / 4);
   }
 
   private startSegment(seq: number, now: number): SegmentState {
@@ -249,7 +257,7 @@ export class FileJournal implements Journal {
     if (!current || size === 0) return undefined;
     const now = this.settings.clock.now();
     const full = size >= (this.settings.segmentBytes ?? SEGMENT_BYTES);
-    const old = now - current.openedAt >= (this.settings.segmentMs ?? SEGMENT_MS);
+    const old = now - current.openedAt >= this.segmentMs;
     if (!full && !old) return undefined;
     const next = this.startSegment(current.seq + 1, now);
     return { seq: next.seq, file: next.file };

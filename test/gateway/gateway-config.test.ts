@@ -89,7 +89,7 @@ describe("parseGatewaySections", () => {
     ]);
   });
 
-  it("keeps state for retainDays (default 30, a whole number of at least 1) and logs to a file only when asked", () => {
+  it("keeps state for retainDays (default 30, any positive number) and logs to a file only when asked", () => {
     const { sections } = parseGatewaySections({}, {});
     expect(sections.state).toEqual({ retainDays: DEFAULT_RETAIN_DAYS });
     expect(sections.log).toBeUndefined();
@@ -99,7 +99,8 @@ describe("parseGatewaySections", () => {
       keep: 5,
     });
     expect(problems({ state: { retainDays: 0 } })).toEqual([expect.stringMatching(/^state\.retainDays: /)]);
-    expect(problems({ state: { retainDays: 1.5 } })).toEqual(["state.retainDays: must be an integer"]);
+    expect(problems({ state: { retainDays: -1 } })).toEqual([expect.stringMatching(/^state\.retainDays: /)]);
+    expect(parseGatewaySections({ state: { retainDays: 0.5 } }, {}).sections.state.retainDays).toBe(0.5);
     expect(problems({ state: { retainDay: 3 } })).toEqual([
       'state.retainDay: unknown key (did you mean "retainDays"?)',
     ]);
