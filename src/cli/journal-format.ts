@@ -13,7 +13,7 @@ function time(at: number): string {
 export function formatJournalLine(entry: JournalEntry): string {
   const what = entry.code ? `${entry.state} ${entry.code}` : entry.state;
   const mapping = entry.mappingId === undefined ? "" : `  mapping=${entry.mappingId}`;
-  return `${time(entry.at)}  ${entry.status}  ${what.padEnd(12)} ${entry.hook.padEnd(16)} ${entry.id}${mapping}`;
+  return `${time(entry.at)}  ${entry.status}  ${what.padEnd(12)} ${entry.hook.padEnd(16)} ${entry.requestId}${mapping}`;
 }
 
 /** The ids and routing of an event, never its text: payload content stays in the journal file. */
@@ -33,7 +33,7 @@ function describeEvent(planned: PlannedEvent): string {
 /** The request's journal entry as a person reads it: identity, answer, outcome, events, what was stored. */
 export function formatJournalEntry(entry: JournalEntry): string {
   const lines = [
-    `request   ${entry.id}`,
+    `request   ${entry.requestId}`,
     `at        ${time(entry.at)}`,
     `hook      ${entry.hook}${entry.mappingId === undefined ? "" : ` (mapping ${entry.mappingId})`}`,
     `status    ${entry.status}${entry.code ? ` ${entry.code}` : ""}`,
@@ -58,7 +58,7 @@ export function formatJournalEntry(entry: JournalEntry): string {
         "stored request",
         `  ${request.method} ${request.url}`,
         `  headers: ${Object.keys(request.headers).sort().join(", ")}`,
-        `  body: ${bytes} bytes (hooks journal replay ${entry.id} --fixture <file> writes it out)`,
+        `  body: ${bytes} bytes (hooks journal replay ${entry.requestId} --fixture <file> writes it out)`,
       );
     } else {
       lines.push("stored request: none (hooks.journal.storePayloads is false)");

@@ -10,6 +10,7 @@ import { formatReport, painter, wantsColour } from "../replay/format-report.js";
 import { validateFixture } from "../replay/load-fixture.js";
 import { formatJournalEntry, formatJournalLine, journalEntryToJson } from "./journal-format.js";
 import { openReplay, standInNote } from "./open-replay.js";
+import { parseLimit, parseSince } from "./option-values.js";
 import { reportToJson, sendFixture } from "./replay.js";
 
 interface WhereOptions {
@@ -32,17 +33,6 @@ interface ReplayOptions extends WhereOptions {
   fixture?: string;
 }
 
-const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `30m`, `1h`, `2d` before now, or a date (`2026-11-23`, `2026-11-23T08:00Z`). */
-export function parseSince(value: string, now: number = Date.now()): number {
-  const relative = /^(\d+)([smhd])$/.exec(value.trim());
-  if (relative) return now - Number(relative[1]) * UNITS[relative[2]!]!;
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) throw new InvalidArgumentError("must be a duration like 30m, 1h, 2d, or a date");
-  return at;
-}
-
 const STATES = ["done", "interrupted", "pending", "refused", "duplicate"] as const;
 type StatusFilter = (entry: JournalEntry) => boolean;
 
@@ -55,12 +45,6 @@ export function parseStatus(value: string): StatusFilter {
   throw new InvalidArgumentError(`must be a status (202), a class (4xx) or one of ${STATES.join(", ")}`);
 }
 
-function positive(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
-  return n;
-}
-
 /** `--dir`, else the config's `hooks.journal.dir` (relative to the config file), else `<state dir>/hooks-journal`. */
 function journalDirOf(options: WhereOptions): string {
   if (options.dir !== undefined) return path.resolve(options.dir);
@@ -71,10 +55,12 @@ function journalDirOf(options: WhereOptions): string {
   return path.join(path.resolve(options.stateDir ?? DEFAULT_STATE_DIR), "hooks-journal");
 }
 
+/** The request answered with this X-Request-Id (the latest, should a caller have sent one id twice). */
 async function findEntry(dir: string, requestId: string): Promise<JournalEntry> {
-  const entry = (await readJournal(dir, { keepRecord: (id) => id === requestId })).find(
-    (e) => e.id === requestId,
+  const matches = (await readJournal(dir, { keepRecord: (id) => id === requestId })).filter(
+    (entry) => entry.requestId === requestId || entry.id === requestId,
   );
+  const entry = matches.at(-1);
   if (!entry) throw new Error(`no request ${requestId} in the journal at ${dir}`);
   return entry;
 }
@@ -119,7 +105,8 @@ async function replay(requestId: string, options: ReplayOptions): Promise<void> 
     );
   }
   if (options.fixture !== undefined) {
-    writeFileSync(options.fixture, `${JSON.stringify(fixture, null, 2)}\n`);
+    // It holds the payload: private to its user, like the journal it came from.
+    writeFileSync(options.fixture, `${JSON.stringify(fixture, null, 2)}\n`, { mode: 0o600 });
     process.stdout.write(`wrote ${options.fixture}\n`);
     return;
   }
@@ -173,7 +160,7 @@ export function registerJournalCommand(program: Command): void {
       )
       .option("--hook <name>", "only this hook (wake, agent, github/push, …)")
       .option("--status <status>", `a status (202), a class (4xx), or ${STATES.join(", ")}`, parseStatus)
-      .option("--limit <n>", "at most this many, the newest", positive, 50),
+      .option("--limit <n>", "at most this many, the newest", parseLimit, 50),
   ).action((options: ListOptions) => list(options));
   whereOptions(
     journal

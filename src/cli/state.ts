@@ -1,8 +1,9 @@
 /** @module `hooks state`: shows the reference gateway's queue, transcript, sessions and outbox, read-only, also while it runs. */
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { DEFAULT_STATE_DIR } from "../gateway/state-db.js";
 import { openStateReader, type ReadWindow, type StateReader } from "../gateway/state-reader.js";
 import type { HistoryEntry, OutboxRecord, TranscriptEntry } from "../gateway/state-records.js";
+import { parseDuration, parseLimit } from "./option-values.js";
 
 interface StateOptions {
   stateDir: string;
@@ -18,21 +19,6 @@ interface WindowOptions {
 const DEFAULT_LIMIT = 100;
 /** Characters of text kept on a line; `--json` has all of it. */
 const TEXT_CHARS = 120;
-const UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-export function parseDuration(value: string): number {
-  const match = /^(\d+)(ms|s|m|h|d)$/.exec(value.trim());
-  if (!match) throw new InvalidArgumentError("must be a duration such as 90s, 30m, 1h or 7d");
-  return Number(match[1]) * UNITS_MS[match[2]!]!;
-}
-
-export function parseLimit(value: string): number {
-  const limit = Number(value);
-  if (!/^\d+$/.test(value) || limit < 1)
-    throw new InvalidArgumentError("must be a whole number of at least 1");
-  return limit;
-}
-
 /**
  * The text on one line. Untrusted content arrives wrapped in a notice and markers for the model; here the
  * wrapper becomes `[untrusted]` so that the content itself fits on the line.
@@ -41,6 +27,8 @@ export function oneLine(text: string, chars = TEXT_CHARS): string {
   const flat = text
     .replace(/SECURITY NOTICE:[^\n]*\n<<<EXTERNAL_UNTRUSTED_CONTENT[^\n]*>>>\n?/g, "[untrusted] ")
     .replace(/\n?<<<END_EXTERNAL_UNTRUSTED_CONTENT[^\n]*>>>/g, "")
+    // Control characters from a payload (terminal escape sequences) never reach the operator's terminal.
+    .replace(/[\x00-\x1f\x7f]+/g, " ")
     .replace(/\s+/g, " ")
     .trim();
   return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;

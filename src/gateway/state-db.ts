@@ -1,5 +1,5 @@
 /** @module The reference gateway's state database: opens `<stateDir>/state.sqlite` and commits each event-loop turn's writes together. */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fdatasync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import { loadSqlite, type SqliteDatabase } from "./sqlite.js";
 import { SETTING, STATE_SCHEMA, STATE_SCHEMA_VERSION } from "./state-schema.js";
@@ -30,7 +30,10 @@ export interface StateDb {
   reportError(error: unknown): void;
   /** Called after every flush, committed or not: owners of "written but maybe not yet committed" sets clear them. */
   onFlush(listener: () => void): void;
-  /** Resolves once every write queued so far is committed; rejects when that commit failed. */
+  /**
+   * Resolves once every write queued so far is committed and on disk (the WAL synced, off the main thread, one sync
+   * shared by everyone waiting); rejects when that commit or sync failed.
+   */
   committed(): Promise<void>;
   /** Commits what is queued and closes the file; later writes are ignored. */
   close(): void;
@@ -104,6 +107,7 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
   let queued: Array<() => void> = [];
   let scheduled: NodeJS.Immediate | undefined;
   let closed = false;
+  const walSync = new WalSync(`${file}-wal`);
   const commit = db.transaction((ops: ReadonlyArray<() => void>) => {
     for (const op of ops) op();
   });
@@ -162,14 +166,67 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
     reportError: (error) => report.failed(error, file),
     onFlush: (listener) => void flushListeners.push(listener),
     committed() {
-      if (queued.length === 0 || closed) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => commitWaiters.push({ resolve, reject }));
+      const commit =
+        queued.length === 0 || closed
+          ? Promise.resolve()
+          : new Promise<void>((resolve, reject) => commitWaiters.push({ resolve, reject }));
+      return commit.then(() => walSync.sync());
     },
     close() {
       if (closed) return;
       flush();
       closed = true;
+      walSync.close();
       db.close();
     },
   };
+}
+
+/**
+ * Makes committed transactions durable on request. The database runs `synchronous = NORMAL`, where a commit is
+ * not synced, which is right for most writes; when the journal is about to mark a request done, what its events
+ * wrote must survive a power cut too, so the WAL file is synced then. Requests that arrive while a sync runs share
+ * the next one (a commit made during a sync may not be covered by it).
+ */
+class WalSync {
+  private fd: number | undefined;
+  private running: Promise<void> | undefined;
+  private next: Promise<void> | undefined;
+
+  constructor(private readonly walFile: string) {}
+
+  sync(): Promise<void> {
+    if (this.running === undefined) {
+      this.running = this.syncOnce().finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    this.next ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.next = undefined;
+        return this.sync();
+      });
+    return this.next;
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private syncOnce(): Promise<void> {
+    if (this.fd === undefined) {
+      try {
+        this.fd = openSync(this.walFile, "r");
+      } catch (error) {
+        // No WAL file yet: nothing has been committed that a sync could keep.
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return Promise.resolve();
+        return Promise.reject(error);
+      }
+    }
+    const fd = this.fd;
+    return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+  }
 }

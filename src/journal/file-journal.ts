@@ -51,9 +51,10 @@ interface SegmentState {
   unfinished: number;
 }
 
-interface Open {
-  /** The admitted line, kept to carry it into a newer segment if its own expires first. */
-  line: string;
+/** An admitted record not done yet. */
+interface InFlight {
+  /** The record without its stored request (which can be megabytes), to carry it forward if its segment expires. */
+  record: AdmittedRecord;
   seq: number;
   handed: boolean;
 }
@@ -61,13 +62,13 @@ interface Open {
 export class FileJournal implements Journal {
   private readonly log: AppendLog;
   private readonly segments = new Map<number, SegmentState>();
-  private readonly open_ = new Map<string, Open>();
+  private readonly inFlight = new Map<string, InFlight>();
   private opening: Promise<JournalBacklog> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private compacting: Promise<void> | undefined;
   private closed = false;
-  /** `done` lines waiting for the host to store what their events caused. */
-  private doneLines: string[] = [];
+  /** `done` lines waiting for the host to store what their events caused, with their record ids. */
+  private doneLines: Array<{ id: string; line: string }> = [];
   private awaitingHost: Promise<void> | undefined;
 
   constructor(private readonly settings: FileJournalSettings) {
@@ -79,8 +80,12 @@ export class FileJournal implements Journal {
     return this.log.stats;
   }
 
+  /** Reads the directory; after `close()`, a new `open()` reads it again (a service started a second time). */
   open(): Promise<JournalBacklog> {
-    this.opening ??= this.load();
+    if (this.opening === undefined) {
+      this.closed = false;
+      this.opening = this.load();
+    }
     return this.opening;
   }
 
@@ -94,29 +99,37 @@ export class FileJournal implements Journal {
       segment.newestAt = Math.max(segment.newestAt, record.at);
       if (record.delivery !== undefined) segment.holdsDeliveries = true;
     }
-    this.open_.set(record.id, { line, seq, handed: false });
+    const { request: _request, ...kept } = record;
+    this.inFlight.set(record.id, { record: kept, seq, handed: false });
   }
 
-  handed(requestId: string): void {
-    const open = this.open_.get(requestId);
-    if (open) open.handed = true;
-    this.log.writeNow(JSON.stringify({ t: "handed", id: requestId, at: this.settings.clock.now() }));
+  /**
+   * Durable (as the policy says) before it resolves, through the same queue as admissions: a marker written
+   * beside a batch whose sync then failed would be cut off with it.
+   */
+  async handed(id: string): Promise<void> {
+    const entry = this.inFlight.get(id);
+    if (entry) entry.handed = true;
+    await this.log.append(JSON.stringify({ t: "handed", id, at: this.settings.clock.now() }));
   }
 
-  done(requestId: string, runs?: readonly RunOutcome[], recovered?: boolean): void {
-    const open = this.open_.get(requestId);
-    if (open) {
-      this.open_.delete(requestId);
-      const segment = this.segments.get(open.seq);
-      if (segment) segment.unfinished--;
-    }
+  done(id: string, runs?: readonly RunOutcome[], recovered?: boolean): void {
     const at = this.settings.clock.now();
     this.touch(at);
-    const line: Record<string, unknown> = { t: "done", id: requestId, at };
+    const line: Record<string, unknown> = { t: "done", id, at };
     if (runs !== undefined && runs.length > 0) line.runs = runs;
     if (recovered) line.recovered = true;
-    this.doneLines.push(JSON.stringify(line));
+    this.doneLines.push({ id, line: JSON.stringify(line) });
     this.awaitingHost ??= this.writeDoneLines();
+  }
+
+  /** A record is finished in memory only once its `done` line is written: until then retention carries it. */
+  private finished(id: string): void {
+    const entry = this.inFlight.get(id);
+    if (!entry) return;
+    this.inFlight.delete(id);
+    const segment = this.segments.get(entry.seq);
+    if (segment) segment.unfinished--;
   }
 
   /**
@@ -137,7 +150,10 @@ export class FileJournal implements Journal {
         );
         continue;
       }
-      for (const line of lines) this.log.note(line);
+      for (const { id, line } of lines) {
+        this.log.note(line);
+        this.finished(id);
+      }
     }
     this.awaitingHost = undefined;
   }
@@ -158,6 +174,10 @@ export class FileJournal implements Journal {
     await this.awaitingHost;
     await this.log.drain();
     this.log.close();
+    // Nothing of this run is kept: a later open() reads the directory afresh.
+    this.opening = undefined;
+    this.segments.clear();
+    this.inFlight.clear();
     const { fsyncs, durableLines } = this.log.stats;
     this.settings.logger.info("journal closed", { fsyncs, durableLines });
   }
@@ -192,7 +212,8 @@ export class FileJournal implements Journal {
       unreadable += await readSegment(found.file, (line) => {
         segment.newestAt = Math.max(segment.newestAt, line.at);
         if (line.t === "admitted") {
-          admitted.set(line.id, { record: line, handed: false, seq: found.seq });
+          // A record carried forward from an expired segment says in itself whether its turns were handed over.
+          admitted.set(line.id, { record: line, handed: line.handed === true, seq: found.seq });
           if (line.delivery !== undefined) {
             segment.holdsDeliveries = true;
             if (line.at > now - this.settings.deliveryWindowMs) {
@@ -217,11 +238,13 @@ export class FileJournal implements Journal {
     }
     const unfinished: UnfinishedRecord[] = [];
     for (const [id, { record, handed, seq }] of admitted) {
-      const { t: _t, ...rest } = record;
+      const { t: _t, handed: _handed, ...rest } = record;
       unfinished.push({ record: rest, handed });
-      this.open_.set(id, { line: JSON.stringify(record), seq, handed });
+      const { request: _request, ...kept } = rest;
+      this.inFlight.set(id, { record: kept, seq, handed });
       this.segments.get(seq)!.unfinished++;
     }
+    if (this.closed) return { unfinished: [], deliveries: [] };
     // Always a fresh segment: the last one may end in a torn line.
     this.startSegment(lastSeq + 1, now);
     this.log.openFile(lastSeq + 1, segmentFile(dir, lastSeq + 1));
@@ -312,13 +335,14 @@ export class FileJournal implements Journal {
   }
 
   private async carryForward(segment: SegmentState): Promise<void> {
-    for (const [id, open] of this.open_) {
-      if (open.seq !== segment.seq) continue;
-      const seq = await this.log.append(open.line);
-      if (open.handed) this.log.note(JSON.stringify({ t: "handed", id, at: this.settings.clock.now() }));
+    for (const [id, entry] of this.inFlight) {
+      if (entry.seq !== segment.seq) continue;
+      // Durable before the old segment goes; the hand-over is part of the copied line, not a marker beside it.
+      const line = { t: "admitted", ...entry.record, ...(entry.handed ? { handed: true } : {}) };
+      const seq = await this.log.append(JSON.stringify(line));
       // The record may have been finished while it was being copied.
-      if (this.open_.get(id) !== open) continue;
-      open.seq = seq;
+      if (this.inFlight.get(id) !== entry) continue;
+      entry.seq = seq;
       segment.unfinished--;
       const target = this.segments.get(seq);
       if (target) target.unfinished++;

@@ -2,7 +2,7 @@
 import type { AdmittedLine, AnsweredLine, JournalRun, RunOutcome } from "./records.js";
 
 /** An accepted request, as the pipeline hands it over (the journal stamps the line kind). */
-export type AdmittedRecord = Omit<AdmittedLine, "t">;
+export type AdmittedRecord = Omit<AdmittedLine, "t" | "handed">;
 /** A request answered without admission (a refusal, a duplicate). */
 export type AnsweredRecord = Omit<AnsweredLine, "t">;
 
@@ -32,8 +32,8 @@ export interface Journal {
   open(): Promise<JournalBacklog>;
   /** Resolves once the record is as durable as configured; a rejection means "not accepted" (the request gets 503). */
   admit(record: AdmittedRecord): Promise<void>;
-  /** The record's agent turns are about to go to the host; written before they do, so a turn is never run twice. */
-  handed(requestId: string): void;
+  /** The record's agent turns are about to go to the host; durable before they do, so a turn is never run twice. */
+  handed(id: string): Promise<void>;
   /** Everything the record caused has happened. */
   done(requestId: string, runs?: readonly RunOutcome[], recovered?: boolean): void;
   /** Lists a request that was answered without admission; best effort, nothing waits for it. */

@@ -11,7 +11,10 @@ import { listSegments, readSegment } from "./segments.js";
 export type JournalState = "done" | "interrupted" | "pending" | "refused" | "duplicate";
 
 export interface JournalEntry {
+  /** The record's key in the journal. */
   id: string;
+  /** The X-Request-Id the request was answered with (usually the same as `id`). */
+  requestId: string;
   at: number;
   hook: string;
   mappingId: string | undefined;
@@ -44,12 +47,15 @@ export async function readJournal(dir: string, options: ReadOptions = {}): Promi
       if ((line.t === "admitted" || line.t === "answered") && options.where?.(line.at, line.hook) === false)
         return;
       if (line.t === "admitted") {
-        entries.set(line.id, admittedEntry(line, options.keepRecord?.(line.id) === true));
+        const keep =
+          options.keepRecord?.(line.id) === true || options.keepRecord?.(line.requestId ?? line.id) === true;
+        entries.set(line.id, admittedEntry(line, keep));
         return;
       }
       if (line.t === "answered") {
         entries.set(line.id, {
           id: line.id,
+          requestId: line.requestId ?? line.id,
           at: line.at,
           hook: line.hook,
           mappingId: line.mappingId,
@@ -80,9 +86,10 @@ export async function readJournal(dir: string, options: ReadOptions = {}): Promi
 }
 
 function admittedEntry(line: AdmittedLine, keep: boolean): JournalEntry {
-  const { t: _t, ...record } = line;
+  const { t: _t, handed: _handed, ...record } = line;
   return {
     id: line.id,
+    requestId: line.requestId ?? line.id,
     at: line.at,
     hook: line.hook,
     mappingId: line.mappingId,

@@ -54,7 +54,10 @@ export const JournalRequestSchema = v.object({
 /** An accepted request: written, and made durable, before its answer leaves. */
 export const AdmittedLineSchema = v.object({
   t: v.literal("admitted"),
+  /** The record's key: the request id, or a fresh key when the caller chose the request id. */
   id: v.string(),
+  /** The caller's X-Request-Id, when it chose one (then `id` is a key of the journal's own). */
+  requestId: v.optional(v.string()),
   /** Epoch milliseconds. */
   at: v.number(),
   hook: v.string(),
@@ -65,6 +68,8 @@ export const AdmittedLineSchema = v.object({
   events: v.array(JournalEventSchema),
   runs: v.optional(v.array(JournalRunSchema)),
   request: v.optional(JournalRequestSchema),
+  /** Set on a copy carried forward from an expiring segment whose turns had been handed over. */
+  handed: v.optional(v.boolean()),
 });
 
 /** The record's agent turns went to the host: after a restart they are reported interrupted, never run again. */
@@ -89,6 +94,7 @@ export const DoneLineSchema = v.object({
 export const AnsweredLineSchema = v.object({
   t: v.literal("answered"),
   id: v.string(),
+  requestId: v.optional(v.string()),
   at: v.number(),
   hook: v.string(),
   mappingId: v.optional(v.string()),

@@ -29,9 +29,9 @@ function whenAllPublished(
  * The record's turns are written down as handed over before they are: after a crash a turn is reported
  * interrupted rather than run twice. A marker that cannot be written is logged; the turn still goes.
  */
-function markHanded(deps: HandOffDeps, requestId: string): void {
+async function markHanded(deps: HandOffDeps, requestId: string): Promise<void> {
   try {
-    deps.journal.handed(requestId);
+    await deps.journal.handed(requestId);
   } catch (error) {
     deps.logger.error(`journal: the hand-over of an agent turn could not be recorded: ${errorText(error)}`, {
       requestId,
@@ -40,14 +40,18 @@ function markHanded(deps: HandOffDeps, requestId: string): void {
 }
 
 /** Emits an admitted request's events; the record is done once they are out and every run's summary is published. */
-export function handOff(deps: HandOffDeps, requestId: string, plans: readonly ActionPlan[]): void {
+export async function handOff(
+  deps: HandOffDeps,
+  requestId: string,
+  plans: readonly ActionPlan[],
+): Promise<void> {
   const runs = plans.filter((plan) => plan.run !== undefined).length;
   if (runs === 0) {
     emitPlans(plans, deps.bus, deps.tracker);
     deps.journal.done(requestId);
     return;
   }
-  markHanded(deps, requestId);
+  await markHanded(deps, requestId);
   emitPlans(
     plans,
     deps.bus,
@@ -70,11 +74,11 @@ export interface RecoveryReport {
  * events go out again (a host drops the ones it already has by id); a turn that was never handed over runs
  * now; a turn that was gets its summary `<name> (error): interrupted by a restart` and is not run again.
  */
-export function finishUnfinished(deps: HandOffDeps, backlog: JournalBacklog): RecoveryReport {
+export async function finishUnfinished(deps: HandOffDeps, backlog: JournalBacklog): Promise<RecoveryReport> {
   const report: RecoveryReport = { records: 0, events: 0, turnsRun: 0, turnsInterrupted: 0, failed: 0 };
   for (const unfinished of backlog.unfinished) {
     try {
-      finishOne(deps, unfinished, report);
+      await finishOne(deps, unfinished, report);
       report.records++;
     } catch (error) {
       report.failed++;
@@ -89,7 +93,11 @@ export function finishUnfinished(deps: HandOffDeps, backlog: JournalBacklog): Re
   return report;
 }
 
-function finishOne(deps: HandOffDeps, { record, handed }: UnfinishedRecord, report: RecoveryReport): void {
+async function finishOne(
+  deps: HandOffDeps,
+  { record, handed }: UnfinishedRecord,
+  report: RecoveryReport,
+): Promise<void> {
   const runs = new Map((record.runs ?? []).map((run) => [run.runId, run]));
   const turns = record.events.filter(isTurn);
   const outcomes: RunOutcome[] = [];
@@ -100,7 +108,7 @@ function finishOne(deps: HandOffDeps, { record, handed }: UnfinishedRecord, repo
     if (handed) outcomes.push({ runId: run.runId, status: "interrupted" });
     else toRun.push(run);
   }
-  if (toRun.length > 0) markHanded(deps, record.id);
+  if (toRun.length > 0) await markHanded(deps, record.id);
   const published = whenAllPublished(toRun.length, (done) =>
     deps.journal.done(record.id, [...outcomes, ...done], true),
   );

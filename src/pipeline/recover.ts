@@ -21,7 +21,7 @@ export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
   const { journal, logger } = deps;
   const backlog = await journal.open();
   const remembered = await rememberDeliveries(deps.duplicates, backlog.deliveries, deps.clock.now());
-  const report = finishUnfinished(deps, backlog);
+  const report = await finishUnfinished(deps, backlog);
   if (report.records > 0 || report.failed > 0) {
     logger.info("journal: finished the requests the previous run had accepted and not finished", {
       requests: report.records,

@@ -1,12 +1,10 @@
-/** @module The request pipeline: one async function running the stages in order, for live requests and replayed fixtures alike. */
-import { isUtf8 } from "node:buffer";
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Clock } from "../clock.js";
-import { HookError, toHookError } from "../errors.js";
+import { type HookError, toHookError } from "../errors.js";
 import type { HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Ids } from "../ids.js";
-import type { AdmittedRecord, Journal } from "../journal/journal.js";
+import type { Journal } from "../journal/journal.js";
 import {
   headersWithoutCredentials,
   queryWithoutCredentials,
@@ -17,9 +15,10 @@ import type { Authenticated, Authenticator } from "./authenticate.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
 import { emitPlans, emitRequestEvent } from "./emit.js";
 import { handOff } from "./hand-off.js";
+import { admit, journalKeyFor, listAnswered } from "./journal-record.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
-import type { CapturedRequest, PipelineRequest, PipelineResponse, Responder } from "./request.js";
+import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
 import { requestIdFor } from "./request-id.js";
 import type { Resolution, ResolutionNotes, Resolver } from "./resolve.js";
 import {
@@ -109,7 +108,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       requestId,
     };
     // A token is judged before any byte of the body is read; a signature can only be judged on those bytes.
-    if (!verifier.needsBody) noteQueryToken(state, await deps.authenticate(credentials));
+    if (!verifier.needsBody) noteAuthenticated(state, await deps.authenticate(credentials));
     const route = deps.resolver.route(hook);
     if (!route) {
       if (deps.capture && !options.dryRun) await captureUnclaimed(request, exchange, query);
@@ -119,7 +118,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const maxBytes = deps.resolver.bodyLimit(route);
     checkDeclaredLength(request.headers, maxBytes);
     const raw = await readLimitedBody(request.body, { maxBytes, timeoutMs: deps.bodyTimeoutMs });
-    if (verifier.needsBody) noteQueryToken(state, await deps.authenticate({ ...credentials, rawBody: raw }));
+    if (verifier.needsBody)
+      noteAuthenticated(state, await deps.authenticate({ ...credentials, rawBody: raw }));
     // Mappings and captures see the request without credentials; a direct wake or agent body needs none of it.
     const view =
       route.kind === "mapped" || deps.capture
@@ -166,37 +166,35 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         : jsonResponse(resolution.status, resolution.body, requestId, state.extra);
     const journal = options.dryRun ? undefined : deps.journal;
     if (journal) {
-      const record: AdmittedRecord = {
-        id: requestId,
+      await admit(journal, {
+        key: state.journalKey,
         at: deps.clock.now(),
         hook,
         mappingId: resolution.mappingId,
-        response: storedResponse(response),
+        response,
         delivery: state.ticket?.key,
-        events: resolution.plans.flatMap((plan) => plan.events),
-        runs: resolution.plans.flatMap((plan) => (plan.run ? [plan.run] : [])),
-      };
-      if (deps.storePayloads) {
-        record.request = storedRequest(request.method, view.headers, raw, {
-          credentialHeaders: deps.credentialHeaders,
-          requestHeaders: request.headers,
-          url: view === NO_VIEW ? urlWithoutCredentials(pathname, query) : view.url,
-        });
-      }
-      await admit(journal, record);
+        plans: resolution.plans,
+        request: deps.storePayloads
+          ? {
+              method: request.method,
+              url: view === NO_VIEW ? urlWithoutCredentials(pathname, query) : view.url,
+              view: view === NO_VIEW ? undefined : view.headers,
+              headers: request.headers,
+              credentialHeaders: deps.credentialHeaders,
+              raw,
+            }
+          : undefined,
+      });
     }
     exchange.status = resolution.status;
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
     await state.ticket?.settle(response);
     await responder.respond(response);
     state.answered = true;
-    if (journal)
-      handOff(
-        { journal, bus: deps.bus, tracker: deps.tracker, logger: deps.logger },
-        requestId,
-        resolution.plans,
-      );
-    else if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
+    if (journal) {
+      const handOffDeps = { journal, bus: deps.bus, tracker: deps.tracker, logger: deps.logger };
+      await handOff(handOffDeps, state.journalKey.id, resolution.plans);
+    } else if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
   }
 
   /** `hooks serve --capture` also records authenticated requests no mapping claims yet: a new sender's first payload. */
@@ -242,7 +240,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return exchange;
     }
     exchange.hook = hook;
-    const state: ExchangeState = { extra: undefined, answered: false, ticket: undefined, duplicate: false };
+    const state: ExchangeState = {
+      extra: undefined,
+      answered: false,
+      ticket: undefined,
+      duplicate: false,
+      authenticated: false,
+      journalKey: deps.journal ? journalKeyFor(request.headers, requestId, deps.ids) : { id: requestId },
+    };
     try {
       await serve(request, target, responder, exchange, state, options);
     } catch (thrown) {
@@ -261,8 +266,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
     // The owning mapping, learnt by the resolve stage whether it succeeded or not.
     exchange.mappingId = exchange.notes.mappingId;
-    if (!options.dryRun && deps.journal && (state.duplicate || !state.answered)) {
-      listAnswered(deps.journal, exchange, state, deps.clock.now());
+    // Only what got past authentication is listed: a stranger's requests must not grow the journal.
+    if (!options.dryRun && deps.journal && state.authenticated && (state.duplicate || !state.answered)) {
+      listAnswered(deps.journal, {
+        key: state.journalKey,
+        at: deps.clock.now(),
+        hook,
+        mappingId: exchange.mappingId,
+        status: exchange.status,
+        code: state.duplicate ? "DUPLICATE" : state.code,
+      });
     }
     if (!options.dryRun) {
       const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
@@ -289,72 +302,15 @@ interface ExchangeState {
   duplicate: boolean;
   /** The error code of a refusal. */
   code?: string;
+  /** The request's credentials were accepted. */
+  authenticated: boolean;
+  /** Its key in the journal (see journalKeyFor). */
+  journalKey: { id: string; requestId?: string };
 }
 
-function noteQueryToken(state: ExchangeState, auth: Authenticated): void {
+function noteAuthenticated(state: ExchangeState, auth: Authenticated): void {
+  state.authenticated = true;
   if (auth.viaQuery) state.extra = { Deprecation: "true" };
-}
-
-/** Seconds a sender is asked to wait before retrying a request the journal could not take. */
-const JOURNAL_RETRY_AFTER_SECONDS = 5;
-
-/** Records the accepted request; a journal that cannot is a 503 the sender retries, with nothing emitted. */
-async function admit(journal: Journal, record: AdmittedRecord): Promise<void> {
-  try {
-    await journal.admit(record);
-  } catch (error) {
-    throw new HookError("UNAVAILABLE", "The request could not be recorded; retry later.", {
-      headers: { "Retry-After": String(JOURNAL_RETRY_AFTER_SECONDS) },
-      cause: error,
-    });
-  }
-}
-
-/** Refusals of this kind are not listed: a flood of them is what the rate limit is for, and the log counts them. */
-const UNLISTED_CODES: ReadonlySet<string> = new Set(["AUTH_THROTTLED"]);
-
-/** Lists a request answered without admission (a refusal, a duplicate) in the journal; nothing of its body is kept. */
-function listAnswered(journal: Journal, exchange: Exchange, state: ExchangeState, at: number): void {
-  const code = state.duplicate ? "DUPLICATE" : state.code;
-  if (code === undefined || UNLISTED_CODES.has(code)) return;
-  try {
-    journal.answered({
-      id: exchange.requestId,
-      at,
-      hook: exchange.hook!,
-      mappingId: exchange.mappingId,
-      status: exchange.status,
-      code,
-    });
-  } catch {
-    // A listing is best effort: the answer has gone, and a full disk is reported by the next admission.
-  }
-}
-
-/** The answer as a duplicate will get it again, after a restart too. */
-function storedResponse(response: PipelineResponse): AdmittedRecord["response"] {
-  return { status: response.status, contentType: response.headers["Content-Type"], body: response.body };
-}
-
-/** The request as `hooks journal replay` will need it: credentials removed, the body as text or base64. */
-function storedRequest(
-  method: string,
-  view: Record<string, string>,
-  raw: Buffer,
-  context: {
-    credentialHeaders: ReadonlySet<string>;
-    requestHeaders: PipelineRequest["headers"];
-    url: string;
-  },
-): NonNullable<AdmittedRecord["request"]> {
-  // A direct wake or agent request skipped building the view; its headers are taken now, the same way.
-  const headers =
-    Object.keys(view).length > 0
-      ? view
-      : headersWithoutCredentials(context.requestHeaders, context.credentialHeaders);
-  return isUtf8(raw)
-    ? { method, url: context.url, headers, body: raw.toString("utf8") }
-    : { method, url: context.url, headers, bodyBase64: raw.toString("base64") };
 }
 
 /** Hands the request to the capture hook; a failing hook never fails the request. */

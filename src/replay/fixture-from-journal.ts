@@ -22,7 +22,7 @@ export function fixtureFromRecord(record: AdmittedRecord): FixtureInput | undefi
   );
   const query = Object.fromEntries(url.searchParams);
   return {
-    name: `${record.hook} ${record.id}`,
+    name: `${record.hook} ${record.requestId ?? record.id}`,
     description: `accepted at ${new Date(record.at).toISOString()}, taken from the journal`,
     request: {
       method: stored.method,

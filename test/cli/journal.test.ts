@@ -90,7 +90,7 @@ describe("hooks journal list", () => {
   it("refuses a filter it cannot read, as a usage error", async () => {
     const { code, stderr } = await run(["list", "--since", "yesterday-ish"]);
     expect(code).toBe(2);
-    expect(stderr).toContain("duration like 30m");
+    expect(stderr).toContain("must be a duration such as 30m");
   });
 });
 

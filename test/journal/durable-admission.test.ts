@@ -54,6 +54,20 @@ async function send(hook: string, body: unknown, headers: Record<string, string>
   };
 }
 
+/** A journal on the state dir's default journal directory, as the plugin would open it. */
+function fileJournal(io: JournalIo = nodeIo): FileJournal {
+  return new FileJournal({
+    dir: journalDir(),
+    fsync: "batch",
+    retainHours: 72,
+    deliveryWindowMs: 86_400_000,
+    maxDeliveries: 100,
+    clock: systemClock,
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+    io,
+  });
+}
+
 function journalLines(): Array<Record<string, any>> {
   return readdirSync(journalDir())
     .sort()
@@ -97,7 +111,7 @@ describe("the record of an accepted request", () => {
     expect(admitted.request).toBeUndefined();
   });
 
-  it("lists refusals and duplicates (no body) but not rate-limited requests", async () => {
+  it("lists authenticated refusals and duplicates (no body), not a stranger's requests", async () => {
     await start({ authFailures: { limit: 1, windowSeconds: 60 } });
     await send("wake", { text: "x" }, { ...AUTH, "idempotency-key": "k1" });
     await send("wake", { text: "x" }, { ...AUTH, "idempotency-key": "k1" });
@@ -107,10 +121,10 @@ describe("the record of an accepted request", () => {
     await host!.close();
     host = undefined;
     const answered = journalLines().filter((line) => line.t === "answered");
+    // The wrong tokens (401, then 429) are the log's: listing them would let anyone grow the journal.
     expect(answered.map((line) => [line.status, line.code])).toEqual([
       [200, "DUPLICATE"],
       [400, "INVALID_PAYLOAD"],
-      [401, "UNAUTHORIZED"],
     ]);
     expect(JSON.stringify(answered)).not.toContain('"x"');
   });
@@ -119,15 +133,7 @@ describe("the record of an accepted request", () => {
 describe("a restart", () => {
   it("emits what was admitted and not emitted, with the original ids, and marks it done", async () => {
     // What a crash between the fsync and the emit leaves: a durable record and nothing else.
-    const journal = new FileJournal({
-      dir: journalDir(),
-      fsync: "batch",
-      retainHours: 72,
-      deliveryWindowMs: 86_400_000,
-      maxDeliveries: 100,
-      clock: systemClock,
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
-    });
+    const journal = fileJournal();
     await journal.open();
     const source = { hook: "wake", requestId: "req-left-behind" };
     await journal.admit({
@@ -208,6 +214,34 @@ describe("a restart", () => {
   });
 });
 
+describe("request ids and restarts of the service", () => {
+  it("two requests sent with one X-Request-Id are two records, each finished on its own", async () => {
+    await start();
+    const headers = { ...AUTH, "x-request-id": "caller-chosen-id" };
+    const first = await send("agent", { message: "one", name: "One" }, headers);
+    const second = await send("wake", { text: "two" }, headers);
+    expect([first.requestId, second.requestId]).toEqual(["caller-chosen-id", "caller-chosen-id"]);
+    const [turn] = host!.eventsOf("session:agent-turn");
+    await restart();
+    // The wake was done; the turn, still running at the restart, is reported interrupted: each kept its own fate.
+    expect(host!.eventsOf("session:system-event").map((e) => e.eventId)).toEqual([`${turn!.runId}:summary`]);
+    const admitted = journalLines().filter((line) => line.t === "admitted");
+    expect(admitted.map((line) => line.requestId)).toEqual(["caller-chosen-id", "caller-chosen-id"]);
+    expect(new Set(admitted.map((line) => line.id)).size).toBe(2);
+  });
+
+  it("a service stopped and started again reads the journal afresh and serves", async () => {
+    await start();
+    await send("wake", { text: "before" });
+    for (const service of host!.services) await service.stop();
+    for (const service of host!.services) await service.start();
+    expect(host!.eventsOf("session:system-event")).toHaveLength(1);
+    const again = await send("wake", { text: "after" });
+    expect(again.status).toBe(200);
+    expect(host!.eventsOf("session:system-event")).toHaveLength(2);
+  });
+});
+
 describe("a journal that cannot be written", () => {
   it("answers 503 UNAVAILABLE with Retry-After, emits nothing, keeps serving, and recovers", async () => {
     let full = false;
@@ -219,16 +253,7 @@ describe("a journal that cannot be written", () => {
         return nodeIo.writeSync(fd, data);
       },
     };
-    const journal = new FileJournal({
-      dir: journalDir(),
-      fsync: "batch",
-      retainHours: 72,
-      deliveryWindowMs: 86_400_000,
-      maxDeliveries: 100,
-      clock: systemClock,
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
-      io,
-    });
+    const journal = fileJournal(io);
     await start({}, createHooksPlugin({ journal }));
     full = true;
     const refused = await send("wake", { text: "keep me" }, { ...AUTH, "idempotency-key": "k-full" });

@@ -215,6 +215,33 @@ describe("what a restart finds", () => {
   });
 });
 
+describe("done waits for the host", () => {
+  it("writes a done line only once the host says what the events caused is stored", async () => {
+    let store!: () => void;
+    const hostPersisted = () => new Promise<void>((resolve) => (store = resolve));
+    const j = journal({ hostPersisted });
+    await j.open();
+    await j.admit(record("r"));
+    j.done("r");
+    await j.compact();
+    expect(lines().some((line) => line.t === "done")).toBe(false);
+    store();
+    await j.close();
+    expect(lines().filter((line) => line.t === "done").map((line) => line.id)).toEqual(["r"]);
+  });
+
+  it("leaves the record unfinished when the host could not store it, so the next start emits it again", async () => {
+    const j = journal({ hostPersisted: () => Promise.reject(new Error("SQLITE_FULL")) });
+    await j.open();
+    await j.admit(record("r"));
+    j.done("r");
+    await j.close();
+    const { unfinished } = await journal().open();
+    expect(unfinished.map((u) => u.record.id)).toEqual(["r"]);
+    expect(warnings.some((w) => w.includes("SQLITE_FULL"))).toBe(true);
+  });
+});
+
 describe("retention", () => {
   it("starts a new segment each hour and drops done segments past retainHours, oldest first", async () => {
     const j = journal({ retainHours: 2 });

@@ -1,0 +1,115 @@
+/** @module The journal stage: the record of an accepted request (made durable before the answer), and the listing of refused ones. */
+import { isUtf8 } from "node:buffer";
+import type { IncomingHttpHeaders } from "node:http";
+import type { ActionPlan } from "../actions/plan-action.js";
+import { HookError } from "../errors.js";
+import type { Ids } from "../ids.js";
+import type { AdmittedRecord, Journal } from "../journal/journal.js";
+import { headersWithoutCredentials } from "../safety/credentials.js";
+import type { PipelineResponse } from "./request.js";
+
+/** Seconds a sender is asked to wait before retrying a request the journal could not take. */
+const JOURNAL_RETRY_AFTER_SECONDS = 5;
+/** Refusals of this kind are not listed: a flood of them is what the rate limit is for, and the log counts them. */
+const UNLISTED_CODES: ReadonlySet<string> = new Set(["AUTH_THROTTLED"]);
+/** A listed hook name is cut to this: a caller chooses the path. */
+const MAX_LISTED_HOOK_CHARS = 200;
+
+/**
+ * The record's key in the journal. A request id we made is unique; a caller's X-Request-Id may be sent twice (a
+ * retry after a lost answer), and two records under one key would finish each other, so those get a fresh key
+ * and keep the caller's id beside it.
+ */
+export function journalKeyFor(
+  headers: IncomingHttpHeaders,
+  requestId: string,
+  ids: Ids,
+): { id: string; requestId?: string } {
+  return headers["x-request-id"] === requestId ? { id: ids.uuid(), requestId } : { id: requestId };
+}
+
+export interface AdmissionInput {
+  key: { id: string; requestId?: string };
+  at: number;
+  hook: string;
+  mappingId: string | undefined;
+  response: PipelineResponse;
+  delivery: string | undefined;
+  plans: readonly ActionPlan[];
+  /** The request as it arrived, credentials removed; absent with `storePayloads: false`. */
+  request?: StoredRequestInput | undefined;
+}
+
+export interface StoredRequestInput {
+  method: string;
+  /** Path and query without credential parameters. */
+  url: string;
+  /** Headers without credentials, when the pipeline already built them (mappings, captures). */
+  view: Record<string, string> | undefined;
+  headers: IncomingHttpHeaders;
+  credentialHeaders: ReadonlySet<string>;
+  raw: Buffer;
+}
+
+/** Records the accepted request; a journal that cannot is a 503 the sender retries, with nothing emitted. */
+export async function admit(journal: Journal, input: AdmissionInput): Promise<void> {
+  const { response } = input;
+  const record: AdmittedRecord = {
+    ...input.key,
+    at: input.at,
+    hook: input.hook,
+    mappingId: input.mappingId,
+    // The answer as a duplicate will get it again, after a restart too.
+    response: { status: response.status, contentType: response.headers["Content-Type"], body: response.body },
+    delivery: input.delivery,
+    events: input.plans.flatMap((plan) => plan.events),
+    runs: input.plans.flatMap((plan) => (plan.run ? [plan.run] : [])),
+  };
+  if (input.request) record.request = storedRequest(input.request);
+  try {
+    await journal.admit(record);
+  } catch (error) {
+    throw new HookError("UNAVAILABLE", "The request could not be recorded; retry later.", {
+      headers: { "Retry-After": String(JOURNAL_RETRY_AFTER_SECONDS) },
+      cause: error,
+    });
+  }
+}
+
+/** The request as `hooks journal replay` will need it: credentials removed, the body as text or base64. */
+function storedRequest(input: StoredRequestInput): NonNullable<AdmittedRecord["request"]> {
+  // A direct wake or agent request skipped building the view; its headers are taken now, the same way.
+  const headers = input.view ?? headersWithoutCredentials(input.headers, input.credentialHeaders);
+  const { method, url, raw } = input;
+  return isUtf8(raw)
+    ? { method, url, headers, body: raw.toString("utf8") }
+    : { method, url, headers, bodyBase64: raw.toString("base64") };
+}
+
+export interface AnsweredInput {
+  key: { id: string; requestId?: string };
+  at: number;
+  hook: string;
+  mappingId: string | undefined;
+  status: number;
+  /** The refusal's error code, or `DUPLICATE`. */
+  code: string | undefined;
+}
+
+/** Lists an authenticated request answered without admission (a refusal, a duplicate); nothing of its body is kept. */
+export function listAnswered(journal: Journal, input: AnsweredInput): void {
+  const { code } = input;
+  if (code === undefined || UNLISTED_CODES.has(code)) return;
+  try {
+    journal.answered({
+      ...input.key,
+      at: input.at,
+      hook: input.hook.slice(0, MAX_LISTED_HOOK_CHARS),
+      mappingId: input.mappingId,
+      status: input.status,
+      code,
+    });
+  } catch {
+    // A listing is best effort: the answer has gone, and a full disk is reported by the next admission.
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * @module A full disk, for real: the gateway's state directory on a tiny tmpfs, filled up. Requests get 503 with
+ * Retry-After and cause nothing; once space is freed, the same gateway accepts again. Needs root (mount); CI runs
+ * as root, and there a missing mount is a failure, not a skip.
+ */
+import { spawnSync } from "node:child_process";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanupCli, makeTempDir, startServe } from "../helpers/spawn-cli.js";
+
+const TOKEN = "disk-full-token-0123456789abcdef";
+const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+
+/** Mounts a tmpfs of `size` at `dir`; false when this process may not mount (not root, no capability). */
+function mountTmpfs(dir: string, size: string): boolean {
+  const result = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir], {
+    encoding: "utf8",
+  });
+  return result.status === 0;
+}
+
+const mounted: string[] = [];
+afterEach(async () => {
+  await cleanupCli();
+  for (const dir of mounted.splice(0)) spawnSync("umount", ["-l", dir]);
+});
+
+/** Writes zeros until the file system refuses: what a full disk looks like to the gateway. */
+function fill(file: string): void {
+  const fd = openSync(file, "w");
+  const chunk = Buffer.alloc(16 * 1024);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// Outside CI, a user who may not mount skips it; under CI it runs, and a refused mount fails it.
+const canMount = process.getuid?.() === 0 || Boolean(process.env.CI);
+
+describe.runIf(canMount)("the state directory's disk fills up", () => {
+  it("answers 503 UNAVAILABLE with Retry-After, emits nothing, and accepts again once there is space", async () => {
+    const dir = makeTempDir("disk-full-");
+    const stateDir = path.join(dir, "state");
+    mkdirSync(stateDir);
+    expect(mountTmpfs(stateDir, "2m")).toBe(true);
+    mounted.push(stateDir);
+    const config = path.join(dir, "gateway.json5");
+    const record = path.join(dir, "events.jsonl");
+    writeFileSync(
+      config,
+      JSON.stringify({ hooks: { enabled: true, token: TOKEN }, heartbeat: { everySeconds: 0 } }),
+    );
+    const gateway = await startServe(["--config", config, "--state-dir", stateDir, "--record", record]);
+    const wake = (text: string) =>
+      fetch(`${gateway.url}/hooks/wake`, {
+        method: "POST",
+        headers: { ...AUTH, "idempotency-key": text },
+        body: JSON.stringify({ text, mode: "next-heartbeat" }),
+      });
+    expect((await wake("before")).status).toBe(200);
+
+    const filler = path.join(stateDir, "filler");
+    fill(filler);
+    const refused = await wake("while full");
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("5");
+    expect(await refused.json()).toMatchObject({ ok: false, code: "UNAVAILABLE" });
+    const eventsWhileFull = readFileSync(record, "utf8");
+    expect(eventsWhileFull).not.toContain("while full");
+
+    rmSync(filler);
+    // The sender's retry, same delivery id: accepted now, and only now.
+    const retried = await wake("while full");
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get("idempotent-replay")).toBeNull();
+    await gateway.waitForLog(
+      (line) =>
+        line.msg === "request" &&
+        line.status === 200 &&
+        line.requestId === retried.headers.get("x-request-id"),
+    );
+    const systemEvents = readFileSync(record, "utf8")
+      .split("\n")
+      .filter((line) => line.includes('"session:system-event"'));
+    expect(systemEvents.filter((line) => line.includes("while full"))).toHaveLength(1);
+    expect(gateway.stdout()).toContain("ENOSPC");
+
+    gateway.signal("SIGTERM");
+    expect((await gateway.exited).code).toBe(0);
+  });
+});
