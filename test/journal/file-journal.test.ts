@@ -227,7 +227,11 @@ describe("done waits for the host", () => {
     expect(lines().some((line) => line.t === "done")).toBe(false);
     store();
     await j.close();
-    expect(lines().filter((line) => line.t === "done").map((line) => line.id)).toEqual(["r"]);
+    expect(
+      lines()
+        .filter((line) => line.t === "done")
+        .map((line) => line.id),
+    ).toEqual(["r"]);
   });
 
   it("leaves the record unfinished when the host could not store it, so the next start emits it again", async () => {
