@@ -30,7 +30,7 @@ import { createVerifiers } from "./verify/signature-verifier.js";
 export const NO_JOURNAL: Journal = {
   open: async () => ({ unfinished: [], deliveries: [] }),
   admit: async () => undefined,
-  handed: async () => undefined,
+  handed: () => undefined,
   done: () => undefined,
   answered: () => undefined,
   close: async () => undefined,

@@ -62,6 +62,8 @@ export class AppendLog {
   private scheduled = false;
   private syncing = false;
   private drained: Array<() => void> = [];
+  /** Lines written at once while a batch was being synced: re-written if that batch is cut off. */
+  private writtenDuringSync: Buffer[] = [];
   /** Counters for the bench and the status line: fsyncs issued, lines made durable. */
   readonly stats = { fsyncs: 0, batches: 0, durableLines: 0 };
 
@@ -110,7 +112,9 @@ export class AppendLog {
 
   /** Writes the line at once (no fsync): it reaches the file before anything the caller does next. */
   writeNow(line: string): void {
-    this.writeBytes(Buffer.from(`${line}\n`));
+    const bytes = Buffer.from(`${line}\n`);
+    this.writeBytes(bytes);
+    if (this.syncing) this.writtenDuringSync.push(bytes);
   }
 
   /** Moves to the next file now if the log is idle and the owner says so (an idle journal's last file must expire too). */
@@ -191,9 +195,19 @@ export class AppendLog {
     this.stats.batches++;
     this.io.fdatasync(this.fd!, (error) => {
       this.syncing = false;
+      const writtenMeanwhile = this.writtenDuringSync;
+      this.writtenDuringSync = [];
       if (error) {
-        // Not durable: the lines are cut off again, so a restart does not act on requests that were refused.
+        // Not durable: the lines are cut off again, so a restart does not act on requests that were refused. Lines
+        // written at once meanwhile belong to other, accepted records: they go back in.
         this.cutBack(start);
+        for (const bytes of writtenMeanwhile) {
+          try {
+            this.writeBytes(bytes);
+          } catch {
+            // The file takes nothing now; the next start treats that record's turns as not handed over.
+          }
+        }
         for (const waiter of waiters) waiter.reject(error);
       } else {
         this.stats.durableLines += waiters.length;

@@ -104,13 +104,13 @@ export class FileJournal implements Journal {
   }
 
   /**
-   * Durable (as the policy says) before it resolves, through the same queue as admissions: a marker written
-   * beside a batch whose sync then failed would be cut off with it.
+   * Written at once, before the turns go out, so that the turn starts as the answer leaves; not synced: it
+   * survives a crash of the process, and a power cut in the moment after may cost a turn run twice.
    */
-  async handed(id: string): Promise<void> {
+  handed(id: string): void {
     const entry = this.inFlight.get(id);
     if (entry) entry.handed = true;
-    await this.log.append(JSON.stringify({ t: "handed", id, at: this.settings.clock.now() }));
+    this.log.writeNow(JSON.stringify({ t: "handed", id, at: this.settings.clock.now() }));
   }
 
   done(id: string, runs?: readonly RunOutcome[], recovered?: boolean): void {

@@ -32,8 +32,8 @@ export interface Journal {
   open(): Promise<JournalBacklog>;
   /** Resolves once the record is as durable as configured; a rejection means "not accepted" (the request gets 503). */
   admit(record: AdmittedRecord): Promise<void>;
-  /** The record's agent turns are about to go to the host; durable before they do, so a turn is never run twice. */
-  handed(id: string): Promise<void>;
+  /** The record's agent turns are about to go to the host; written before they do, so a turn is not run twice. */
+  handed(id: string): void;
   /** Everything the record caused has happened. */
   done(requestId: string, runs?: readonly RunOutcome[], recovered?: boolean): void;
   /** Lists a request that was answered without admission; best effort, nothing waits for it. */

@@ -29,9 +29,9 @@ function whenAllPublished(
  * The record's turns are written down as handed over before they are: after a crash a turn is reported
  * interrupted rather than run twice. A marker that cannot be written is logged; the turn still goes.
  */
-async function markHanded(deps: HandOffDeps, requestId: string): Promise<void> {
+function markHanded(deps: HandOffDeps, requestId: string): void {
   try {
-    await deps.journal.handed(requestId);
+    deps.journal.handed(requestId);
   } catch (error) {
     deps.logger.error(`journal: the hand-over of an agent turn could not be recorded: ${errorText(error)}`, {
       requestId,
@@ -40,18 +40,14 @@ async function markHanded(deps: HandOffDeps, requestId: string): Promise<void> {
 }
 
 /** Emits an admitted request's events; the record is done once they are out and every run's summary is published. */
-export async function handOff(
-  deps: HandOffDeps,
-  requestId: string,
-  plans: readonly ActionPlan[],
-): Promise<void> {
+export function handOff(deps: HandOffDeps, requestId: string, plans: readonly ActionPlan[]): void {
   const runs = plans.filter((plan) => plan.run !== undefined).length;
   if (runs === 0) {
     emitPlans(plans, deps.bus, deps.tracker);
     deps.journal.done(requestId);
     return;
   }
-  await markHanded(deps, requestId);
+  markHanded(deps, requestId);
   emitPlans(
     plans,
     deps.bus,
@@ -108,7 +104,7 @@ async function finishOne(
     if (handed) outcomes.push({ runId: run.runId, status: "interrupted" });
     else toRun.push(run);
   }
-  if (toRun.length > 0) await markHanded(deps, record.id);
+  if (toRun.length > 0) markHanded(deps, record.id);
   const published = whenAllPublished(toRun.length, (done) =>
     deps.journal.done(record.id, [...outcomes, ...done], true),
   );

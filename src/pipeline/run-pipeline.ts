@@ -193,7 +193,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     state.answered = true;
     if (journal) {
       const handOffDeps = { journal, bus: deps.bus, tracker: deps.tracker, logger: deps.logger };
-      await handOff(handOffDeps, state.journalKey.id, resolution.plans);
+      handOff(handOffDeps, state.journalKey.id, resolution.plans);
     } else if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
   }
 

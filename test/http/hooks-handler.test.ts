@@ -409,7 +409,7 @@ describe("ports swapped through createHooksPlugin", () => {
             if (failing) throw new Error("ENOSPC: no space left on device");
             admitted.push(record.id);
           },
-          async handed() {},
+          handed() {},
           done() {},
           answered() {},
           async close() {},
