@@ -8,13 +8,19 @@
  * Pinned targets: /wake at least 0.80x the baseline's req/s and at most 1.25x its CPU per request, the template
  * mapping at least 0.70x; unpinned, the older 0.75x and 0.65x throughput targets. The GitHub-signed mapping at least
  * 0.70x the baseline; /wake with a new Idempotency-Key on every request at least 0.95x the req/s and at most 1.05x
- * the CPU per request of /wake without one, below the store's bound and with the default store full.
+ * the CPU per request of /wake without one, below the store's bound and with the default store full. /wake with the
+ * request journal (`wake-journal`): `fsync: "batch"` at least 0.60x the baseline's req/s, and `fsync: "off"` within
+ * 5 % of `enabled: false` (at least 0.95x the req/s, at most 1.05x the CPU per request).
  *
  * BENCH_SECONDS (4) per run, BENCH_PAIRS (3) A/B pairs per scenario, BENCH_WARMUP_SECONDS (1.5),
  * BENCH_ONLY=wake,agent to run some scenarios, BENCH_DIAGNOSTICS=0 to skip the rows without a target,
  * BENCH_HOOKS_BIN=<build>/bin/hooks.js to measure another build.
+ *
+ * `long-run` (state size and RSS over minutes, BENCH_LONG_RUN_SECONDS, default 240; BENCH_LONG_RUN_RATE, default
+ * 500 req/s) runs only when asked: BENCH_ONLY=long-run, whose rows are then merged into the last full run's
+ * bench/results.json, or BENCH_LONG_RUN=1 to include it in a full run.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createContext, machineInfo } from "./lib/context.mjs";
 import { describePinning } from "./lib/pinning.mjs";
@@ -24,6 +30,7 @@ import { scenario as agent } from "./scenarios/agent.mjs";
 import { scenario as idleRss } from "./scenarios/idle-rss.mjs";
 import { scenario as largeBodies } from "./scenarios/large-bodies.mjs";
 import { scenario as logCost } from "./scenarios/log-cost.mjs";
+import { scenario as longRun } from "./scenarios/long-run.mjs";
 import { scenario as mappedTemplate } from "./scenarios/mapped-template.mjs";
 import { scenario as mappedTransform } from "./scenarios/mapped-transform.mjs";
 import { scenario as mappings10k } from "./scenarios/mappings-10k.mjs";
@@ -31,6 +38,7 @@ import { scenario as signedGithub } from "./scenarios/signed-github.mjs";
 import { scenario as startup } from "./scenarios/startup.mjs";
 import { scenario as wake } from "./scenarios/wake.mjs";
 import { scenario as wakeIdempotency } from "./scenarios/wake-idempotency.mjs";
+import { scenario as wakeJournal } from "./scenarios/wake-journal.mjs";
 
 const SCENARIOS = [
   wake,
@@ -39,13 +47,18 @@ const SCENARIOS = [
   mappedTransform,
   signedGithub,
   wakeIdempotency,
+  wakeJournal,
   mappings10k,
   largeBodies,
   startup,
   idleRss,
   logCost,
+  longRun,
 ];
 const DIAGNOSTIC = new Set([logCost.id]);
+/** Minutes long: run only when BENCH_ONLY names them, or with BENCH_LONG_RUN=1 in a full run. */
+const OPT_IN = new Set([longRun.id]);
+const optedIn = process.env.BENCH_LONG_RUN === "1";
 
 function selected() {
   const only = process.env.BENCH_ONLY?.split(",")
@@ -60,7 +73,7 @@ function selected() {
       );
     return SCENARIOS.filter((s) => only.includes(s.id));
   }
-  return SCENARIOS.filter((s) => diagnostics || !DIAGNOSTIC.has(s.id));
+  return SCENARIOS.filter((s) => (diagnostics || !DIAGNOSTIC.has(s.id)) && (optedIn || !OPT_IN.has(s.id)));
 }
 
 const started = Date.now();
@@ -118,11 +131,60 @@ const results = {
   errors: failures,
   table,
 };
-// results.json is this checkout's full run: a partial run or another build's figures would replace it.
-if (process.env.BENCH_ONLY || process.env.BENCH_HOOKS_BIN) {
-  context.log("BENCH_ONLY or BENCH_HOOKS_BIN set: bench/results.json left as it was");
+const resultsFile = path.join(ROOT, "bench", "results.json");
+const onlyIds = process.env.BENCH_ONLY?.split(",")
+  .map((id) => id.trim())
+  .filter(Boolean);
+// results.json is this checkout's full run: a partial run or another build's figures would replace it. The one
+// exception is an opt-in scenario run on its own (BENCH_ONLY=long-run): a full run leaves it out, so its rows are
+// merged into the last full run's file, replacing its earlier rows, each marked with when and how it was measured.
+if (process.env.BENCH_HOOKS_BIN) {
+  context.log("BENCH_HOOKS_BIN set: bench/results.json left as it was");
+} else if (onlyIds?.every((id) => OPT_IN.has(id)) && rows.length > 0) {
+  mergeIntoResults(onlyIds);
+} else if (onlyIds) {
+  context.log("BENCH_ONLY set: bench/results.json left as it was");
 } else {
-  writeFileSync(path.join(ROOT, "bench", "results.json"), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
   context.log("wrote bench/results.json");
+}
+
+function mergeIntoResults(ids) {
+  let previous;
+  try {
+    previous = JSON.parse(readFileSync(resultsFile, "utf8"));
+  } catch {
+    context.log("no bench/results.json to merge into: run `npm run bench` first; left as it was");
+    return;
+  }
+  const ofMerged = (row) => ids.some((id) => row.id === id || row.id.startsWith(`${id}.`));
+  // npm sets npm_lifecycle_event for `npm run bench` (which builds first); `node bench/run.js` measures dist/ as it is.
+  const runner = process.env.npm_lifecycle_event === "bench" ? "npm run bench" : "node bench/run.js";
+  const command = `BENCH_ONLY=${ids.join(",")} ${runner}`;
+  const added = rows.map((row) => ({ ...row, measuredAt: results.generatedAt, command }));
+  const scenarios = [...previous.scenarios.filter((row) => !ofMerged(row)), ...added];
+  const judgedAll = scenarios.filter((row) => row.pass !== undefined);
+  const passedAll = judgedAll.filter((row) => row.pass).length;
+  const merged = {
+    ...previous,
+    summary: { targets: judgedAll.length, passed: passedAll, failed: judgedAll.length - passedAll },
+    scenarios,
+    errors: [...(previous.errors ?? []).filter((error) => !ids.includes(error.scenario)), ...failures],
+    merged: [
+      ...(previous.merged ?? []).filter((entry) => !ids.includes(entry.scenario)),
+      ...ids.map((id) => ({
+        scenario: id,
+        generatedAt: results.generatedAt,
+        command,
+        durationSeconds: results.durationSeconds,
+        mode: results.mode,
+        settings: results.settings,
+        loadAverageAtStart: machine.loadAverageAtStart,
+      })),
+    ],
+    table: formatTable(scenarios),
+  };
+  writeFileSync(resultsFile, `${JSON.stringify(merged, null, 2)}\n`);
+  context.log(`merged the rows of ${ids.join(", ")} into bench/results.json (the rest is the last full run)`);
 }
 if (failures.length > 0) process.exitCode = 1;

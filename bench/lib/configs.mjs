@@ -57,12 +57,13 @@ export const UNREACHED_MAX_DELIVERIES = 100_000_000;
 /** The secret of the signed mapping, new for each bench process like the token. */
 export const SIGNING_SECRET = randomBytes(32).toString("base64url");
 
-function gatewayConfig(token, mappings, hooks = {}) {
+function gatewayConfig(token, mappings, hooks = {}, gateway = {}) {
   return {
     hooks: { enabled: true, token, transformsDir: TRANSFORMS_DIR, mappings, ...hooks },
     session: { mainKey: "main", lastRoute: { channel: "telegram", to: "@bench" } },
     heartbeat: { everySeconds: HEARTBEAT_SECONDS },
     runner: { kind: "echo" },
+    ...gateway,
   };
 }
 
@@ -99,6 +100,44 @@ export function writeDedupeConfig(dir, token, maxEntries) {
     dir,
     `gateway-dedupe-${maxEntries}.json5`,
     gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING], { dedupe: { maxEntries } }),
+  );
+}
+
+/**
+ * The bench config with `hooks.journal` set (`{ fsync: "off" }`, `{ enabled: false }`, ...). Without the key the
+ * bench config runs the journal's defaults (`hooks serve`: on, `fsync: "batch"`, in the state directory).
+ */
+export function writeJournalConfig(dir, token, journal, name = journalVariantName(journal)) {
+  return write(
+    dir,
+    `gateway-journal-${name}.json5`,
+    gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING], { journal }),
+  );
+}
+
+/** "batch", "always", "off" or "disabled": what a `hooks.journal` setting is called in rows and file names. */
+export function journalVariantName(journal) {
+  return journal.enabled === false ? "disabled" : (journal.fsync ?? "batch");
+}
+
+/**
+ * The long-run config: retention short enough to act several times within minutes (the journal's
+ * `retainHours`, the database's `state.retainDays`), a rotated log file, a heartbeat every `heartbeatSeconds`.
+ */
+export function writeLongRunConfig(dir, token, { retainHours, retainDays, logFile, heartbeatSeconds }) {
+  return write(
+    dir,
+    "gateway-long-run.json5",
+    gatewayConfig(
+      token,
+      [TEMPLATE_MAPPING, TRANSFORM_MAPPING],
+      { journal: { retainHours } },
+      {
+        heartbeat: { everySeconds: heartbeatSeconds },
+        state: { retainDays },
+        log: { file: logFile, maxSizeMb: 1, keep: 2 },
+      },
+    ),
   );
 }
 
@@ -175,7 +214,8 @@ export const PUSH_FIELDS_BODY = JSON.stringify({
  * The requests compare.mjs, profile.mjs and template-cost.mjs send, by name; `caseRequest` and `caseConfig` give
  * a case's request and config. `signed`: GitHub-signed, to the signed mapping's config. `uniqueHeaders`: headers
  * new on every request. `maxDeliveries`: the store's bound in the config. `leadRequests`: at least this many
- * requests before the measured run.
+ * requests before the measured run. `journal`: the config's `hooks.journal` (the other cases run its default,
+ * `fsync: "batch"`).
  */
 export const CASES = {
   wake: { hook: "wake", body: WAKE_BODY, status: 200 },
@@ -200,6 +240,10 @@ export const CASES = {
     uniqueHeaders: ["idempotency-key"],
     leadRequests: DEFAULT_MAX_DELIVERIES,
   },
+  // /wake with the journal's other settings (`wake` itself runs the default, `fsync: "batch"`).
+  "wake-journal-always": { hook: "wake", body: WAKE_BODY, status: 200, journal: { fsync: "always" } },
+  "wake-journal-off": { hook: "wake", body: WAKE_BODY, status: 200, journal: { fsync: "off" } },
+  "wake-journal-disabled": { hook: "wake", body: WAKE_BODY, status: 200, journal: { enabled: false } },
 };
 
 export function caseRequest(spec, token) {
@@ -208,9 +252,13 @@ export function caseRequest(spec, token) {
   return spec.uniqueHeaders ? { ...request, uniqueHeaders: spec.uniqueHeaders } : request;
 }
 
-/** The bench config (`defaultFile`); the signed mapping's for a signed case; with `maxDeliveries`, that bound. */
+/**
+ * The bench config (`defaultFile`); the signed mapping's for a signed case; with `maxDeliveries`, that bound;
+ * with `journal`, that journal setting.
+ */
 export function caseConfig(spec, dir, token, defaultFile) {
   if (spec.signed) return writeSignedConfig(dir, token);
   if (spec.maxDeliveries) return writeDedupeConfig(dir, token, spec.maxDeliveries);
+  if (spec.journal) return writeJournalConfig(dir, token, spec.journal);
   return defaultFile;
 }

@@ -7,7 +7,7 @@ import { PIN, pinThisProcess } from "./pinning.mjs";
 import { makeTempDir, removeTempDir, spawnBaseline, spawnGateway } from "./processes.mjs";
 import { formatTable } from "./report.mjs";
 
-function numberFromEnv(name, fallback) {
+export function numberFromEnv(name, fallback) {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
@@ -22,6 +22,8 @@ export function readSettings() {
     pairs: Math.round(numberFromEnv("BENCH_PAIRS", 3)),
     warmupSeconds: numberFromEnv("BENCH_WARMUP_SECONDS", 1.5),
     connections: 50,
+    /** BENCH_DIAGNOSTICS=0: rows without a target are skipped (whole scenarios, and variants within one). */
+    diagnostics: process.env.BENCH_DIAGNOSTICS !== "0",
     pin: PIN,
   };
 }

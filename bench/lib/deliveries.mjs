@@ -1,6 +1,7 @@
 /** @module Delivery ids under load: a gateway's replay checked before a run, its emitted wakes counted after (every request a first delivery). */
-import { readFileSync } from "node:fs";
-import path from "node:path";
+import { countWakes } from "./state.mjs";
+
+export { countWakes };
 
 const REPLAY_HEADER = "idempotent-replay";
 
@@ -36,30 +37,6 @@ export async function checkReplay(server, request, expectStatus) {
         `second ${second.status} (replay ${second.replay}); expected ${expectStatus}, then ${expectStatus} with Idempotent-Replay: true`,
     );
   }
-}
-
-function countIn(file, needle) {
-  let text;
-  try {
-    text = readFileSync(file);
-  } catch {
-    return 0;
-  }
-  let count = 0;
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) count++;
-  return count;
-}
-
-/**
- * System events a stopped gateway recorded: queued (queue.jsonl) or already moved to the main transcript by a
- * heartbeat. Every accepted wake, direct or mapped, is one; a replayed delivery is none.
- */
-export function countWakes(stateDir) {
-  const needle = Buffer.from('"kind":"system-event"');
-  return (
-    countIn(path.join(stateDir, "queue.jsonl"), needle) +
-    countIn(path.join(stateDir, "transcript.jsonl"), needle)
-  );
 }
 
 /**

@@ -1,17 +1,8 @@
 /** @module The shape of the throughput scenarios: one fresh gateway against the baseline, A B A B, two rows out. */
-import { readdirSync } from "node:fs";
-import path from "node:path";
 import { checkAllFirst, checkReplay } from "./deliveries.mjs";
 import { runPairs } from "./load.mjs";
 import { pairRows } from "./report.mjs";
-
-function countFiles(dir) {
-  try {
-    return readdirSync(dir).length;
-  } catch {
-    return 0;
-  }
-}
+import { countSessions } from "./state.mjs";
 
 /**
  * `configFile` (default: the bench config) and `baselineRequest` (default: `request`) for a gateway request the
@@ -62,13 +53,14 @@ export async function gatewayVsBaseline(
     extra = {
       logLinesPerRequest: Math.round(((gateway.stdoutLines - linesBefore) / measured) * 100) / 100,
       logBytesPerRequest: Math.round((gateway.stdoutBytes - bytesBefore) / measured),
-      sessionFiles: countFiles(path.join(gateway.stateDir, "sessions")),
       bodyBytes: Buffer.byteLength(request.body),
     };
   } finally {
     // Stopped before the count: a graceful stop writes out what the gateway still held.
     await gateway.stop();
   }
+  // Session keys with messages in state.sqlite (one per /agent request without a sessionKey).
+  extra.sessions = countSessions(gateway.stateDir);
   if (firstDeliveries) {
     const wakes = checkAllFirst(gateway, { answered, runs, connections: context.settings.connections });
     context.log(`  ${wakes} wakes for ${answered} answered requests: every one a first delivery`);

@@ -24,6 +24,20 @@ const started = performance.now();
 // Headers named in `uniqueHeaders` get a fresh UUID on every request (delivery ids, idempotency keys): autocannon
 // then builds each request anew from the same headers and body, instead of sending one prebuilt buffer.
 const unique = spec.uniqueHeaders ?? [];
+function setupRequest(request) {
+  // `request.headers` is a copy autocannon makes for each build: setting it touches no other request.
+  for (const name of unique) request.headers[name] = randomUUID();
+  return request;
+}
+// `sequence` (optional): requests each connection sends in turn, over and over (a mixed load), each with its
+// own path, headers and body.
+const sequence = spec.sequence?.map((request) => ({
+  method: "POST",
+  path: request.path,
+  headers: request.headers,
+  body: request.body,
+  ...(unique.length > 0 ? { setupRequest } : {}),
+}));
 const instance = autocannon({
   url: spec.url,
   method: "POST",
@@ -31,19 +45,9 @@ const instance = autocannon({
   body: spec.body,
   connections: spec.connections,
   duration: spec.seconds,
-  ...(unique.length > 0
-    ? {
-        requests: [
-          {
-            setupRequest(request) {
-              // `request.headers` is a copy autocannon makes for each build: setting it touches no other request.
-              for (const name of unique) request.headers[name] = randomUUID();
-              return request;
-            },
-          },
-        ],
-      }
-    : {}),
+  // A fixed rate over all connections (the long run's steady load); unset, as fast as the server answers.
+  ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
+  ...(sequence ? { requests: sequence } : unique.length > 0 ? { requests: [{ setupRequest }] } : {}),
 });
 instance.on("response", (_client, statusCode, _bytes, responseTime) => {
   statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;

@@ -29,9 +29,11 @@ function runWorker(spec) {
 /**
  * One autocannon run against `server` (a handle from processes.mjs), from the load worker on the client's core.
  * The server's CPU time comes from /proc/<pid>/stat over exactly the run, read by the worker itself.
- * `request.uniqueHeaders` (optional) names headers that get a fresh UUID on every request.
+ * `request.uniqueHeaders` (optional) names headers that get a fresh UUID on every request. `options.sequence`
+ * (requests of the same shape) makes each connection send those in turn instead; `options.overallRate` caps the
+ * rate over all connections (requests per second).
  */
-export async function measure(server, request, seconds, connections = CONNECTIONS) {
+export async function measure(server, request, seconds, connections = CONNECTIONS, options = {}) {
   const run = await runWorker({
     url: new URL(request.path, server.url).href,
     headers: request.headers,
@@ -40,6 +42,8 @@ export async function measure(server, request, seconds, connections = CONNECTION
     connections,
     seconds,
     serverPid: server.pid,
+    ...(options.sequence ? { sequence: options.sequence } : {}),
+    ...(options.overallRate ? { overallRate: options.overallRate } : {}),
   });
   const count = run.requests;
   const serverCpuMs = run.serverCpuMs ?? Number.NaN;

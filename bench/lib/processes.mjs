@@ -12,6 +12,8 @@ export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The CLI the gateway runs from; BENCH_HOOKS_BIN points the bench at another checkout (before/after a change). */
 export const HOOKS_BIN = process.env.BENCH_HOOKS_BIN ?? path.join(ROOT, "bin", "hooks.js");
 const READY_TIMEOUT_MS = 60_000;
+/** What is kept of a server's stdout from its stop on, at most: the last part, where the closing log lines are. */
+const STOP_OUTPUT_MAX = 1_000_000;
 const STOP_TIMEOUT_MS = 15_000;
 
 const children = new Set();
@@ -69,6 +71,8 @@ export function spawnServer({ label, args, env = {}, nodeArgs = [], cwd = ROOT }
   let outBytes = 0;
   let outLines = 0;
   let ready = false;
+  // From the stop signal on, stdout is kept (bounded): the closing lines (the journal's counters) come then.
+  let stopOutput;
   const exited = new Promise((resolve) => {
     child.once("exit", (code, signal) => {
       children.delete(child);
@@ -92,9 +96,14 @@ export function spawnServer({ label, args, env = {}, nodeArgs = [], cwd = ROOT }
     get stderr() {
       return stderr;
     },
+    /** What the server wrote on stdout after `stop` sent its signal (its closing log lines); "" before. */
+    get stopOutput() {
+      return stopOutput ?? "";
+    },
     /** SIGTERM (graceful stop), then SIGKILL if it has not exited in time. */
     async stop(signal = "SIGTERM") {
       if (child.exitCode !== null || child.signalCode !== null) return exited;
+      stopOutput ??= "";
       child.kill(signal);
       const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
       const result = await exited;
@@ -116,6 +125,11 @@ export function spawnServer({ label, args, env = {}, nodeArgs = [], cwd = ROOT }
     child.stdout.on("data", (chunk) => {
       outBytes += chunk.length;
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) outLines++;
+      if (stopOutput !== undefined) {
+        stopOutput += chunk.toString("utf8");
+        // The closing lines come last: what is dropped past the bound is the front.
+        if (stopOutput.length > STOP_OUTPUT_MAX) stopOutput = stopOutput.slice(-STOP_OUTPUT_MAX);
+      }
       if (ready) return;
       stdout += chunk.toString("utf8");
       // Host and port only: a JSON log line would otherwise lend the URL its closing quote.
@@ -157,6 +171,24 @@ export function spawnBaseline({ token, maxBodyBytes = 262_144 }) {
     args: [path.join(ROOT, "bench", "baseline-server.mjs")],
     env: { BENCH_BASELINE_TOKEN: token, BENCH_BASELINE_MAX_BYTES: String(maxBodyBytes) },
   });
+}
+
+/**
+ * The JSON log lines of `output` whose `msg` is `msg`, parsed (the gateway logs one JSON object per line; the
+ * banner and anything else are skipped).
+ */
+export function logLines(output, msg) {
+  const found = [];
+  for (const line of output.split("\n")) {
+    if (!line.startsWith("{") || !line.includes(msg)) continue;
+    try {
+      const parsed = JSON.parse(line);
+      if (parsed.msg === msg) found.push(parsed);
+    } catch {
+      // A line cut by the bound, or not JSON.
+    }
+  }
+  return found;
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
