@@ -83,3 +83,8 @@ export function payloadTooLarge(maxBytes: number): HookError {
     `The body is larger than the ${maxBytes}-byte limit for this hook.`,
   );
 }
+
+/** The message of anything thrown, for a log line. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

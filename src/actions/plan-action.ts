@@ -1,6 +1,7 @@
 /** @module Turns a validated action into the events it causes, as data: the handler emits them, replay shows them. */
 import type { EventSource, PlannedEvent } from "../events.js";
 import type { Ids } from "../ids.js";
+import type { JournalRun } from "../journal/records.js";
 import { type ExternalSource, wrapExternalContent } from "../safety/wrap-external.js";
 import type { WakeMode } from "../vocabulary.js";
 import type { HookAction } from "./validate-action.js";
@@ -14,20 +15,11 @@ export interface PlanContext {
   ids: Ids;
 }
 
-/** An agent run the plugin waits on, to publish its summary, heartbeat and delivery. */
-export interface PendingRun {
-  runId: string;
-  name: string;
-  wakeMode: WakeMode;
-  deliver: boolean;
-  channel: string;
-  to?: string | undefined;
-  timeoutSeconds: number;
-  source: EventSource;
-  /** Whether its summary is wrapped as untrusted content (false when the mapping allowed raw content). */
-  untrusted: boolean;
-  contentSource: ExternalSource;
-}
+/**
+ * An agent run the plugin waits on, to publish its summary, heartbeat and delivery. Its shape is the journal's
+ * (the record of an admitted request carries its runs), so the two cannot drift apart.
+ */
+export type PendingRun = JournalRun;
 
 export type ActionResponse =
   | { kind: "wake"; mode: WakeMode; eventId: string }

@@ -99,6 +99,17 @@ function show<T>(command: Command, read: (reader: StateReader) => T[], line: (ro
   }
 }
 
+/** `--since` and `--limit`, as the transcript and the outbox take them. */
+function windowed(command: Command, rows: string): Command {
+  return command
+    .option("--since <duration>", `only ${rows} from this long ago on (90s, 30m, 1h, 7d)`, parseDuration)
+    .option(
+      "--limit <n>",
+      `only the last <n> ${rows} (default ${DEFAULT_LIMIT} when --since is not given)`,
+      parseLimit,
+    );
+}
+
 export function registerStateCommand(program: Command): void {
   const state = program
     .command("state")
@@ -119,15 +130,8 @@ export function registerStateCommand(program: Command): void {
       show(command, (reader) => reader.queue(), transcriptLine),
     );
 
-  state
-    .command("transcript")
+  windowed(state.command("transcript"), "entries")
     .description("the main session's transcript: drained events and the heartbeats that drained them")
-    .option("--since <duration>", "only entries from this long ago on (90s, 30m, 1h, 7d)", parseDuration)
-    .option(
-      "--limit <n>",
-      `only the last <n> entries (default ${DEFAULT_LIMIT} when --since is not given)`,
-      parseLimit,
-    )
     .action((options: WindowOptions, command: Command) =>
       show(command, (reader) => reader.transcript(windowOf(options, DEFAULT_LIMIT)), transcriptLine),
     );
@@ -141,15 +145,8 @@ export function registerStateCommand(program: Command): void {
       show(command, (reader) => reader.session(key, windowOf(options, undefined)), sessionLine),
     );
 
-  state
-    .command("outbox")
+  windowed(state.command("outbox"), "deliveries")
     .description("deliveries: where each reply went, or why it could not go")
-    .option("--since <duration>", "only deliveries from this long ago on", parseDuration)
-    .option(
-      "--limit <n>",
-      `only the last <n> deliveries (default ${DEFAULT_LIMIT} when --since is not given)`,
-      parseLimit,
-    )
     .action((options: WindowOptions, command: Command) =>
       show(command, (reader) => reader.outbox(windowOf(options, DEFAULT_LIMIT)), outboxLine),
     );

@@ -65,7 +65,7 @@ export class AppendLog {
   /** Lines written at once while a batch was being synced: re-written if that batch is cut off. */
   private writtenDuringSync: Buffer[] = [];
   /** Counters for the bench and the status line: fsyncs issued, lines made durable. */
-  readonly stats = { fsyncs: 0, batches: 0, durableLines: 0 };
+  readonly stats = { fsyncs: 0, durableLines: 0 };
 
   constructor(
     private readonly policy: FsyncPolicy,
@@ -192,7 +192,6 @@ export class AppendLog {
     }
     this.syncing = true;
     this.stats.fsyncs++;
-    this.stats.batches++;
     this.io.fdatasync(this.fd!, (error) => {
       this.syncing = false;
       const writtenMeanwhile = this.writtenDuringSync;

@@ -1,6 +1,7 @@
 /** @module The journal on disk: JSON lines in numbered segments, group commit, recovery of what a crash left, retention by segment. */
 import { mkdir, unlink } from "node:fs/promises";
 import type { Clock } from "../clock.js";
+import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
 import type {
@@ -146,7 +147,7 @@ export class FileJournal implements Journal {
       } catch (error) {
         // Left unfinished: the next start hands their events over again.
         this.settings.logger.warn(
-          `journal: the gateway could not store what was handed over: ${errorText(error)}`,
+          `journal: the gateway could not store what was handed over: ${errorMessage(error)}`,
         );
         continue;
       }
@@ -309,7 +310,7 @@ export class FileJournal implements Journal {
           await this.carryForward(segment);
         } catch (error) {
           this.settings.logger.warn(
-            `journal: could not move unfinished records forward: ${errorText(error)}`,
+            `journal: could not move unfinished records forward: ${errorMessage(error)}`,
           );
           break;
         }
@@ -318,7 +319,7 @@ export class FileJournal implements Journal {
         await unlink(segment.file);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
-          this.settings.logger.warn(`journal: could not remove an expired segment: ${errorText(error)}`, {
+          this.settings.logger.warn(`journal: could not remove an expired segment: ${errorMessage(error)}`, {
             file: segment.file,
           });
           break;
@@ -330,7 +331,7 @@ export class FileJournal implements Journal {
     try {
       this.log.rollIfIdle();
     } catch (error) {
-      this.settings.logger.warn(`journal: could not start a new segment: ${errorText(error)}`);
+      this.settings.logger.warn(`journal: could not start a new segment: ${errorMessage(error)}`);
     }
   }
 
@@ -348,8 +349,4 @@ export class FileJournal implements Journal {
       if (target) target.unfinished++;
     }
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

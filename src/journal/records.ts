@@ -28,6 +28,7 @@ export const JournalRunSchema = v.object({
   to: v.optional(v.string()),
   timeoutSeconds: v.number(),
   source: EventSourceSchema,
+  /** Whether its summary is wrapped as untrusted content (false when the mapping allowed raw content). */
   untrusted: v.boolean(),
   contentSource: v.picklist(["Webhook", "Email"]),
 });

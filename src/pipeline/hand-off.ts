@@ -1,6 +1,7 @@
 /** @module The hand-off: an admitted request's events go to the host once its record is durable, and what a crash left is finished at start. */
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
 import type { RunCompletionTracker, RunPublished } from "../actions/run-completion.js";
+import { errorMessage } from "../errors.js";
 import type { HookBus, PlannedEvent } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Journal, JournalBacklog, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
@@ -33,9 +34,12 @@ function markHanded(deps: HandOffDeps, requestId: string): void {
   try {
     deps.journal.handed(requestId);
   } catch (error) {
-    deps.logger.error(`journal: the hand-over of an agent turn could not be recorded: ${errorText(error)}`, {
-      requestId,
-    });
+    deps.logger.error(
+      `journal: the hand-over of an agent turn could not be recorded: ${errorMessage(error)}`,
+      {
+        requestId,
+      },
+    );
   }
 }
 
@@ -79,7 +83,7 @@ export async function finishUnfinished(deps: HandOffDeps, backlog: JournalBacklo
     } catch (error) {
       report.failed++;
       deps.logger.error(
-        `journal: a request left by the previous run could not be finished: ${errorText(error)}`,
+        `journal: a request left by the previous run could not be finished: ${errorMessage(error)}`,
         {
           requestId: unfinished.record.id,
         },
@@ -129,8 +133,4 @@ async function finishOne(
 
 function isTurn(planned: PlannedEvent): planned is Extract<PlannedEvent, { event: "session:agent-turn" }> {
   return planned.event === "session:agent-turn";
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -87,6 +87,11 @@ describe("hooks journal list", () => {
     expect((await run(["list", "--status", "pending"])).stdout).toContain("no requests");
   });
 
+  it("filters by time: --since a date to come lists nothing, --since an hour ago lists all", async () => {
+    expect((await run(["list", "--since", "2999-01-01"])).stdout).toContain("no requests");
+    expect((await run(["list", "--since", "1h"])).stdout.trim().split("\n")).toHaveLength(3);
+  });
+
   it("refuses a filter it cannot read, as a usage error", async () => {
     const { code, stderr } = await run(["list", "--since", "yesterday-ish"]);
     expect(code).toBe(2);

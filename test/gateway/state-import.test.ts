@@ -9,6 +9,18 @@ import { importLegacyState } from "../../src/gateway/state-import.js";
 import { readState } from "./support.js";
 
 const source = { hook: "wake", requestId: "r1" };
+/** The old transcript file's records: a drained event and the heartbeat that drained it. */
+const LEGACY_TRANSCRIPT = [
+  {
+    kind: "system-event",
+    at: "2026-04-30T09:00:00.000Z",
+    eventId: "t1",
+    text: "drained",
+    untrusted: true,
+    source: { ...source, mappingId: "m" },
+  },
+  { kind: "heartbeat", at: "2026-04-30T09:00:00.250Z", reasons: ["hook:wake"], drained: 1 },
+];
 const lines = (...records: unknown[]) => records.map((record) => `${JSON.stringify(record)}\n`).join("");
 
 let dir: string;
@@ -43,20 +55,7 @@ function writeLegacyFiles(): void {
   // An event of a version before `kind`, then a line cut by a crash.
   const older = { at: "2026-05-01T10:00:01.000Z", eventId: "q0", text: "older", untrusted: false, source };
   writeFileSync(path.join(dir, "queue.jsonl"), `${lines(queued, older)}{"kind":"system-ev`);
-  writeFileSync(
-    path.join(dir, "transcript.jsonl"),
-    lines(
-      {
-        kind: "system-event",
-        at: "2026-04-30T09:00:00.000Z",
-        eventId: "t1",
-        text: "drained",
-        untrusted: true,
-        source: { ...source, mappingId: "m" },
-      },
-      { kind: "heartbeat", at: "2026-04-30T09:00:00.250Z", reasons: ["hook:wake"], drained: 1 },
-    ),
-  );
+  writeFileSync(path.join(dir, "transcript.jsonl"), lines(...LEGACY_TRANSCRIPT));
   const message = (sessionKey: string, i: number) => ({
     sessionKey,
     at: `2026-04-30T09:00:${String(i % 60).padStart(2, "0")}.000Z`,
@@ -132,17 +131,8 @@ describe("import of the JSON-lines state files", () => {
     expect(store.history("hook:ci").at(-1)).toEqual({ role: "user", content: "hook:ci 44" });
     expect(store.lastRoute()).toEqual({ channel: "telegram", to: "@ops_room" });
     state.close();
-    expect(readState(dir, (reader) => reader.transcript())).toEqual([
-      {
-        kind: "system-event",
-        at: "2026-04-30T09:00:00.000Z",
-        eventId: "t1",
-        text: "drained",
-        untrusted: true,
-        source: { ...source, mappingId: "m" },
-      },
-      { kind: "heartbeat", at: "2026-04-30T09:00:00.250Z", reasons: ["hook:wake"], drained: 1 },
-    ]);
+    // Read back as they were written, field for field.
+    expect(readState(dir, (reader) => reader.transcript())).toEqual(LEGACY_TRANSCRIPT);
     expect(readState(dir, (reader) => reader.outbox())).toEqual([
       expect.objectContaining({ runId: "run-1", channel: "telegram", to: "@ops_room", status: "delivered" }),
     ]);

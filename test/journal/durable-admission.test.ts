@@ -2,7 +2,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { createHooksPlugin } from "../../src/index.js";
 import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
@@ -100,6 +100,28 @@ describe("the record of an accepted request", () => {
     expect(JSON.stringify(lines)).not.toContain(TOKEN);
     expect(admitted.events[0]).toEqual({ event: "session:system-event", payload: event });
     expect(lines.some((line) => line.t === "done" && line.id === sent.requestId)).toBe(true);
+  });
+
+  it("answers and emits only after the record's fsync has completed", async () => {
+    const syncs: Array<() => void> = [];
+    // Each sync of the journal completes only when the test says so.
+    const io: JournalIo = {
+      ...nodeIo,
+      fdatasync: (fd, callback) => syncs.push(() => nodeIo.fdatasync(fd, callback)),
+    };
+    await start({}, createHooksPlugin({ journal: fileJournal(io) }));
+    let answered = false;
+    const sending = send("wake", { text: "durable first" }).then((result) => {
+      answered = true;
+      return result;
+    });
+    await vi.waitUntil(() => syncs.length === 1);
+    // The record is written and its sync is running: no answer and no event may have gone out yet.
+    expect(answered).toBe(false);
+    expect(host!.eventsOf("session:system-event")).toHaveLength(0);
+    syncs.shift()!();
+    expect((await sending).status).toBe(200);
+    expect(host!.eventsOf("session:system-event")).toHaveLength(1);
   });
 
   it("keeps no request body or headers with storePayloads: false", async () => {
