@@ -9,6 +9,7 @@ import type { Ids } from "./ids.js";
 import type { Journal } from "./journal/journal.js";
 import type { CompiledMapping } from "./mapping/compile-mappings.js";
 import type { TransformRunner } from "./mapping/transform-runner.js";
+import type { HookMetrics } from "./metrics/metrics.js";
 import type { DuplicateDeps } from "./pipeline/duplicates.js";
 import type { Pipeline } from "./pipeline/run-pipeline.js";
 import type { Store } from "./store/store.js";
@@ -30,6 +31,7 @@ export const TOKENS = {
   bus: Symbol("hooks.bus") as InjectionToken<HookBus>,
   tracker: Symbol("hooks.tracker") as InjectionToken<RunCompletionTracker>,
   duplicates: Symbol("hooks.duplicates") as InjectionToken<DuplicateDeps>,
+  metrics: Symbol("hooks.metrics") as InjectionToken<HookMetrics>,
   pipeline: Symbol("hooks.pipeline") as InjectionToken<Pipeline>,
   handler: Symbol("hooks.handler") as InjectionToken<RouteHandler>,
 } as const;

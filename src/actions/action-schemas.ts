@@ -48,6 +48,8 @@ export const AgentBodySchema = v.object(
     model: OptionalText("model"),
     thinking: v.optional(ThinkingSchema),
     timeoutSeconds: v.optional(TimeoutSecondsSchema, DEFAULT_TIMEOUT_SECONDS),
+    /** Hold the answer until the turn finishes (or its deadline passes), then answer with its outcome. */
+    waitForCompletion: v.optional(v.boolean("waitForCompletion must be true or false"), false),
   },
   objectMessage("the body must be a JSON object"),
 );

@@ -2,15 +2,29 @@
 import type { AgentTurnFinished, HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Ids } from "../ids.js";
+import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
 import { neutraliseMarkers, wrapExternalContent } from "../safety/wrap-external.js";
 import type { PendingRun } from "./plan-action.js";
-import { deliverableReply, summaryParts } from "./summarize-run.js";
+import { deliverableReply, type ReplyKind, replyKind, summaryParts } from "./summarize-run.js";
 
 /** Extra time past `timeoutSeconds` before the plugin gives up on the session subsystem's answer. */
 export const DEFAULT_DEADLINE_GRACE_MS = 5_000;
 
 /** Told once the run's summary (and heartbeat, delivery) went out, with how the run ended. */
 export type RunPublished = (status: AgentTurnFinished["status"] | "interrupted") => void;
+
+/** How a turn ended, as a caller waiting for it (`waitForCompletion`) is told. */
+export interface RunCompletion {
+  status: AgentTurnFinished["status"];
+  reply: ReplyKind;
+  /** A reply was sent to a channel (`delivery:send`). */
+  delivered: boolean;
+  /** The reply as the agent gave it; shown to the caller only when the config exposes replies. */
+  replyText: string | undefined;
+}
+
+/** What a waiting caller gets when the plugin stops before the turn ends: it stopped waiting, not the turn failing. */
+const STOPPED: RunCompletion = { status: "error", reply: "none", delivered: false, replyText: undefined };
 
 interface Tracked {
   run: PendingRun;
@@ -35,6 +49,8 @@ function plainName(name: string): string {
 
 export class RunCompletionTracker {
   private readonly pending = new Map<string, Tracked>();
+  /** Callers waiting for a run's completion, by run id. */
+  private readonly waiters = new Map<string, (completion: RunCompletion) => void>();
   private readonly onFinished = (finished: AgentTurnFinished) => this.finish(finished.runId, finished);
   private listening = false;
 
@@ -44,6 +60,7 @@ export class RunCompletionTracker {
     private readonly mainSessionKey: string,
     private readonly ids: Ids,
     private readonly graceMs: number = DEFAULT_DEADLINE_GRACE_MS,
+    private readonly metrics: HookMetrics = NO_METRICS,
   ) {}
 
   /** Starts listening for finished turns; called by the plugin's service start (and lazily by track). */
@@ -59,6 +76,16 @@ export class RunCompletionTracker {
     this.listening = false;
     for (const { deadline } of this.pending.values()) clearTimeout(deadline);
     this.pending.clear();
+    for (const resolve of this.waiters.values()) resolve(STOPPED);
+    this.waiters.clear();
+  }
+
+  /**
+   * Resolves with the run's completion once its summary is published (or with an error when the plugin stops
+   * first). Ask before the turn is emitted: a subsystem may answer synchronously.
+   */
+  completion(runId: string): Promise<RunCompletion> {
+    return new Promise((resolve) => this.waiters.set(runId, resolve));
   }
 
   /** Number of runs still waiting for an answer. */
@@ -83,6 +110,7 @@ export class RunCompletionTracker {
     // A pending deadline never keeps a stopping host alive; the turn it waits for does.
     deadline.unref();
     this.pending.set(run.runId, { run, deadline, onPublished });
+    this.metrics.turnStarted();
   }
 
   /**
@@ -95,6 +123,7 @@ export class RunCompletionTracker {
       { source: run.source, runId: run.runId, status: "error", error: INTERRUPTED_TEXT },
       false,
     );
+    this.metrics.turnFinished("interrupted");
   }
 
   private finish(runId: string, finished: AgentTurnFinished): void {
@@ -102,11 +131,23 @@ export class RunCompletionTracker {
     if (!tracked) return;
     this.pending.delete(runId);
     clearTimeout(tracked.deadline);
-    this.publish(tracked.run, finished, tracked.run.untrusted);
+    const delivered = this.publish(tracked.run, finished, tracked.run.untrusted);
+    this.metrics.turnFinished(finished.status);
     tracked.onPublished?.(finished.status);
+    const waiter = this.waiters.get(runId);
+    if (waiter) {
+      this.waiters.delete(runId);
+      waiter({
+        status: finished.status,
+        reply: replyKind(finished.reply),
+        delivered,
+        replyText: finished.reply,
+      });
+    }
   }
 
-  private publish(run: PendingRun, finished: AgentTurnFinished, wrap: boolean): void {
+  /** Publishes the summary, heartbeat and delivery; true when a reply was sent for delivery. */
+  private publish(run: PendingRun, finished: AgentTurnFinished, wrap: boolean): boolean {
     const { runId } = run;
     const source = run.source;
     // The summary is a model's answer to external content (with the echo runner, the content itself): it is
@@ -135,5 +176,6 @@ export class RunCompletionTracker {
       requestId: source.requestId,
       delivered: reply !== undefined,
     });
+    return reply !== undefined;
   }
 }

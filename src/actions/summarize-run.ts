@@ -10,6 +10,20 @@ export function isHeartbeatAck(reply: string): boolean {
   return HEARTBEAT_ACK.test(reply);
 }
 
+/** `NO_REPLY` alone: the agent chose to say nothing (the silent-reply token OpenClaw's agents use). */
+const SILENT_REPLY = /^[\s\p{P}*_~`]*no_reply[\s\p{P}*_~`]*$/iu;
+
+/** What a turn's reply was, without its text: what a caller waiting for the completion is told. */
+export type ReplyKind = "visible" | "silent" | "heartbeat-ack" | "none";
+
+export function replyKind(reply: string | undefined): ReplyKind {
+  const text = reply?.trim();
+  if (!text) return "none";
+  if (isHeartbeatAck(text)) return "heartbeat-ack";
+  if (SILENT_REPLY.test(text)) return "silent";
+  return "visible";
+}
+
 /** The reply's first paragraph, cut to the summary limit. */
 export function firstParagraph(reply: string): string {
   const paragraph =
@@ -39,10 +53,8 @@ export function summaryParts(name: string, finished: Finished): { prefix: string
   return { prefix: `${name}:`, text: summary || "(no reply)" };
 }
 
-/** A reply is delivered when the run succeeded and it says more than a heartbeat acknowledgement. */
+/** A reply is delivered when the run succeeded and it says something: not a heartbeat acknowledgement, not silence. */
 export function deliverableReply(finished: Pick<AgentTurnFinished, "status" | "reply">): string | undefined {
-  if (finished.status !== "ok") return undefined;
-  const reply = finished.reply?.trim();
-  if (!reply || isHeartbeatAck(reply)) return undefined;
-  return reply;
+  if (finished.status !== "ok" || replyKind(finished.reply) !== "visible") return undefined;
+  return finished.reply!.trim();
 }

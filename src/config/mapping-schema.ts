@@ -65,10 +65,21 @@ export const MappingResponseSchema = v.strictObject({
   body: v.optional(v.string()),
 });
 
+/** Where a transform runs: a pool of worker threads (stoppable at its limits), or the gateway's own thread. */
+export const TRANSFORM_ISOLATIONS = ["worker", "inline"] as const;
+
 export const MappingTransformSchema = v.strictObject({
   module: v.pipe(v.string(), v.minLength(1, "must name a module inside transformsDir")),
   export: v.optional(v.pipe(v.string(), v.minLength(1))),
+  /** `inline` opts out of the worker pool for trusted, latency-critical code: it can then block the gateway. */
+  isolate: v.optional(v.picklist(TRANSFORM_ISOLATIONS, 'must be "worker" or "inline"'), "worker"),
 });
+
+/** An agent mapping whose answer waits for the turn's outcome, as `waitForCompletion: true` does on `/agent`. */
+const CompletionResponse = v.literal(
+  "completion",
+  'must be "completion" or an object { status, contentType, body }',
+);
 
 export const MappingSchema = v.strictObject({
   id: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))),
@@ -97,7 +108,10 @@ export const MappingSchema = v.strictObject({
   ),
   allowUnsafeExternalContent: v.optional(v.boolean(), false),
   verify: v.optional(MappingVerifySchema),
-  response: v.optional(MappingResponseSchema),
+  /** A fixed success answer, or `"completion"`: wait for the agent turn and answer with its outcome. */
+  response: v.optional(v.union([CompletionResponse, MappingResponseSchema])),
+  /** Another spelling of `response: "completion"`. */
+  respond: v.optional(v.literal("completion", 'must be "completion"')),
 });
 
 export type MappingConfig = v.InferOutput<typeof MappingSchema>;

@@ -22,6 +22,7 @@ import {
   MailboxConfigSchema,
   type PluginGatewayConfig,
   PluginGatewayConfigSchema,
+  TransformsSchema,
 } from "./schema.js";
 import { checkTrustedProxies } from "./trusted-proxies.js";
 
@@ -80,6 +81,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   "hooks.dedupe": Object.keys(DedupeSchema.entries),
   "hooks.authFailures": Object.keys(AuthFailuresSchema.entries),
   "hooks.journal": Object.keys(JournalSchema.entries),
+  "hooks.transforms": Object.keys(TransformsSchema.entries),
   "hooks.mailbox": Object.keys(MailboxConfigSchema.entries),
 };
 const knownKeysAt = (at: string) => KNOWN_KEYS[at.replace(/\[\d+\]/g, "")];

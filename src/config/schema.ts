@@ -37,6 +37,14 @@ export const JOURNAL_DEFAULTS: v.InferOutput<typeof JournalSchema> = {
   storePayloads: true,
 };
 
+/** Transforms in the worker pool: each worker's heap limit and how many run at once. */
+export const TransformsSchema = v.strictObject({
+  /** A worker whose heap passes this is stopped, its request answered 500, and the worker replaced. */
+  maxMemoryMb: v.optional(v.pipe(PositiveInt, v.minValue(16, "must be at least 16")), 128),
+  /** Default: the machine's available parallelism, at least 2. */
+  maxWorkers: v.optional(v.pipe(PositiveInt, v.maxValue(64, "must be at most 64"))),
+});
+
 /** What `hooks mailbox setup` writes; `hooks mailbox run` and the mailbox preset read it (SPEC §7.3, §11). */
 export const MailboxConfigSchema = v.strictObject({
   host: v.optional(v.string()),
@@ -77,6 +85,9 @@ export const HooksConfigSchema = v.strictObject({
   trustedProxies: v.optional(v.array(v.string()), []),
   dedupe: v.optional(DedupeSchema, { windowSeconds: 86_400, maxEntries: 100_000 }),
   journal: v.optional(JournalSchema, JOURNAL_DEFAULTS),
+  transforms: v.optional(TransformsSchema, { maxMemoryMb: 128 }),
+  /** Whether a waiting caller (`waitForCompletion`) gets the agent's reply text, not only its kind. */
+  exposeReplies: v.optional(v.boolean(), false),
   mailbox: v.optional(MailboxConfigSchema),
 });
 
@@ -102,6 +113,7 @@ export const PluginGatewayConfigSchema = v.looseObject({
 
 export type HooksConfig = v.InferOutput<typeof HooksConfigSchema>;
 export type HooksConfigInput = v.InferInput<typeof HooksConfigSchema>;
+export type TransformsConfig = v.InferOutput<typeof TransformsSchema>;
 export type JournalConfig = v.InferOutput<typeof JournalSchema>;
 export type MailboxConfig = v.InferOutput<typeof MailboxConfigSchema>;
 export type ModelsConfig = v.InferOutput<typeof ModelsSchema>;

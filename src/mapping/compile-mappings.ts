@@ -16,6 +16,7 @@ import {
 import { presetDefinition } from "./presets.js";
 import { type CompiledTemplate, compileTemplate } from "./template.js";
 import { checkTransformPath } from "./transform-loader.js";
+import type { TransformRef } from "./transform-types.js";
 
 export const TEMPLATE_FIELDS = [
   "name",
@@ -48,7 +49,7 @@ export interface CompiledMapping {
   channel: string;
   timeoutSeconds: number;
   templates: Partial<Record<TemplateField, CompiledTemplate>>;
-  transform?: { module: string; file: string; exportName?: string };
+  transform?: TransformRef;
   forEach?: string;
   maxBodyBytes: number;
   allowUnsafe: boolean;
@@ -59,6 +60,8 @@ export interface CompiledMapping {
   presetSessionKeyPrefix?: string;
   /** A fixed success answer instead of the JSON body. */
   response?: FixedResponse;
+  /** `response: "completion"`: an agent action's answer waits for the turn's outcome. */
+  waitForCompletion: boolean;
 }
 
 /** A mapping's fixed success answer; its body is a template. */
@@ -97,6 +100,7 @@ function compileOne(
     maxBodyBytes: mapping.maxBodyBytes ?? config.maxBodyBytes,
     allowUnsafe: mapping.allowUnsafeExternalContent,
     contentSource: "Webhook",
+    waitForCompletion: false,
   };
   const matchPath = mapping.match?.path?.replace(/^\/+|\/+$/g, "");
   if (matchPath !== undefined) {
@@ -122,7 +126,20 @@ function compileOne(
     compiled.matchHeaders = compileHeaderPredicates(mapping.match.headers);
   if (mapping.match?.payload !== undefined)
     compiled.matchPayload = compilePayloadPredicates(mapping.match.payload, configPath, issues);
-  if (mapping.response !== undefined) {
+  compiled.waitForCompletion = mapping.response === "completion" || mapping.respond === "completion";
+  if (mapping.respond !== undefined && typeof mapping.response === "object") {
+    issues.push({
+      path: `${configPath}.respond`,
+      message: "a mapping has one answer: a fixed response or the turn's completion, not both",
+    });
+  }
+  if (compiled.waitForCompletion && mapping.forEach !== undefined) {
+    issues.push({
+      path: `${configPath}.response`,
+      message: "cannot wait for the completion of a forEach fan-out; drop forEach or the completion answer",
+    });
+  }
+  if (typeof mapping.response === "object") {
     const { status, contentType, body } = mapping.response;
     if (status === 204 && body !== undefined)
       issues.push({
@@ -159,7 +176,11 @@ function compileOne(
     if (!located.ok) {
       issues.push({ path: `${configPath}.transform.module`, message: located.message });
     } else {
-      compiled.transform = { module: mapping.transform.module, file: located.file };
+      compiled.transform = {
+        module: mapping.transform.module,
+        file: located.file,
+        isolate: mapping.transform.isolate,
+      };
       if (mapping.transform.export !== undefined) compiled.transform.exportName = mapping.transform.export;
     }
   }

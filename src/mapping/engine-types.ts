@@ -61,5 +61,7 @@ export type MappingResult =
       actions: MappedAction[];
       trace: MappingTrace;
       response?: RenderedResponse;
+      /** The mapping answers an agent action with the turn's outcome (`response: "completion"`). */
+      waitForCompletion: boolean;
     }
   | { ok: false; mappingId: string | undefined; error: HookError; trace: MappingTrace };

@@ -117,7 +117,13 @@ export class MappingEngine {
     }
     try {
       const actions = await this.execute(winner, request, trace);
-      const result: MappingResult = { ok: true, mappingId: winner.id, actions, trace };
+      const result: MappingResult = {
+        ok: true,
+        mappingId: winner.id,
+        actions,
+        trace,
+        waitForCompletion: winner.waitForCompletion,
+      };
       if (winner.response) result.response = this.renderResponse(winner.response, request);
       return result;
     } catch (thrown) {

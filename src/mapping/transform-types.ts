@@ -41,4 +41,6 @@ export interface TransformRef {
   file: string;
   module: string;
   exportName?: string | undefined;
+  /** `worker` (the default) runs it in the pool of worker threads, `inline` in the gateway's own thread. */
+  isolate: "worker" | "inline";
 }

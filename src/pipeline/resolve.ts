@@ -1,5 +1,5 @@
 /** @module Stages 5 and 8: which handler a hook name has (wake, agent, a mapping), and what it turns the body into. */
-import { type ActionPlan, planAction } from "../actions/plan-action.js";
+import { type ActionPlan, type PendingRun, planAction } from "../actions/plan-action.js";
 import {
   type ActionPolicy,
   type HookAction,
@@ -24,6 +24,8 @@ export interface Resolution {
   plans: ActionPlan[];
   /** The mapping's fixed answer, which replaces the JSON body (and its status). */
   reply?: RenderedResponse | undefined;
+  /** The run whose outcome the answer waits for (`waitForCompletion`), if any. */
+  awaitRun?: PendingRun | undefined;
 }
 
 export interface ResolverDeps {
@@ -67,7 +69,14 @@ export class Resolver {
           ? validateWakeAction(request.body)
           : validateAgentAction(request.body, this.deps.policy);
       const plan = planAction(action, this.planContext(request, undefined, false, "Webhook"));
-      return { status: plan.response.kind === "agent" ? 202 : 200, body: directBody(plan), plans: [plan] };
+      const resolution: Resolution = {
+        status: plan.response.kind === "agent" ? 202 : 200,
+        body: directBody(plan),
+        plans: [plan],
+      };
+      // The body passed the agent schema, so the flag is a boolean when present.
+      if (wantsCompletion(request.body)) resolution.awaitRun = plan.run;
+      return resolution;
     }
     const result = await this.deps.engine.run(route.claim, request);
     notes.mappingId = result.mappingId;
@@ -90,6 +99,8 @@ export class Resolver {
       mappingId,
       plans,
       reply,
+      // A transform may have turned the action into a wake: then there is no turn to wait for.
+      awaitRun: result.waitForCompletion ? plans[0]?.run : undefined,
     };
     return resolution;
   }
@@ -112,6 +123,10 @@ export class Resolver {
       ids: this.deps.ids,
     };
   }
+}
+
+function wantsCompletion(body: unknown): boolean {
+  return (body as { waitForCompletion?: unknown }).waitForCompletion === true;
 }
 
 function directBody(plan: ActionPlan): Record<string, unknown> {

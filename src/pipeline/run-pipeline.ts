@@ -1,3 +1,4 @@
+import type { PendingRun } from "../actions/plan-action.js";
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Clock } from "../clock.js";
 import { type HookError, toHookError } from "../errors.js";
@@ -5,6 +6,7 @@ import type { HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Ids } from "../ids.js";
 import type { Journal } from "../journal/journal.js";
+import type { HookMetrics } from "../metrics/metrics.js";
 import {
   headersWithoutCredentials,
   queryWithoutCredentials,
@@ -12,6 +14,7 @@ import {
 } from "../safety/credentials.js";
 import type { Verifiers } from "../verify/verifier.js";
 import type { Authenticated, Authenticator } from "./authenticate.js";
+import { completionBody } from "./completion-body.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
 import { emitPlans, emitRequestEvent } from "./emit.js";
 import { handOff } from "./hand-off.js";
@@ -48,6 +51,9 @@ export interface PipelineDeps {
   storePayloads: boolean;
   clock: Clock;
   tracker: RunCompletionTracker;
+  metrics: HookMetrics;
+  /** Whether a caller waiting for an agent turn's completion gets the reply text (`hooks.exposeReplies`). */
+  exposeReplies: boolean;
   bus: HookBus;
   logger: HostLogger;
   ids: Ids;
@@ -118,6 +124,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const maxBytes = deps.resolver.bodyLimit(route);
     checkDeclaredLength(request.headers, maxBytes);
     const raw = await readLimitedBody(request.body, { maxBytes, timeoutMs: deps.bodyTimeoutMs });
+    state.bodyBytes = raw.length;
     if (verifier.needsBody)
       noteAuthenticated(state, await deps.authenticate({ ...credentials, rawBody: raw }));
     // Mappings and captures see the request without credentials; a direct wake or agent body needs none of it.
@@ -147,6 +154,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (verdict.kind === "duplicate") {
         exchange.status = verdict.response.status;
         state.duplicate = true;
+        deps.metrics.duplicate(hook);
         await responder.respond(replayedResponse(verdict.response, requestId));
         state.answered = true;
         return;
@@ -189,12 +197,52 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     exchange.status = resolution.status;
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
     await state.ticket?.settle(response);
+    if (resolution.awaitRun && !options.dryRun) {
+      await answerWithCompletion(resolution, resolution.awaitRun, journal, responder, exchange, state);
+      return;
+    }
     await responder.respond(response);
     state.answered = true;
+    emit(resolution, journal, state, options);
+  }
+
+  /** The emit stage: through the journal's hand-off when there is one. */
+  function emit(
+    resolution: Resolution,
+    journal: Journal | undefined,
+    state: ExchangeState,
+    options: RunOptions,
+  ): void {
     if (journal) {
       const handOffDeps = { journal, bus: deps.bus, tracker: deps.tracker, logger: deps.logger };
       handOff(handOffDeps, state.journalKey.id, resolution.plans);
     } else if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
+  }
+
+  /**
+   * `waitForCompletion`: the turn is emitted first and the answer waits for its outcome. Admission already
+   * happened (journaled, delivery id remembered with the admission answer), so a caller that disconnects
+   * meanwhile cancels nothing, and a failing listener still leaves the caller an answer.
+   */
+  async function answerWithCompletion(
+    resolution: Resolution,
+    run: PendingRun,
+    journal: Journal | undefined,
+    responder: Responder,
+    exchange: Exchange,
+    state: ExchangeState,
+  ): Promise<void> {
+    const completion = deps.tracker.completion(run.runId);
+    try {
+      emit(resolution, journal, state, {});
+    } catch (error) {
+      logFailure(deps.logger, toHookError(error), exchange, "emitting the events failed");
+    }
+    const outcome = await completion;
+    const body = completionBody(resolution, run.runId, outcome, deps.exposeReplies);
+    exchange.status = 200;
+    await responder.respond(jsonResponse(200, body, exchange.requestId, state.extra));
+    state.answered = true;
   }
 
   /** `hooks serve --capture` also records authenticated requests no mapping claims yet: a new sender's first payload. */
@@ -246,6 +294,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       ticket: undefined,
       duplicate: false,
       authenticated: false,
+      bodyBytes: 0,
       journalKey: deps.journal ? journalKeyFor(request.headers, requestId, deps.ids) : { id: requestId },
     };
     try {
@@ -278,8 +327,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       });
     }
     if (!options.dryRun) {
-      const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+      const seconds = (performance.now() - started) / 1000;
+      const durationMs = Math.round(seconds * 1_000_000) / 1000;
       const { mappingId, status } = exchange;
+      deps.metrics.request(hook, mappingId, status, seconds, state.bodyBytes);
       emitRequestEvent(
         { method: request.method, hook, requestId, mappingId, status, durationMs },
         deps.bus,
@@ -304,6 +355,8 @@ interface ExchangeState {
   code?: string;
   /** The request's credentials were accepted. */
   authenticated: boolean;
+  /** Bytes of body read (0 when refused before reading). */
+  bodyBytes: number;
   /** Its key in the journal (see journalKeyFor). */
   journalKey: { id: string; requestId?: string };
 }

@@ -165,3 +165,40 @@ describe("agent completion flow", () => {
     expect(response.status).toBe(202);
   });
 });
+
+describe("waiting for the completion", () => {
+  const wait = (body: Record<string, unknown>) =>
+    post(`${host.url}/hooks/agent`, { message: "do the thing", waitForCompletion: true, ...body }, AUTH);
+
+  it.each([
+    ["done", "visible", true],
+    ["NO_REPLY", "silent", false],
+    [" _NO_REPLY._ ", "silent", false],
+    ["HEARTBEAT_OK", "heartbeat-ack", false],
+    ["", "none", false],
+  ])("tells the kind of the reply %j: %s, delivered %s", async (reply, kind, delivered) => {
+    await startWithSession(() => ({ status: "ok", reply }));
+    const response = await wait({});
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ ok: true, status: "ok", reply: kind, delivered });
+    expect(host.eventsOf("delivery:send")).toHaveLength(delivered ? 1 : 0);
+  });
+
+  it("answers status timeout at the plugin's own deadline when the subsystem never answers", async () => {
+    await startWithSession(() => undefined, 50);
+    const started = Date.now();
+    const response = await wait({ timeoutSeconds: 1 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(response.body).toMatchObject({ status: "timeout", reply: "none", delivered: false });
+  });
+
+  it("answers a waiting caller when the plugin stops before the turn ends", async () => {
+    await startWithSession(() => undefined);
+    const pending = wait({});
+    await host.waitForEvent("session:agent-turn");
+    for (const service of host.services) await service.stop();
+    const response = await pending;
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ status: "error", reply: "none", delivered: false });
+  });
+});

@@ -206,3 +206,53 @@ describe("config rules (SPEC §3)", () => {
     );
   });
 });
+
+describe("waiting for the completion, and transform isolation, in the config", () => {
+  const agentMapping = { match: { path: "ci" }, messageTemplate: "m" };
+
+  it("accepts response: completion and its other spelling respond: completion", () => {
+    expect(problems({ mappings: [{ ...agentMapping, response: "completion" }] })).toEqual([]);
+    expect(problems({ mappings: [{ ...agentMapping, respond: "completion" }] })).toEqual([]);
+    const { prepared } = prepareHooks(
+      { hooks: { enabled: true, token: TOKEN, mappings: [{ ...agentMapping, respond: "completion" }] } },
+      context,
+    );
+    expect(prepared?.mappings[0]?.waitForCompletion).toBe(true);
+  });
+
+  it("refuses a fixed response together with respond: completion, and completion with forEach", () => {
+    expect(
+      problems({ mappings: [{ ...agentMapping, respond: "completion", response: { body: "ok" } }] }),
+    ).toEqual([
+      "hooks.mappings[0].respond: a mapping has one answer: a fixed response or the turn's completion, not both",
+    ]);
+    expect(problems({ mappings: [{ ...agentMapping, forEach: "items", response: "completion" }] })).toEqual([
+      "hooks.mappings[0].response: cannot wait for the completion of a forEach fan-out; drop forEach or the completion answer",
+    ]);
+    expect(problems({ mappings: [{ ...agentMapping, response: "finished" }] })[0]).toMatch(
+      /^hooks\.mappings\[0\]\.response: /,
+    );
+  });
+
+  it("defaults transforms to the worker pool with a 128 MB heap, and checks the settings", () => {
+    const { prepared } = prepareHooks(
+      {
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          mappings: [{ ...agentMapping, transform: { module: "t.ts" } }],
+        },
+      },
+      context,
+    );
+    expect(prepared?.config.transforms).toEqual({ maxMemoryMb: 128 });
+    expect(prepared?.mappings[0]?.transform?.isolate).toBe("worker");
+    expect(prepared?.config.exposeReplies).toBe(false);
+    expect(problems({ transforms: { maxMemoryMb: 8 } })).toEqual([
+      "hooks.transforms.maxMemoryMb: must be at least 16",
+    ]);
+    expect(
+      problems({ mappings: [{ ...agentMapping, transform: { module: "t.ts", isolate: "thread" } }] }),
+    ).toEqual(['hooks.mappings[0].transform.isolate: must be "worker" or "inline"']);
+  });
+});

@@ -1,0 +1,25 @@
+/** @module The answer of a request that waited for its agent turn: the admission answer plus how the turn ended. */
+import type { RunCompletion } from "../actions/run-completion.js";
+import type { Resolution } from "./resolve.js";
+
+/**
+ * `{ ok, runId, sessionKey, mappingId?, status, reply, delivered, replyText? }`. The reply's text only when the
+ * operator chose to expose replies: it is the model's answer to external content, and the caller may be a
+ * third party's automation.
+ */
+export function completionBody(
+  resolution: Resolution,
+  runId: string,
+  completion: RunCompletion,
+  exposeReplies: boolean,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    ...resolution.body,
+    runId,
+    status: completion.status,
+    reply: completion.reply,
+    delivered: completion.delivered,
+  };
+  if (exposeReplies && completion.replyText !== undefined) body.replyText = completion.replyText;
+  return body;
+}
