@@ -1,0 +1,57 @@
+/** @module What the plugin counts and times, as one interface the stages call; prom-metrics.ts keeps it in prom-client. */
+import type { Registry } from "prom-client";
+
+/** How an agent turn the plugin waited on ended (`interrupted`: a restart cut it off). */
+export type TurnOutcome = "ok" | "error" | "timeout" | "interrupted";
+
+/** How one transform call ended. */
+export type TransformOutcome = "ok" | "error" | "timeout" | "memory";
+
+/** Why a request's credentials were refused. */
+export type AuthFailureReason = "missing" | "invalid" | "throttled";
+
+/** The journal's backlog at one moment, read when the metrics are collected. */
+export interface JournalPending {
+  /** Admitted records whose effects have not all happened yet. */
+  unfinished: number;
+  /** Lines queued or written and still waiting on their fsync. */
+  unsynced: number;
+}
+
+export interface HookMetrics {
+  /** One answered request: `hook` is the raw hook name (the implementation bounds it), `mappingId` the owner if any. */
+  request(hook: string, mappingId: string | undefined, status: number, seconds: number, bodyBytes: number): void;
+  /** A request refused for its token (or lack of one), or throttled. */
+  authFailure(reason: AuthFailureReason): void;
+  /** A signed path's request whose signature did not verify; `reason` is a short fixed word (`mismatch`, `stale`, `missing`). */
+  signatureFailure(scheme: string, reason: string): void;
+  /** A delivery answered with an earlier request's answer. */
+  duplicate(hook: string): void;
+  /** One journal fsync and how long it took. */
+  journalFsync(seconds: number): void;
+  /** An agent turn handed to the session subsystem, now waited on. */
+  turnStarted(): void;
+  /** A waited-on turn's end. */
+  turnFinished(outcome: TurnOutcome): void;
+  /** One transform call: its mapping, how it ended, how long it took. */
+  transform(mappingId: string, outcome: TransformOutcome, seconds: number): void;
+  /** A transform worker was replaced (stopped at a limit, or crashed). */
+  workerRestart(reason: "timeout" | "memory" | "crash"): void;
+  /** Where a scrape reads the journal's backlog; optional, for metrics kept without gauges. */
+  journalBacklog?(read: () => JournalPending): void;
+  /** The prom-client registry holding these metrics, for a host to expose; absent when they are kept elsewhere. */
+  readonly registry?: Registry;
+}
+
+/** For hosts and tests that count nothing. */
+export const NO_METRICS: HookMetrics = {
+  request: () => undefined,
+  authFailure: () => undefined,
+  signatureFailure: () => undefined,
+  duplicate: () => undefined,
+  journalFsync: () => undefined,
+  turnStarted: () => undefined,
+  turnFinished: () => undefined,
+  transform: () => undefined,
+  workerRestart: () => undefined,
+};
