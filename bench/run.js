@@ -10,7 +10,8 @@
  * 0.70x the baseline; /wake with a new Idempotency-Key on every request at least 0.95x the req/s and at most 1.05x
  * the CPU per request of /wake without one, below the store's bound and with the default store full. /wake with the
  * request journal (`wake-journal`): `fsync: "batch"` at least 0.60x the baseline's req/s, and `fsync: "off"` within
- * 5 % of `enabled: false` (at least 0.95x the req/s, at most 1.05x the CPU per request).
+ * 5 % of `enabled: false` (at least 0.95x the req/s, at most 1.05x the CPU per request). /wake with the Prometheus
+ * metrics (`wake-metrics`) within 5 % of the same build with `server.metrics: false`, by the same two measures.
  *
  * BENCH_SECONDS (4) per run, BENCH_PAIRS (3) A/B pairs per scenario, BENCH_WARMUP_SECONDS (1.5),
  * BENCH_ONLY=wake,agent to run some scenarios, BENCH_DIAGNOSTICS=0 to skip the rows without a target,
@@ -36,18 +37,22 @@ import { scenario as mappedTransform } from "./scenarios/mapped-transform.mjs";
 import { scenario as mappings10k } from "./scenarios/mappings-10k.mjs";
 import { scenario as signedGithub } from "./scenarios/signed-github.mjs";
 import { scenario as startup } from "./scenarios/startup.mjs";
+import { scenario as transformWorker } from "./scenarios/transform-worker.mjs";
 import { scenario as wake } from "./scenarios/wake.mjs";
 import { scenario as wakeIdempotency } from "./scenarios/wake-idempotency.mjs";
 import { scenario as wakeJournal } from "./scenarios/wake-journal.mjs";
+import { scenario as wakeMetrics } from "./scenarios/wake-metrics.mjs";
 
 const SCENARIOS = [
   wake,
   agent,
   mappedTemplate,
   mappedTransform,
+  transformWorker,
   signedGithub,
   wakeIdempotency,
   wakeJournal,
+  wakeMetrics,
   mappings10k,
   largeBodies,
   startup,
@@ -55,7 +60,7 @@ const SCENARIOS = [
   logCost,
   longRun,
 ];
-const DIAGNOSTIC = new Set([logCost.id]);
+const DIAGNOSTIC = new Set([logCost.id, transformWorker.id]);
 /** Minutes long: run only when BENCH_ONLY names them, or with BENCH_LONG_RUN=1 in a full run. */
 const OPT_IN = new Set([longRun.id]);
 const optedIn = process.env.BENCH_LONG_RUN === "1";

@@ -1,8 +1,10 @@
 /** @module `checkHooksConfig`: every problem of the plugin's config in one round, transforms loaded, for `hooks check`. */
 import type { ConfigIssue } from "./config/issues.js";
 import type { ResolveContext } from "./config/resolve.js";
+import { createTransformRunner } from "./mapping/create-transform-runner.js";
 import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
-import { createInlineTransformRunner, TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
+import { TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
+import { NO_METRICS } from "./metrics/metrics.js";
 import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
 import { describeStatus, type HooksStatus } from "./status.js";
 
@@ -19,10 +21,14 @@ export async function checkHooksConfig(rawConfig: unknown, context: ResolveConte
   const result = prepareHooks(rawConfig, context);
   const partial = result.partial;
   if (!partial) return { issues: result.issues, warnings: result.warnings, status: undefined };
-  const runner = createInlineTransformRunner({
+  // Each module is loaded where it will run: a worker transform in a worker, under the same memory limit.
+  const runner = createTransformRunner({
     transformsDir: partial.config.transformsDir,
     timeoutMs: TRANSFORM_TIMEOUT_MS,
     reloadCheckMs: DEFAULT_RELOAD_CHECK_MS,
+    maxMemoryMb: partial.config.transforms.maxMemoryMb,
+    maxWorkers: 1,
+    metrics: NO_METRICS,
   });
   const reports = await loadAllTransforms(runner, partial.mappings);
   await runner.close();

@@ -10,10 +10,13 @@ import { createHooksHandler } from "./http/hooks-handler.js";
 import { randomIds } from "./ids.js";
 import { FileJournal } from "./journal/file-journal.js";
 import type { Journal } from "./journal/journal.js";
+import { createTransformRunner } from "./mapping/create-transform-runner.js";
 import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
 import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
-import { createInlineTransformRunner, TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
+import { TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
+import { NO_METRICS } from "./metrics/metrics.js";
+import { PromMetrics } from "./metrics/prom-metrics.js";
 import type { HooksPluginOptions } from "./options.js";
 import { createAuthenticator } from "./pipeline/authenticate.js";
 import { createClientAddressResolver } from "./pipeline/client-address.js";
@@ -66,7 +69,8 @@ export function buildHooksContainer({
       if (options.journal) return options.journal;
       // No journal when there is nowhere to keep one (a host without a state directory) or the config turns it off.
       if (config.journal.dir === undefined) return NO_JOURNAL;
-      return new FileJournal({
+      const metrics = r.resolve(TOKENS.metrics);
+      const journal = new FileJournal({
         dir: config.journal.dir,
         fsync: config.journal.fsync,
         retainHours: config.journal.retainHours,
@@ -75,7 +79,10 @@ export function buildHooksContainer({
         clock: r.resolve(PORTS.clock),
         logger,
         hostPersisted: persisted,
+        metrics,
       });
+      metrics.journalBacklog?.(() => journal.pending());
+      return journal;
     }),
   });
   c.register(PORTS.store, {
@@ -89,12 +96,29 @@ export function buildHooksContainer({
       (options.verifiers ?? createVerifiers)({ token: config.token, signedPaths }),
     ),
   });
+  c.register(TOKENS.metrics, {
+    useFactory: instanceCachingFactory(() => {
+      if (options.metrics === false) return NO_METRICS;
+      if (options.metrics) return options.metrics;
+      // Label values come from the config only: a sender's path or payload never makes a new series.
+      return new PromMetrics({
+        hookPaths: mappings.flatMap((mapping) =>
+          mapping.matchPath === undefined ? [] : [mapping.matchPath],
+        ),
+        mappingIds: mappings.map((mapping) => mapping.id),
+      });
+    }),
+  });
   c.register(PORTS.transformRunner, {
-    useFactory: instanceCachingFactory(() =>
-      (options.transformRunner ?? createInlineTransformRunner)({
+    useFactory: instanceCachingFactory((r) =>
+      (options.transformRunner ?? createTransformRunner)({
         transformsDir: config.transformsDir,
         timeoutMs: options.transformTimeoutMs ?? TRANSFORM_TIMEOUT_MS,
         reloadCheckMs: options.transformReloadCheckMs ?? DEFAULT_RELOAD_CHECK_MS,
+        maxMemoryMb: config.transforms.maxMemoryMb,
+        maxWorkers: config.transforms.maxWorkers,
+        metrics: r.resolve(TOKENS.metrics),
+        logger,
       }),
     ),
   });
@@ -115,6 +139,7 @@ export function buildHooksContainer({
           config.mainSessionKey,
           r.resolve(PORTS.ids),
           options.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
+          r.resolve(TOKENS.metrics),
         ),
     ),
   });
@@ -157,6 +182,7 @@ export function buildHooksContainer({
           clock,
           limit: config.authFailures.limit,
           windowMs: config.authFailures.windowSeconds * 1000,
+          metrics: r.resolve(TOKENS.metrics),
         }),
         resolver: new Resolver({
           engine,
@@ -169,6 +195,8 @@ export function buildHooksContainer({
         storePayloads: config.journal.storePayloads,
         clock,
         tracker: r.resolve(TOKENS.tracker),
+        metrics: r.resolve(TOKENS.metrics),
+        exposeReplies: config.exposeReplies,
         bus,
         logger,
         ids,

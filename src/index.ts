@@ -1,5 +1,6 @@
 /** @module The plugin: its default export for a gateway's plugin loader, `createHooksPlugin` for hosts that swap ports, and the public types. */
 import { createRequire } from "node:module";
+import type { Registry } from "prom-client";
 import { ConfigError } from "./config/issues.js";
 import { buildHooksContainer } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
@@ -9,6 +10,8 @@ import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
 import { describeStatus, type HooksStatus } from "./status.js";
 import { PORTS, TOKENS } from "./tokens.js";
 
+/** The type `plugin.metrics()` returns: prom-client's Registry (`metrics()`, `contentType`, `Registry.merge`). */
+export type { Registry as MetricsRegistry } from "prom-client";
 export type { HookActionOverride } from "./actions/action-schemas.js";
 export { checkHooksConfig, type HooksCheck } from "./check-config.js";
 export type { Clock } from "./clock.js";
@@ -41,11 +44,19 @@ export type {
 export type { TransformRunner, TransformRunnerSettings } from "./mapping/transform-runner.js";
 export type { HookTransform, TransformContext, TransformResult } from "./mapping/transform-types.js";
 export { defineTransform } from "./mapping/transform-types.js";
+export type {
+  AuthFailureReason,
+  HookMetrics,
+  JournalPending,
+  TransformOutcome,
+  TurnOutcome,
+} from "./metrics/metrics.js";
 export type { HooksPluginOptions } from "./options.js";
 export type { CapturedRequest } from "./pipeline/request.js";
 export type { HooksStatus, MappingSummary } from "./status.js";
 export type { CounterWindow, Store } from "./store/store.js";
 export { generateToken } from "./verify/generate-token.js";
+export type { SignatureFailure } from "./verify/signature-failure.js";
 export type { AuthVerdict, Verifier, Verifiers } from "./verify/verifier.js";
 export { CHANNEL_IDS, type ChannelId, checkChannel } from "./vocabulary.js";
 
@@ -55,16 +66,24 @@ const manifest = createRequire(import.meta.url)("../plugin.json") as { configSch
 export interface HooksPlugin extends HookPlugin {
   /** What this instance serves, once registered: undefined before `register`. */
   status(): HooksStatus | undefined;
+  /**
+   * This instance's prom-client registry (`hooks_*` metrics), for the host to serve: undefined before `register`,
+   * when hooks are disabled, and when `options.metrics` replaced or turned off the default metrics.
+   */
+  metrics(): Registry | undefined;
 }
 
 export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin {
   let status: HooksStatus | undefined;
+  let registry: Registry | undefined;
   return {
     id: "hooks",
     name: "Webhook intake",
     configSchema: manifest.configSchema,
     status: () => status,
+    metrics: () => registry,
     register(host: PluginHost) {
+      registry = undefined;
       const result = prepareHooks(host.config, {
         configDir: host.configDir ?? process.cwd(),
         stateDir: host.stateDir,
@@ -93,6 +112,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         auth: "plugin",
         handler: container.resolve(TOKENS.handler),
       });
+      registry = container.resolve(TOKENS.metrics).registry;
       const tracker = container.resolve(TOKENS.tracker);
       const transforms = container.resolve(PORTS.transformRunner);
       const journal = container.resolve(PORTS.journal);

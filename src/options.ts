@@ -3,6 +3,7 @@ import type { Clock } from "./clock.js";
 import type { Ids } from "./ids.js";
 import type { Journal } from "./journal/journal.js";
 import type { TransformRunner, TransformRunnerSettings } from "./mapping/transform-runner.js";
+import type { HookMetrics } from "./metrics/metrics.js";
 import type { CapturedRequest } from "./pipeline/request.js";
 import type { Store } from "./store/store.js";
 import type { VerifiersInput } from "./verify/signature-verifier.js";
@@ -15,10 +16,12 @@ export interface HooksPluginOptions {
   journal?: Journal;
   clock?: Clock;
   ids?: Ids;
-  /** How transforms run (default: inline, in the gateway's thread). */
+  /** How transforms run (default: each mapping's `transform.isolate`, a pool of worker threads or the gateway's thread). */
   transformRunner?: (settings: TransformRunnerSettings) => TransformRunner;
   /** How requests prove they may use a hook (default: the hook token, or the sender's signature on signed paths). */
   verifiers?: (input: VerifiersInput) => Verifiers;
+  /** What is counted and timed (default: Prometheus metrics in a registry of this instance's own); `false` counts nothing. */
+  metrics?: HookMetrics | false;
   /** Receives every authenticated request whose body was read, claimed by a mapping or not, credentials removed (a development aid). */
   capture?: (request: CapturedRequest) => void;
   /** Extra wait past an agent run's timeoutSeconds before the plugin publishes a timeout summary (5000). */

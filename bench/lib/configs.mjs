@@ -115,6 +115,18 @@ export function writeJournalConfig(dir, token, journal, name = journalVariantNam
   );
 }
 
+/**
+ * The bench config with the gateway's `server.metrics` set: `true` (the default: the plugin counts every request
+ * in its prom-client registry, `GET /metrics` serves it) or `false` (nothing counted, nothing served).
+ */
+export function writeMetricsConfig(dir, token, metrics) {
+  return write(
+    dir,
+    `gateway-metrics-${metrics ? "on" : "off"}.json5`,
+    gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING], {}, { server: { metrics } }),
+  );
+}
+
 /** "batch", "always", "off" or "disabled": what a `hooks.journal` setting is called in rows and file names. */
 export function journalVariantName(journal) {
   return journal.enabled === false ? "disabled" : (journal.fsync ?? "batch");
@@ -139,6 +151,15 @@ export function writeLongRunConfig(dir, token, { retainHours, retainDays, logFil
       },
     ),
   );
+}
+
+/**
+ * The transform mapping alone, with `transform.isolate` set: `"worker"` (the default, the pool of worker threads)
+ * or `"inline"` (the gateway's own thread). A build from before transform isolation refuses the key.
+ */
+export function writeTransformIsolateConfig(dir, token, isolate) {
+  const mapping = { ...TRANSFORM_MAPPING, transform: { ...TRANSFORM_MAPPING.transform, isolate } };
+  return write(dir, `gateway-transform-${isolate}.json5`, gatewayConfig(token, [mapping]));
 }
 
 /** `count` mappings: `count - 1` fillers with their own paths and templates, the template mapping last. */

@@ -49,6 +49,7 @@ export function readyBanner(
   ];
   if (recordFile) lines.push(`  record  ${recordFile}`);
   if (logFile) lines.push(`  log     ${logFile}`);
+  if (handle.metricsUrl) lines.push(`  metrics ${handle.metricsUrl}`);
   if (handle.hooksPath === undefined || handle.hooks === undefined) {
     lines.push("hooks are disabled: set hooks.enabled to true in the config to expose the intake");
     return `${lines.join("\n")}\n`;

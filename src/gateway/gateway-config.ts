@@ -48,6 +48,10 @@ export const ServerSchema = v.strictObject({
   ),
   /** Simultaneous connections; one more is closed at once. */
   maxConnections: v.optional(PositiveInt, DEFAULT_MAX_CONNECTIONS),
+  /** `GET /metrics` in Prometheus text format; `false` serves none and the plugin counts nothing. */
+  metrics: v.optional(v.boolean(), true),
+  /** When set, `GET /metrics` requires `Authorization: Bearer <metricsToken>`. Never logged. */
+  metricsToken: v.optional(NonEmpty),
 });
 
 export const LastRouteSchema = v.strictObject({

@@ -15,7 +15,8 @@ function normalizePrefix(path: string): string {
   return withSlash.length > 1 ? withSlash.replace(/\/+$/, "") : withSlash;
 }
 
-function sendGatewayError(res: ServerResponse, status: number, code: string, error: string): void {
+/** An error answer of the gateway's own, shaped like the plugin's: `{ ok: false, error, code }`. */
+export function sendGatewayError(res: ServerResponse, status: number, code: string, error: string): void {
   const body = JSON.stringify({ ok: false, error, code });
   res.statusCode = status;
   // A route may already have set its own id before failing; every answer carries one.

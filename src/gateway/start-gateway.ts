@@ -9,6 +9,7 @@ import {
   type HooksStatus,
   type HostService,
   isConfigError,
+  type MetricsRegistry,
   type PluginHost,
 } from "../index.js";
 import { startDeliverySubsystem } from "./delivery-subsystem.js";
@@ -19,6 +20,7 @@ import { startHeartbeatSubsystem } from "./heartbeat-subsystem.js";
 import { listenGatewayServer } from "./http-server.js";
 import { resolveLogFile } from "./log-file.js";
 import { createGatewayLogger, type GatewayLogger } from "./logger.js";
+import { createMetricsRoute, METRICS_PATH } from "./metrics-endpoint.js";
 import { createOutbox } from "./outbox.js";
 import { createRequestCapture } from "./request-capture.js";
 import { createRouter } from "./router.js";
@@ -71,6 +73,8 @@ export interface GatewayHandle {
   hooksPath: string | undefined;
   /** What the plugin serves (endpoints, mappings, transform status), when it says. */
   hooks: HooksStatus | undefined;
+  /** Where Prometheus scrapes this gateway, or undefined when `server.metrics` is false. */
+  metricsUrl: string | undefined;
   /** Graceful stop: refuse new connections, finish requests and turns (bounded), commit and close the state. Idempotent. */
   close(): Promise<void>;
 }
@@ -110,14 +114,28 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   // Registration validates the plugin's config: its problems and the gateway's are reported together.
   const plugin =
     options.plugin ??
-    createHooksPlugin(
-      options.captureDir ? { capture: createRequestCapture(options.captureDir, logger) } : {},
-    );
+    createHooksPlugin({
+      ...(options.captureDir ? { capture: createRequestCapture(options.captureDir, logger) } : {}),
+      // Nothing serves them: nothing is counted either.
+      ...(sections.server.metrics ? {} : { metrics: false }),
+    });
   try {
     plugin.register(host);
   } catch (error) {
     if (!isConfigError(error)) throw error;
     throw new ConfigError([...issues, ...error.issues]);
+  }
+  // The plugin's one route, before the gateway adds its own.
+  const pluginPath = router.routes[0]?.path;
+  if (sections.server.metrics) {
+    if (pluginPath === METRICS_PATH) {
+      issues.push({
+        path: "hooks.path",
+        message: `${METRICS_PATH} is where the gateway serves its metrics: choose another path, or set server.metrics to false`,
+      });
+    } else {
+      router.add(createMetricsRoute({ hooks: registryOf(plugin), token: sections.server.metricsToken }));
+    }
   }
   if (issues.length > 0) throw new ConfigError(issues);
   const hooksStatus = statusOf(plugin);
@@ -235,7 +253,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     await (ownLogger ? logger.close() : logger.flush());
   };
 
-  const pluginPath = router.routes[0]?.path;
   return {
     url: clientUrl(server.host, server.port),
     host: server.host,
@@ -244,6 +261,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     stateDir,
     sections,
     hooksPath: pluginPath,
+    metricsUrl: sections.server.metrics ? `${clientUrl(server.host, server.port)}${METRICS_PATH}` : undefined,
     hooks:
       "status" in plugin && typeof plugin.status === "function"
         ? (plugin.status() as HooksStatus)
@@ -253,6 +271,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       return closing;
     },
   };
+}
+
+/** The plugin's metrics registry, when it is one that keeps one (a `createHooksPlugin` instance). */
+function registryOf(plugin: HookPlugin): MetricsRegistry | undefined {
+  return "metrics" in plugin && typeof plugin.metrics === "function"
+    ? (plugin.metrics() as MetricsRegistry | undefined)
+    : undefined;
 }
 
 /** What the plugin says it serves, when it is one that says (a `createHooksPlugin` instance). */

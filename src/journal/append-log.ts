@@ -64,6 +64,8 @@ export class AppendLog {
   private drained: Array<() => void> = [];
   /** Lines written at once while a batch was being synced: re-written if that batch is cut off. */
   private writtenDuringSync: Buffer[] = [];
+  /** Lines of the batch whose fsync is running. */
+  private syncingLines = 0;
   /** Counters for the bench and the status line: fsyncs issued, lines made durable. */
   readonly stats = { fsyncs: 0, durableLines: 0 };
 
@@ -71,11 +73,18 @@ export class AppendLog {
     private readonly policy: FsyncPolicy,
     private readonly rollover: Rollover,
     private readonly io: JournalIo = nodeIo,
+    /** Told how long each fsync took, in seconds (the metrics' latency histogram). */
+    private readonly onSync?: (seconds: number) => void,
   ) {}
 
   /** Bytes written to the current file so far. */
   get size(): number {
     return this.goodSize;
+  }
+
+  /** Lines queued or waiting on their fsync: the backlog a scrape reports. */
+  get unsynced(): number {
+    return this.queue.length + this.syncingLines;
   }
 
   /** The sequence number of the file being written. */
@@ -191,9 +200,13 @@ export class AppendLog {
       return;
     }
     this.syncing = true;
+    this.syncingLines = batch.length;
     this.stats.fsyncs++;
+    const syncStarted = performance.now();
     this.io.fdatasync(this.fd!, (error) => {
+      this.onSync?.((performance.now() - syncStarted) / 1000);
       this.syncing = false;
+      this.syncingLines = 0;
       const writtenMeanwhile = this.writtenDuringSync;
       this.writtenDuringSync = [];
       if (error) {

@@ -3,6 +3,7 @@ import { mkdir, unlink } from "node:fs/promises";
 import type { Clock } from "../clock.js";
 import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
+import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
 import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
 import type {
   AdmittedRecord,
@@ -36,6 +37,8 @@ export interface FileJournalSettings {
   io?: JournalIo;
   /** The host's "what you emitted so far is stored" (see the host contract); `done` lines wait for it. */
   hostPersisted?: (() => Promise<void>) | undefined;
+  /** Told each fsync's duration. */
+  metrics?: HookMetrics;
   segmentBytes?: number;
   segmentMs?: number;
   compactEveryMs?: number;
@@ -73,7 +76,18 @@ export class FileJournal implements Journal {
   private awaitingHost: Promise<void> | undefined;
 
   constructor(private readonly settings: FileJournalSettings) {
-    this.log = new AppendLog(settings.fsync, (size) => this.rollover(size), settings.io ?? nodeIo);
+    const metrics = settings.metrics;
+    this.log = new AppendLog(
+      settings.fsync,
+      (size) => this.rollover(size),
+      settings.io ?? nodeIo,
+      metrics ? (seconds) => metrics.journalFsync(seconds) : undefined,
+    );
+  }
+
+  /** The backlog now: records not done yet, lines not yet synced. */
+  pending(): JournalPending {
+    return { unfinished: this.inFlight.size, unsynced: this.log.unsynced };
   }
 
   /** fsyncs issued and lines made durable since start (the bench reports fsyncs per second). */

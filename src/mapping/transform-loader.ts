@@ -131,12 +131,21 @@ export class TransformLoader {
     return entry;
   }
 
-  private async importFresh(file: string): Promise<Record<string, unknown>> {
-    const contained = checkRealPath(this.transformsDir, file);
-    if (!contained.ok) throw new Error(`transform module ${contained.message}`);
+  /** Starts importing jiti now, so the first module load does not wait for it (a new transform worker calls this). */
+  warm(): void {
+    this.loadJiti().catch(() => undefined);
+  }
+
+  private loadJiti(): Promise<Jiti> {
     this.jiti ??= import("jiti").then(({ createJiti }) =>
       createJiti(import.meta.url, { moduleCache: false, interopDefault: false }),
     );
-    return (await (await this.jiti).import(file)) as Record<string, unknown>;
+    return this.jiti;
+  }
+
+  private async importFresh(file: string): Promise<Record<string, unknown>> {
+    const contained = checkRealPath(this.transformsDir, file);
+    if (!contained.ok) throw new Error(`transform module ${contained.message}`);
+    return (await (await this.loadJiti()).import(file)) as Record<string, unknown>;
   }
 }

@@ -1,4 +1,6 @@
 /** @module The TransformRunner port, and its inline implementation: transforms called in the gateway's own thread, with a time limit. */
+import type { HostLogger } from "../host/contract.js";
+import type { HookMetrics, TransformOutcome } from "../metrics/metrics.js";
 import { TransformLoader } from "./transform-loader.js";
 import type { TransformContext, TransformRef, TransformResult } from "./transform-types.js";
 
@@ -17,6 +19,13 @@ export interface TransformRunnerSettings {
   timeoutMs: number;
   /** How often a loaded module's file is checked for changes; 0 checks on every call. */
   reloadCheckMs: number;
+  /** A worker's heap limit (`hooks.transforms.maxMemoryMb`). */
+  maxMemoryMb: number;
+  /** Workers in the pool; undefined lets the runner choose from the machine's parallelism. */
+  maxWorkers?: number | undefined;
+  metrics: HookMetrics;
+  /** Where a worker that dies between requests is reported (a request's own failure is the engine's to log). */
+  logger?: HostLogger | undefined;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -27,11 +36,17 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
-/** Rejects when `pending` has not settled within `timeoutMs`, so a transform that never settles fails its request only. */
-function withTimeout<T>(pending: PromiseLike<T>, timeoutMs: number): Promise<T> {
+/**
+ * Rejects when `pending` has not settled within `timeoutMs`, so a transform that never settles fails its request
+ * only; `onExpiry` lets the caller count it as a timeout.
+ */
+function withTimeout<T>(pending: PromiseLike<T>, timeoutMs: number, onExpiry: () => void): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`transform did not finish within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => {
+      onExpiry();
+      reject(new Error(`transform did not finish within ${timeoutMs} ms`));
+    }, timeoutMs);
   });
   return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
 }
@@ -47,10 +62,22 @@ export function createInlineTransformRunner(settings: TransformRunnerSettings): 
       await loader.loadTransform(transform);
     },
     async run(transform, context) {
-      const call = await loader.loadTransform(transform);
-      const output = call(context);
-      // A synchronous result needs no timer: there is nothing left to wait for.
-      return isThenable(output) ? await withTimeout(output, settings.timeoutMs) : output;
+      const started = performance.now();
+      let outcome: TransformOutcome = "error";
+      try {
+        const call = await loader.loadTransform(transform);
+        const output = call(context);
+        // A synchronous result needs no timer: there is nothing left to wait for.
+        const result = isThenable(output)
+          ? await withTimeout(output, settings.timeoutMs, () => {
+              outcome = "timeout";
+            })
+          : output;
+        outcome = "ok";
+        return result;
+      } finally {
+        settings.metrics.transform(context.mapping.id, outcome, (performance.now() - started) / 1000);
+      }
     },
     async close() {},
   };

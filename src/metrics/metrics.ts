@@ -20,7 +20,13 @@ export interface JournalPending {
 
 export interface HookMetrics {
   /** One answered request: `hook` is the raw hook name (the implementation bounds it), `mappingId` the owner if any. */
-  request(hook: string, mappingId: string | undefined, status: number, seconds: number, bodyBytes: number): void;
+  request(
+    hook: string,
+    mappingId: string | undefined,
+    status: number,
+    seconds: number,
+    bodyBytes: number,
+  ): void;
   /** A request refused for its token (or lack of one), or throttled. */
   authFailure(reason: AuthFailureReason): void;
   /** A signed path's request whose signature did not verify; `reason` is a short fixed word (`mismatch`, `stale`, `missing`). */

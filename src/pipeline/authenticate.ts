@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Clock } from "../clock.js";
 import { HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
+import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
 import type { Store } from "../store/store.js";
 import type { Verifier } from "../verify/verifier.js";
 import type { ClientAddressResolver } from "./client-address.js";
@@ -15,6 +16,8 @@ export interface AuthenticateDeps {
   /** Failed attempts per address within the window before 429. */
   limit: number;
   windowMs: number;
+  /** Counts refusals by reason, and failed signatures by scheme and reason. */
+  metrics?: HookMetrics;
 }
 
 export interface AuthenticateInput {
@@ -42,6 +45,7 @@ export type Authenticator = (input: AuthenticateInput) => Promise<Authenticated>
 const QUERY_WARNING_INTERVAL_MS = 60_000;
 
 export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
+  const metrics = deps.metrics ?? NO_METRICS;
   let lastQueryWarning = Number.NEGATIVE_INFINITY;
 
   const warnAboutQueryToken = (requestId: string) => {
@@ -74,8 +78,12 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
         },
       );
     }
+    if (verdict.signature !== undefined) metrics.signatureFailure(input.verifier.kind, verdict.signature);
     const window = await deps.store.increment(key, deps.windowMs);
-    if (window.count > deps.limit) {
+    const throttled = window.count > deps.limit;
+    // One reason per refused request: a throttled one is counted as throttled, whatever its credential was.
+    metrics.authFailure(throttled ? "throttled" : (verdict.credential ?? "invalid"));
+    if (throttled) {
       const retryAfter = Math.max(1, Math.ceil((window.resetAt - deps.clock.now()) / 1000));
       throw new HookError(
         "AUTH_THROTTLED",

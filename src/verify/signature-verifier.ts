@@ -1,6 +1,7 @@
 /** @module The verifier of a signed path: the sender's signature on the exact bytes, or the hook token where the path allows it. */
 
 import { schemeFor, signatureHeadersFor } from "./schemes/index.js";
+import { signatureFailureOf } from "./signature-failure.js";
 import type { SignatureSettings } from "./signature-scheme.js";
 import { createTokenCheck, createTokenVerifier } from "./token.js";
 import type { AuthVerdict, Verifier, Verifiers } from "./verifier.js";
@@ -41,9 +42,15 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
         },
         settings,
       );
-      return verdict.ok
-        ? { ok: true, viaQuery: false }
-        : { ok: false, message: REFUSED, reason: verdict.reason };
+      if (verdict.ok) return { ok: true, viaQuery: false };
+      const failure = signatureFailureOf(verdict.reason);
+      return {
+        ok: false,
+        message: REFUSED,
+        reason: verdict.reason,
+        credential: failure === "missing" ? "missing" : "invalid",
+        signature: failure,
+      };
     },
     deliveryId: (headers, body) => scheme.deliveryId(headers, body, settings),
   };

@@ -40,7 +40,12 @@ export function createTokenCheck(token: string): TokenCheck {
     const found = findToken(request);
     if (found.token === undefined) return undefined;
     if (!timingSafeEqual(digest(found.token), expected))
-      return { ok: false, message: "The hook token is not valid.", reason: "hook token not valid" };
+      return {
+        ok: false,
+        message: "The hook token is not valid.",
+        reason: "hook token not valid",
+        credential: "invalid",
+      };
     return { ok: true, viaQuery: found.viaQuery };
   };
 }
@@ -52,7 +57,14 @@ export function createTokenVerifier(token: string): Verifier {
     needsBody: false,
     acceptsToken: true,
     async verify(request) {
-      return check(request) ?? { ok: false, message: missingMessage(request), reason: "no hook token" };
+      return (
+        check(request) ?? {
+          ok: false,
+          message: missingMessage(request),
+          reason: "no hook token",
+          credential: "missing",
+        }
+      );
     },
   };
 }

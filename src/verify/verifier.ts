@@ -1,5 +1,6 @@
 /** @module The Verifiers port: how a request proves it may use a hook (the hook token, or its sender's signature). */
 import type { IncomingHttpHeaders } from "node:http";
+import type { SignatureFailure } from "./signature-failure.js";
 
 /** What a verifier may look at. The body is there only for verifiers that need it (signatures). */
 export interface CredentialsView {
@@ -25,6 +26,10 @@ export type AuthVerdict =
       message: string;
       /** For the log only (`timestamp too old by 412 s`): never a secret or a signature value. */
       reason?: string;
+      /** For metrics: no credential at all, or a wrong one (absent counts as `invalid`). */
+      credential?: "missing" | "invalid";
+      /** For metrics, when a signature was checked and failed: what was wrong with it, in one word. */
+      signature?: SignatureFailure;
     };
 
 export interface Verifier {

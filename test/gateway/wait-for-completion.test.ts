@@ -55,8 +55,11 @@ async function startGateway(dir: string, hooks: Record<string, unknown> = {}): P
   ]);
 }
 
-const agent = (gateway: ServeProcess, body: Record<string, unknown>, headers = AUTH) =>
-  postJson(`${gateway.url}/hooks/agent`, { waitForCompletion: true, ...body }, headers);
+const agent = (
+  gateway: ServeProcess,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = AUTH,
+) => postJson(`${gateway.url}/hooks/agent`, { waitForCompletion: true, ...body }, headers);
 
 describe("waitForCompletion", () => {
   it("answers 200 with each turn's outcome: ok (delivered), error, timeout, heartbeat-only, silent", async () => {

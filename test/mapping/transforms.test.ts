@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MappingInput } from "../../src/config/mapping-schema.js";
 import { createHooksPlugin, defineTransform } from "../../src/index.js";
-import { createInlineTransformRunner } from "../../src/mapping/transform-runner.js";
+import { createTransformRunner } from "../../src/mapping/create-transform-runner.js";
+import { NO_METRICS } from "../../src/metrics/metrics.js";
 import { loadAllTransforms, prepareHooks } from "../../src/prepare-hooks.js";
 import { REPO_ROOT, readPayload, TRANSFORMS_DIR } from "../helpers/repo.js";
 import { post, startTestHost, type TestHost } from "../helpers/test-host.js";
@@ -259,14 +260,15 @@ describe("transforms", () => {
       { id: "export", transform: { module: "broken/wrong-export.ts" } },
       { id: "missing", transform: { module: "not-there.ts" } },
     ]);
-    const reports = await loadAllTransforms(
-      createInlineTransformRunner({
-        transformsDir: prepared.config.transformsDir,
-        timeoutMs: 1_000,
-        reloadCheckMs: 0,
-      }),
-      prepared.mappings,
-    );
+    // Worker transforms (the default) load in a worker, as at start-up and in `hooks check`.
+    const runner = createTransformRunner({
+      transformsDir: prepared.config.transformsDir,
+      timeoutMs: 5_000,
+      reloadCheckMs: 0,
+      maxMemoryMb: 128,
+      metrics: NO_METRICS,
+    });
+    const reports = await loadAllTransforms(runner, prepared.mappings).finally(() => runner.close());
     expect(reports.map((r) => [r.mappingId, r.module, r.error === undefined])).toEqual([
       ["good", "github-push.ts", true],
       ["parse", "broken/error-parse.ts", false],

@@ -159,6 +159,30 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
   );
 
   it(
+    "waitForCompletion holds the answer until OpenClaw's run has finished, and tells how it ended",
+    async () => {
+      const task = hex(6);
+      const response = await post("/intake/agent", {
+        message: `AGENT-TASK-${task}`,
+        name: "Waiter",
+        deliver: false,
+        waitForCompletion: true,
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({
+        ok: true,
+        sessionKey: expect.stringMatching(/^hook:/),
+        status: "ok",
+        reply: "visible",
+        delivered: false,
+      });
+      // The answer came after the model was asked: the stub saw the task before the caller got its outcome.
+      expect(stub.prompts.some((text) => text.includes(`AGENT-TASK-${task}`))).toBe(true);
+    },
+    2 * PROMPT_TIMEOUT_MS,
+  );
+
+  it(
     "a mapped hook turns its payload into a wake",
     async () => {
       const check = `disk-${hex(4)}`;

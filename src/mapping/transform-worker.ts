@@ -1,0 +1,74 @@
+/** @module The transform worker: piscina calls its default export, in a worker thread, to load a transform module or run it. */
+import { workerData } from "node:worker_threads";
+import { TransformLoader } from "./transform-loader.js";
+import type { TransformContext, TransformRef, TransformResult } from "./transform-types.js";
+
+/** What every worker of a pool is started with (piscina's `workerData`). */
+export interface TransformWorkerData {
+  transformsDir: string;
+  reloadCheckMs: number;
+}
+
+/** The context as it crosses the thread boundary: a Buffer arrives as a plain Uint8Array, so it travels as one. */
+export type WireContext = Omit<TransformContext, "rawBody"> & { rawBody: Uint8Array };
+
+/** Where a transform lives, without the gateway-side `isolate` choice. */
+export type WireTransformRef = Omit<TransformRef, "isolate">;
+
+/** Load a module (start-up, `hooks check`) or run a transform on one request's context. */
+export type TransformTask = (
+  | { kind: "load"; transform: WireTransformRef }
+  | { kind: "run"; transform: WireTransformRef; context: WireContext }
+) & {
+  /** Set to 1 (and notified) when a worker picks the task up: the time limit starts then. */
+  started: Int32Array;
+};
+
+/**
+ * A transform's own failure (it threw, did not load, returned what cannot be cloned) comes back as data, so
+ * the gateway side knows a rejected task means the worker itself died or was stopped.
+ */
+export type TransformReply = { ok: true; result: TransformResult } | { ok: false; message: string };
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A result that postMessage could not clone would crash the worker after the fact; this makes it the request's error. */
+function checkCloneable(result: TransformResult): void {
+  if (result === null || typeof result !== "object") return;
+  try {
+    structuredClone(result);
+  } catch (error) {
+    throw new Error(`transform returned a value that cannot leave its worker: ${describe(error)}`);
+  }
+}
+
+/** The task handler of one worker; its loader (jiti, the module cache) lives as long as the worker does. */
+export function createTaskHandler(
+  data: TransformWorkerData,
+): (task: TransformTask) => Promise<TransformReply> {
+  const loader = new TransformLoader(data.transformsDir, data.reloadCheckMs);
+  // A worker started to replace a stopped one loads jiti before its first request rather than during it.
+  loader.warm();
+  return async (task) => {
+    Atomics.store(task.started, 0, 1);
+    Atomics.notify(task.started, 0);
+    try {
+      const transform = await loader.loadTransform({ ...task.transform, isolate: "worker" });
+      if (task.kind === "load") return { ok: true, result: undefined };
+      const { rawBody, ...rest } = task.context;
+      const result = await transform({
+        ...rest,
+        // A view, not a copy: the bytes already are this thread's own.
+        rawBody: Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength),
+      });
+      checkCloneable(result);
+      return { ok: true, result };
+    } catch (error) {
+      return { ok: false, message: describe(error) };
+    }
+  };
+}
+
+export default createTaskHandler(workerData as TransformWorkerData);

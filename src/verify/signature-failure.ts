@@ -1,0 +1,15 @@
+/** @module A signature failure in one fixed word (missing, malformed, stale, mismatch), for metrics; the log keeps the scheme's sentence. */
+
+export type SignatureFailure = "missing" | "malformed" | "stale" | "mismatch" | "other";
+
+/**
+ * The schemes' reasons are a closed set of phrases (a property test pins them): a missing or malformed header
+ * says so in its last word, and every timestamp that is neither is outside the window.
+ */
+export function signatureFailureOf(reason: string): SignatureFailure {
+  if (reason.endsWith(" missing")) return "missing";
+  if (reason.endsWith(" malformed")) return "malformed";
+  if (reason.startsWith("timestamp ")) return "stale";
+  if (reason.endsWith(" mismatch")) return "mismatch";
+  return "other";
+}

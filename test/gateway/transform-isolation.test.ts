@@ -1,0 +1,170 @@
+/**
+ * @module End to end on the reference gateway: transforms that loop, never settle or allocate without bound are
+ * stopped in their workers while /wake keeps its latency, and the next request finds a fresh worker.
+ */
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type GatewayLogger, silentGatewayLogger } from "../../src/gateway/logger.js";
+import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
+import { createHooksPlugin } from "../../src/index.js";
+import { cleanupCli, makeTempDir } from "../helpers/spawn-cli.js";
+import type { LogLine } from "../helpers/test-host.js";
+import { AUTH, baseConfig, postJson } from "./support.js";
+
+/** Long enough that a batch of /wake requests fits inside a bad transform's run, short enough for a test. */
+const TRANSFORM_TIMEOUT_MS = 2_000;
+const MAX_MEMORY_MB = 32;
+const WAKES = 200;
+/** The transforms tell the test they are running (a BroadcastChannel reaches every thread of the process). */
+const CHANNEL = "transform-isolation-test";
+
+const announce = (name: string) =>
+  `new BroadcastChannel(${JSON.stringify(CHANNEL)}).postMessage(${JSON.stringify(name)});`;
+
+const MODULES: Record<string, string> = {
+  "good.ts": `export default (context: { mapping: { id: string } }) => ({ message: \`served by \${context.mapping.id}\` });\n`,
+  "loop.ts": `export default () => {\n  ${announce("loop")}\n  for (;;) {}\n};\n`,
+  "never.ts": `export default () => {\n  ${announce("never")}\n  return new Promise(() => {});\n};\n`,
+  // The issue's "2 GB allocation", paced (1 MB every 20 ms) so the heap limit is met while /wake traffic runs.
+  "allocate.ts": `export default async () => {
+  ${announce("allocate")}
+  const hog: number[][] = [];
+  for (let mb = 0; mb < 2048; mb++) {
+    hog.push(new Array(131_072).fill(mb));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { message: \`kept \${hog.length} MB\` };
+};
+`,
+};
+
+const BAD = [
+  { id: "loop", reason: `did not finish within ${TRANSFORM_TIMEOUT_MS} ms; its worker was stopped` },
+  { id: "never", reason: `did not finish within ${TRANSFORM_TIMEOUT_MS} ms; its worker was stopped` },
+  { id: "allocate", reason: `exceeded its memory limit of ${MAX_MEMORY_MB} MB; its worker was stopped` },
+] as const;
+
+let handle: GatewayHandle | undefined;
+afterEach(async () => {
+  await handle?.close();
+  handle = undefined;
+  await cleanupCli();
+});
+
+function recordingLogger(): { logger: GatewayLogger; errors: LogLine[] } {
+  const errors: LogLine[] = [];
+  return {
+    errors,
+    logger: {
+      ...silentGatewayLogger,
+      error: (message, fields) =>
+        errors.push(fields ? { level: "error", message, fields } : { level: "error", message }),
+    },
+  };
+}
+
+/** Resolves when the transform named `name` has started running in its worker. */
+function started(name: string): Promise<void> {
+  const channel = new BroadcastChannel(CHANNEL);
+  return new Promise((resolve) => {
+    channel.onmessage = (event) => {
+      if ((event as MessageEvent).data !== name) return;
+      channel.close();
+      resolve();
+    };
+  });
+}
+
+function p99(latencies: number[]): number {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return sorted[Math.ceil(sorted.length * 0.99) - 1]!;
+}
+
+/** `WAKES` concurrent /wake requests; every status and every latency in ms. */
+async function wakeBurst(url: string): Promise<{ statuses: number[]; latencies: number[] }> {
+  const results = await Promise.all(
+    Array.from({ length: WAKES }, async (_, i) => {
+      const begun = performance.now();
+      const response = await postJson(
+        `${url}/hooks/wake`,
+        { text: `wake ${i}`, mode: "next-heartbeat" },
+        AUTH,
+      );
+      return { status: response.status, ms: performance.now() - begun };
+    }),
+  );
+  return { statuses: results.map((r) => r.status), latencies: results.map((r) => r.ms) };
+}
+
+describe("transform isolation on the reference gateway", () => {
+  it("stops each runaway transform at its limit while 200 concurrent /wake requests keep their latency", async () => {
+    const dir = makeTempDir();
+    for (const [name, source] of Object.entries(MODULES)) writeFileSync(path.join(dir, name), source);
+    const { logger, errors } = recordingLogger();
+    handle = await startGateway({
+      config: baseConfig(
+        {},
+        {
+          transformsDir: dir,
+          transforms: { maxMemoryMb: MAX_MEMORY_MB },
+          // The comparison is about the event loop, not the disk: no fsync to add its own noise to both sides.
+          journal: { fsync: "off" },
+          mappings: [
+            { id: "good", match: { path: "good" }, transform: { module: "good.ts" } },
+            ...BAD.map(({ id }) => ({ id, match: { path: `bad/${id}` }, transform: { module: `${id}.ts` } })),
+          ],
+        },
+      ),
+      configDir: dir,
+      port: 0,
+      stateDir: path.join(dir, "state"),
+      logger,
+      plugin: createHooksPlugin({ transformTimeoutMs: TRANSFORM_TIMEOUT_MS, transformReloadCheckMs: 0 }),
+    });
+    const url = handle.url;
+
+    // Warm-up (connections, JIT), then the unloaded figure, in this process and on this machine right now.
+    await wakeBurst(url);
+    const unloaded = await wakeBurst(url);
+    expect(unloaded.statuses.every((status) => status === 200)).toBe(true);
+    // 3x the unloaded p99, but never less than 50 ms: the requests of a burst share one thread, so its p99 is
+    // about the burst's length, which on a small shared machine (2 cores, other work) moves by more than 3x with
+    // the neighbours when it is short. A transform blocking the gateway's thread would hold the whole burst back
+    // for as long as it runs (seconds here), which this still catches by a wide margin.
+    const bound = Math.max(3 * p99(unloaded.latencies), 50);
+
+    for (const { id, reason } of BAD) {
+      const running = started(id);
+      const begun = performance.now();
+      let badDone = false;
+      const bad = postJson(`${url}/hooks/bad/${id}`, {}, AUTH).finally(() => {
+        badDone = true;
+      });
+      await running;
+      const loaded = await wakeBurst(url);
+      expect(badDone, `${id}: answered before the burst ended`).toBe(false);
+      expect(loaded.statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(p99(loaded.latencies), `${id}: /wake p99 with it running`).toBeLessThanOrEqual(bound);
+
+      const answer = await bad;
+      const elapsed = performance.now() - begun;
+      expect({ id, status: answer.status, code: answer.body.code }).toEqual({
+        id,
+        status: 500,
+        code: "MAPPING_FAILED",
+      });
+      // The limit counts from when a worker picked the transform up; a loaded machine adds its scheduling.
+      expect(elapsed).toBeLessThan(TRANSFORM_TIMEOUT_MS + 3_000);
+      expect(errors.some((line) => line.message.includes(reason) && line.fields?.mappingId === id)).toBe(
+        true,
+      );
+    }
+
+    // Replaced workers: the good mapping is served, and so is a stopped mapping once its module is fixed.
+    expect((await postJson(`${url}/hooks/good`, {}, AUTH)).status).toBe(202);
+    writeFileSync(path.join(dir, "loop.ts"), MODULES["good.ts"]!);
+    const fixed = await postJson(`${url}/hooks/bad/loop`, {}, AUTH);
+    expect(fixed.status).toBe(202);
+  });
+});
