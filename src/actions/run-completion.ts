@@ -53,6 +53,8 @@ export class RunCompletionTracker {
   private readonly waiters = new Map<string, (completion: RunCompletion) => void>();
   private readonly onFinished = (finished: AgentTurnFinished) => this.finish(finished.runId, finished);
   private listening = false;
+  /** Set by stop(), cleared by start(): a caller arriving after the stop is not left waiting for a turn's deadline. */
+  private stopped = false;
 
   constructor(
     private readonly bus: HookBus,
@@ -61,10 +63,13 @@ export class RunCompletionTracker {
     private readonly ids: Ids,
     private readonly graceMs: number = DEFAULT_DEADLINE_GRACE_MS,
     private readonly metrics: HookMetrics = NO_METRICS,
-  ) {}
+  ) {
+    metrics.agentTurnsInFlight?.(() => this.pending.size);
+  }
 
   /** Starts listening for finished turns; called by the plugin's service start (and lazily by track). */
   start(): void {
+    this.stopped = false;
     if (this.listening) return;
     this.bus.on("session:agent-turn-finished", this.onFinished);
     this.listening = true;
@@ -74,6 +79,7 @@ export class RunCompletionTracker {
   stop(): void {
     this.bus.off("session:agent-turn-finished", this.onFinished);
     this.listening = false;
+    this.stopped = true;
     for (const { deadline } of this.pending.values()) clearTimeout(deadline);
     this.pending.clear();
     for (const resolve of this.waiters.values()) resolve(STOPPED);
@@ -85,6 +91,7 @@ export class RunCompletionTracker {
    * first). Ask before the turn is emitted: a subsystem may answer synchronously.
    */
   completion(runId: string): Promise<RunCompletion> {
+    if (this.stopped) return Promise.resolve(STOPPED);
     return new Promise((resolve) => this.waiters.set(runId, resolve));
   }
 
@@ -110,7 +117,6 @@ export class RunCompletionTracker {
     // A pending deadline never keeps a stopping host alive; the turn it waits for does.
     deadline.unref();
     this.pending.set(run.runId, { run, deadline, onPublished });
-    this.metrics.turnStarted();
   }
 
   /**

@@ -39,8 +39,11 @@ export const JOURNAL_DEFAULTS: v.InferOutput<typeof JournalSchema> = {
 
 /** Transforms in the worker pool: each worker's heap limit and how many run at once. */
 export const TransformsSchema = v.strictObject({
-  /** A worker whose heap passes this is stopped, its request answered 500, and the worker replaced. */
-  maxMemoryMb: v.optional(v.pipe(PositiveInt, v.minValue(16, "must be at least 16")), 128),
+  /**
+   * A worker whose heap passes this is stopped, its request answered 500, and the worker replaced. A worker with
+   * jiti and one small module loaded already holds about 14 MB, and the payload is copied into it.
+   */
+  maxMemoryMb: v.optional(v.pipe(PositiveInt, v.minValue(32, "must be at least 32")), 128),
   /** Default: the machine's available parallelism, at least 2. */
   maxWorkers: v.optional(v.pipe(PositiveInt, v.maxValue(64, "must be at most 64"))),
 });

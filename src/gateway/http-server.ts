@@ -18,6 +18,9 @@ export interface GatewayServerOptions {
   maxConnections?: number;
 }
 
+/** How long the answers that `beforeCut` brought about may take to leave before their connections are cut. */
+const CUT_ANSWER_MS = 1_000;
+
 export interface GatewayServer {
   readonly host: string;
   readonly port: number;
@@ -25,9 +28,10 @@ export interface GatewayServer {
   readonly inFlight: number;
   /**
    * Refuses new connections at once, lets in-flight requests finish for up to `graceMs`, then cuts what is
-   * left. Resolves with the number of requests that had to be cut.
+   * left. Resolves with the number of requests that had to be cut. `beforeCut` runs when the grace has passed
+   * with requests still open: what it ends (a turn a caller waits for) still gets to answer, for up to a second.
    */
-  close(graceMs: number): Promise<number>;
+  close(graceMs: number, beforeCut?: () => Promise<void>): Promise<number>;
 }
 
 export async function listenGatewayServer(
@@ -74,20 +78,27 @@ export async function listenGatewayServer(
     get inFlight() {
       return inFlight;
     },
-    async close(graceMs) {
+    async close(graceMs, beforeCut) {
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      const drain = (waitMs: number) =>
+        inFlight === 0
+          ? Promise.resolve(true)
+          : new Promise<boolean>((resolve) => {
+              const timer = setTimeout(() => resolve(false), waitMs);
+              drained = () => {
+                clearTimeout(timer);
+                resolve(true);
+              };
+            });
       let cut = 0;
-      if (inFlight > 0) {
-        const finished = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(false), graceMs);
-          drained = () => {
-            clearTimeout(timer);
-            resolve(true);
-          };
-        });
-        if (!finished) cut = inFlight;
+      if (!(await drain(graceMs))) {
+        if (beforeCut) {
+          await beforeCut();
+          await drain(CUT_ANSWER_MS);
+        }
+        cut = inFlight;
       }
       server.closeAllConnections();
       await closed;

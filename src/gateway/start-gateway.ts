@@ -242,11 +242,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       requests: server.inFlight,
       turns: session.running,
     });
-    const cut = await server.close(stopTimeoutMs);
+    // A request still open at the deadline may be waiting for its turn (waitForCompletion): the turns are
+    // aborted first, so that caller is answered with the turn's end instead of a cut connection.
+    const abortTurns = async () => {
+      if (session.running > 0) {
+        logger.warn("stop deadline passed: aborting running agent turns", { turns: session.running });
+      }
+      await session.stop();
+    };
+    const cut = await server.close(stopTimeoutMs, abortTurns);
     if (cut > 0) logger.warn("stop deadline passed: in-flight requests were cut", { requests: cut });
-    if (!(await session.idle(Math.max(0, deadline - Date.now())))) {
-      logger.warn("stop deadline passed: aborting running agent turns", { turns: session.running });
-    }
+    if (!(await session.idle(Math.max(0, deadline - Date.now())))) await abortTurns();
     await session.stop();
     await stopEverything();
     logger.info("stopped");

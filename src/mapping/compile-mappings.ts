@@ -133,9 +133,16 @@ function compileOne(
       message: "a mapping has one answer: a fixed response or the turn's completion, not both",
     });
   }
+  const completionKey = mapping.respond === "completion" ? "respond" : "response";
+  if (compiled.waitForCompletion && mapping.action === "wake" && mapping.transform === undefined) {
+    issues.push({
+      path: `${configPath}.${completionKey}`,
+      message: 'a wake has no turn to wait for: use action "agent", or drop the completion answer',
+    });
+  }
   if (compiled.waitForCompletion && mapping.forEach !== undefined) {
     issues.push({
-      path: `${configPath}.response`,
+      path: `${configPath}.${completionKey}`,
       message: "cannot wait for the completion of a forEach fan-out; drop forEach or the completion answer",
     });
   }

@@ -28,7 +28,19 @@ export type TransformTask = (
  * A transform's own failure (it threw, did not load, returned what cannot be cloned) comes back as data, so
  * the gateway side knows a rejected task means the worker itself died or was stopped.
  */
-export type TransformReply = { ok: true; result: TransformResult } | { ok: false; message: string };
+export type TransformReply = ({ ok: true; result: TransformResult } | { ok: false; message: string }) & {
+  /** Errors thrown by work earlier transforms left behind (a timer, an un-awaited promise), for the log. */
+  late?: LateError[];
+};
+
+/** A failure that surfaced after its transform had answered, with the mapping whose transform ran last. */
+export interface LateError {
+  mappingId: string | undefined;
+  message: string;
+}
+
+/** Late errors kept between two replies; a transform that throws from a busy timer must not grow the worker. */
+const MAX_LATE_ERRORS = 20;
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -51,9 +63,28 @@ export function createTaskHandler(
   const loader = new TransformLoader(data.transformsDir, data.reloadCheckMs);
   // A worker started to replace a stopped one loads jiti before its first request rather than during it.
   loader.warm();
-  return async (task) => {
+  // Work a transform leaves behind (a timer that throws, a promise nobody awaits) fails after its answer left.
+  // Left alone it would kill this worker while it runs the next request, another mapping's perhaps: it is
+  // kept instead and handed to the gateway with the next reply, for the log.
+  let lastMappingId: string | undefined;
+  let late: LateError[] = [];
+  const keepLate = (error: unknown) => {
+    if (late.length < MAX_LATE_ERRORS) late.push({ mappingId: lastMappingId, message: describe(error) });
+  };
+  process.on("uncaughtException", keepLate);
+  process.on("unhandledRejection", keepLate);
+  const withLate = (reply: TransformReply): TransformReply => {
+    if (late.length === 0) return reply;
+    reply.late = late;
+    late = [];
+    return reply;
+  };
+  return async (task) => withLate(await handle(task));
+
+  async function handle(task: TransformTask): Promise<TransformReply> {
     Atomics.store(task.started, 0, 1);
     Atomics.notify(task.started, 0);
+    if (task.kind === "run") lastMappingId = task.context.mapping.id;
     try {
       const transform = await loader.loadTransform({ ...task.transform, isolate: "worker" });
       if (task.kind === "load") return { ok: true, result: undefined };
@@ -68,7 +99,7 @@ export function createTaskHandler(
     } catch (error) {
       return { ok: false, message: describe(error) };
     }
-  };
+  }
 }
 
 export default createTaskHandler(workerData as TransformWorkerData);

@@ -12,6 +12,18 @@ import type {
   WireTransformRef,
 } from "./transform-worker.js";
 
+/**
+ * How long start-up and `hooks check` give a module to load: compiling it in a fresh worker on a busy machine is
+ * not a request's time, but a module that hangs at import must still not hang the start.
+ */
+const LOAD_LIMIT_MS = 30_000;
+
+/**
+ * Extra wait for a worker to pick a task up: right after a worker was stopped, the next request waits for its
+ * replacement to start (a thread, jiti), which on a loaded machine takes longer than a short limit.
+ */
+const WORKER_START_MS = 2_000;
+
 /** Workers beyond the first that stay idle this long are stopped; the first one stays, warm. */
 export const WORKER_IDLE_MS = 30_000;
 
@@ -139,8 +151,8 @@ type Settled =
   | { kind: "crash"; error: unknown };
 
 /**
- * Runs one task under two limits of `timeoutMs` each: to be picked up by a worker (a worker's start-up is not
- * the transform's time), then to finish. Aborting a running task makes piscina terminate its worker, which
+ * Runs one task under two limits: to be picked up by a worker within `timeoutMs` plus a worker's start-up (that
+ * is not the transform's time), then to finish within `timeoutMs`. Aborting a running task makes piscina terminate its worker, which
  * stops even a synchronous loop, and start another in its place.
  */
 async function runLimited(
@@ -161,7 +173,7 @@ async function runLimited(
     running = true;
     timer = setTimeout(() => controller.abort(), timeoutMs);
   };
-  const pickup = waitAsync(task.started, 0, 0, timeoutMs);
+  const pickup = waitAsync(task.started, 0, 0, timeoutMs + WORKER_START_MS);
   if (pickup.async) void pickup.value.then(onPickup);
   else onPickup(pickup.value);
   try {
@@ -192,23 +204,31 @@ export function createWorkerTransformRunner(settings: TransformRunnerSettings): 
   async function perform(
     task: TransformTask,
     what: string,
+    limitMs: number,
   ): Promise<{ outcome: TransformOutcome; reply?: TransformReply; error?: Error }> {
     if (closed) return { outcome: "error", error: new Error("the transform runner is closed") };
     pool ??= createPool(settings);
-    const settled = await runLimited(pool, task, timeoutMs);
+    const settled = await runLimited(pool, task, limitMs);
     switch (settled.kind) {
       case "reply":
+        for (const failure of settled.reply.late ?? []) {
+          settings.logger?.warn(`a transform's leftover work failed after it answered: ${failure.message}`, {
+            mappingId: failure.mappingId,
+          });
+        }
         return { outcome: settled.reply.ok ? "ok" : "error", reply: settled.reply };
       case "unstarted":
         return {
           outcome: "timeout",
-          error: new Error(`${what} did not start within ${timeoutMs} ms: every transform worker was busy`),
+          error: new Error(
+            `${what} did not start within ${limitMs + WORKER_START_MS} ms: every transform worker was busy`,
+          ),
         };
       case "timeout":
         metrics.workerRestart("timeout");
         return {
           outcome: "timeout",
-          error: new Error(`${what} did not finish within ${timeoutMs} ms; its worker was stopped`),
+          error: new Error(`${what} did not finish within ${limitMs} ms; its worker was stopped`),
         };
       case "memory":
         metrics.workerRestart("memory");
@@ -230,7 +250,11 @@ export function createWorkerTransformRunner(settings: TransformRunnerSettings): 
     async load(transform) {
       // In a worker, as a request would: jiti warms up there, and `hooks check` sees what a worker would see.
       const task: TransformTask = { kind: "load", transform: wireRef(transform), started: newFlag() };
-      const { reply, error } = await perform(task, `loading transform module ${transform.module}`);
+      const { reply, error } = await perform(
+        task,
+        `loading transform module ${transform.module}`,
+        Math.max(timeoutMs, LOAD_LIMIT_MS),
+      );
       if (error) throw error;
       if (reply && !reply.ok) throw new Error(reply.message);
     },
@@ -242,7 +266,7 @@ export function createWorkerTransformRunner(settings: TransformRunnerSettings): 
         context: wireContext(context),
         started: newFlag(),
       };
-      const { outcome, reply, error } = await perform(task, "transform");
+      const { outcome, reply, error } = await perform(task, "transform", timeoutMs);
       metrics.transform(context.mapping.id, outcome, (performance.now() - begun) / 1000);
       if (error) throw error;
       if (!reply?.ok) throw new Error(reply?.message);

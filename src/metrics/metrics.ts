@@ -35,8 +35,6 @@ export interface HookMetrics {
   duplicate(hook: string): void;
   /** One journal fsync and how long it took. */
   journalFsync(seconds: number): void;
-  /** An agent turn handed to the session subsystem, now waited on. */
-  turnStarted(): void;
   /** A waited-on turn's end. */
   turnFinished(outcome: TurnOutcome): void;
   /** One transform call: its mapping, how it ended, how long it took. */
@@ -45,6 +43,8 @@ export interface HookMetrics {
   workerRestart(reason: "timeout" | "memory" | "crash"): void;
   /** Where a scrape reads the journal's backlog; optional, for metrics kept without gauges. */
   journalBacklog?(read: () => JournalPending): void;
+  /** Where a scrape reads how many agent turns the plugin waits on: read, not counted, so a stop cannot skew it. */
+  agentTurnsInFlight?(read: () => number): void;
   /** The prom-client registry holding these metrics, for a host to expose; absent when they are kept elsewhere. */
   readonly registry?: Registry;
 }
@@ -56,7 +56,6 @@ export const NO_METRICS: HookMetrics = {
   signatureFailure: () => undefined,
   duplicate: () => undefined,
   journalFsync: () => undefined,
-  turnStarted: () => undefined,
   turnFinished: () => undefined,
   transform: () => undefined,
   workerRestart: () => undefined,

@@ -58,6 +58,7 @@ export class PromMetrics implements HookMetrics {
   private readonly children = new Map<string, CounterChild>();
   private readonly transformDurations = new Map<string, HistogramChild>();
   private readJournal: (() => JournalPending) | undefined;
+  private readTurnsInFlight: (() => number) | undefined;
 
   private readonly requestsTotal: Counter<"hook" | "mapping" | "status">;
   private readonly requestDuration: Histogram<"hook">;
@@ -66,7 +67,6 @@ export class PromMetrics implements HookMetrics {
   private readonly signatureFailures: Counter<"scheme" | "reason">;
   private readonly duplicates: Counter<"hook">;
   private readonly fsyncSeconds: Histogram;
-  private readonly turnsInFlight: Gauge;
   private readonly turnsTotal: Counter<"outcome">;
   private readonly transformSeconds: Histogram<"mapping">;
   private readonly transformsTotal: Counter<"mapping" | "outcome">;
@@ -138,10 +138,14 @@ export class PromMetrics implements HookMetrics {
         this.set(journal()?.unsynced ?? 0);
       },
     });
-    this.turnsInFlight = new Gauge({
+    const inFlight = () => this.readTurnsInFlight?.() ?? 0;
+    new Gauge({
       name: "hooks_agent_turns_in_flight",
       help: "Agent turns handed to the gateway whose outcome the plugin still waits for.",
       registers,
+      collect() {
+        this.set(inFlight());
+      },
     });
     this.turnsTotal = new Counter({
       name: "hooks_agent_turns_total",
@@ -171,7 +175,6 @@ export class PromMetrics implements HookMetrics {
     // Fixed sets start at zero, so a rate() has a series before the first failure.
     for (const reason of AUTH_REASONS) this.authFailures.labels(reason).inc(0);
     for (const outcome of TURN_OUTCOMES) this.turnsTotal.labels(outcome).inc(0);
-    this.turnsInFlight.set(0);
   }
 
   request(
@@ -218,13 +221,11 @@ export class PromMetrics implements HookMetrics {
     this.readJournal = read;
   }
 
-  turnStarted(): void {
-    this.turnsInFlight.inc();
+  agentTurnsInFlight(read: () => number): void {
+    this.readTurnsInFlight = read;
   }
 
   turnFinished(outcome: TurnOutcome): void {
-    // An interrupted turn was handed over by a previous process, so it never counted as in flight in this one.
-    if (outcome !== "interrupted") this.turnsInFlight.dec();
     const label = TURN_OUTCOMES.includes(outcome) ? outcome : OTHER;
     this.child(this.turnsTotal, `turn ${label}`, label).inc();
   }

@@ -238,6 +238,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     } catch (error) {
       logFailure(deps.logger, toHookError(error), exchange, "emitting the events failed");
     }
+    state.admittedAt = performance.now();
     const outcome = await completion;
     const body = completionBody(resolution, run.runId, outcome, deps.exposeReplies);
     exchange.status = 200;
@@ -295,6 +296,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       duplicate: false,
       authenticated: false,
       bodyBytes: 0,
+      admittedAt: undefined,
       journalKey: deps.journal ? journalKeyFor(request.headers, requestId, deps.ids) : { id: requestId },
     };
     try {
@@ -327,10 +329,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       });
     }
     if (!options.dryRun) {
-      const seconds = (performance.now() - started) / 1000;
-      const durationMs = Math.round(seconds * 1_000_000) / 1000;
+      const ended = performance.now();
+      const durationMs = Math.round((ended - started) * 1000) / 1000;
       const { mappingId, status } = exchange;
-      deps.metrics.request(hook, mappingId, status, seconds, state.bodyBytes);
+      // A request that waited for its turn is timed to its admission: the turn's own length (up to a day) is the
+      // agent's time, not the intake's, and would push every such request past the histogram's buckets.
+      const admitted = ((state.admittedAt ?? ended) - started) / 1000;
+      deps.metrics.request(hook, mappingId, status, admitted, state.bodyBytes);
       emitRequestEvent(
         { method: request.method, hook, requestId, mappingId, status, durationMs },
         deps.bus,
@@ -357,6 +362,8 @@ interface ExchangeState {
   authenticated: boolean;
   /** Bytes of body read (0 when refused before reading). */
   bodyBytes: number;
+  /** When a request that waits for its turn's outcome was admitted (performance.now()). */
+  admittedAt: number | undefined;
   /** Its key in the journal (see journalKeyFor). */
   journalKey: { id: string; requestId?: string };
 }

@@ -10,13 +10,14 @@ import type { HookBus, PlannedEvent } from "../events.js";
 import type { HostLogger, LogFields } from "../host/contract.js";
 import type { MappingTrace } from "../mapping/engine-types.js";
 import { matchMapping } from "../mapping/mapping-engine.js";
+import type { TransformRunner } from "../mapping/transform-runner.js";
 import { classifyContentType, parseBody } from "../pipeline/parse-body.js";
 import type { PipelineResponse } from "../pipeline/request.js";
 import { hookName } from "../pipeline/route.js";
 import { type PreparedHooks, prepareHooks } from "../prepare-hooks.js";
 import { headersWithoutCredentials } from "../safety/credentials.js";
 import type { Store } from "../store/store.js";
-import { TOKENS } from "../tokens.js";
+import { PORTS, TOKENS } from "../tokens.js";
 import { createVerifiers } from "../verify/signature-verifier.js";
 import type { LoadedFixture } from "./load-fixture.js";
 import {
@@ -76,6 +77,7 @@ const replayStore: Store = {
 export class ReplayPipeline {
   private readonly logs: ReplayLog[] = [];
   private readonly pipeline;
+  private readonly transforms: TransformRunner;
   /** How replay signs each signed path. */
   private readonly signing = new Map<string, ReplaySigning>();
 
@@ -107,6 +109,12 @@ export class ReplayPipeline {
       },
     });
     this.pipeline = container.resolve(TOKENS.pipeline);
+    this.transforms = container.resolve(PORTS.transformRunner);
+  }
+
+  /** Stops the transform workers a replay started; the pipeline is not used after this. */
+  async close(): Promise<void> {
+    await this.transforms.close();
   }
 
   /** `hooks.path`, normalised. */

@@ -229,6 +229,9 @@ describe("waiting for the completion, and transform isolation, in the config", (
     expect(problems({ mappings: [{ ...agentMapping, forEach: "items", response: "completion" }] })).toEqual([
       "hooks.mappings[0].response: cannot wait for the completion of a forEach fan-out; drop forEach or the completion answer",
     ]);
+    expect(problems({ mappings: [{ ...agentMapping, action: "wake", respond: "completion" }] })).toEqual([
+      'hooks.mappings[0].respond: a wake has no turn to wait for: use action "agent", or drop the completion answer',
+    ]);
     expect(problems({ mappings: [{ ...agentMapping, response: "finished" }] })[0]).toMatch(
       /^hooks\.mappings\[0\]\.response: /,
     );
@@ -248,8 +251,8 @@ describe("waiting for the completion, and transform isolation, in the config", (
     expect(prepared?.config.transforms).toEqual({ maxMemoryMb: 128 });
     expect(prepared?.mappings[0]?.transform?.isolate).toBe("worker");
     expect(prepared?.config.exposeReplies).toBe(false);
-    expect(problems({ transforms: { maxMemoryMb: 8 } })).toEqual([
-      "hooks.transforms.maxMemoryMb: must be at least 16",
+    expect(problems({ transforms: { maxMemoryMb: 16 } })).toEqual([
+      "hooks.transforms.maxMemoryMb: must be at least 32",
     ]);
     expect(
       problems({ mappings: [{ ...agentMapping, transform: { module: "t.ts", isolate: "thread" } }] }),

@@ -26,13 +26,13 @@ const MODULES: Record<string, string> = {
   "good.ts": `export default (context: { mapping: { id: string } }) => ({ message: \`served by \${context.mapping.id}\` });\n`,
   "loop.ts": `export default () => {\n  ${announce("loop")}\n  for (;;) {}\n};\n`,
   "never.ts": `export default () => {\n  ${announce("never")}\n  return new Promise(() => {});\n};\n`,
-  // The issue's "2 GB allocation", paced (1 MB every 20 ms) so the heap limit is met while /wake traffic runs.
+  // A 2 GB allocation, paced (1 MB every 60 ms) so the heap limit is met about a second in, while /wake traffic runs.
   "allocate.ts": `export default async () => {
   ${announce("allocate")}
   const hog: number[][] = [];
   for (let mb = 0; mb < 2048; mb++) {
     hog.push(new Array(131_072).fill(mb));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 60));
   }
   return { message: \`kept \${hog.length} MB\` };
 };
@@ -166,5 +166,9 @@ describe("transform isolation on the reference gateway", () => {
     writeFileSync(path.join(dir, "loop.ts"), MODULES["good.ts"]!);
     const fixed = await postJson(`${url}/hooks/bad/loop`, {}, AUTH);
     expect(fixed.status).toBe(202);
+    // Each stopped worker was replaced, and counted by why.
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/^hooks_transform_worker_restarts_total\{reason="timeout"\} 2$/m);
+    expect(metrics).toMatch(/^hooks_transform_worker_restarts_total\{reason="memory"\} 1$/m);
   });
 });

@@ -2,6 +2,8 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { silentGatewayLogger } from "../../src/gateway/logger.js";
+import { startGateway as startInProcess } from "../../src/gateway/start-gateway.js";
 import { cleanupCli, makeTempDir, pollFor, type ServeProcess, startServe } from "../helpers/spawn-cli.js";
 import { AUTH, baseConfig, postJson, readRecord, writeConfig } from "./support.js";
 
@@ -180,5 +182,30 @@ describe("waitForCompletion", () => {
     expect(retry.body).toMatchObject({ ok: true, runId });
     const turns = readRecord(record).filter((line) => line.event === "session:agent-turn");
     expect(turns).toHaveLength(1);
+  });
+
+  it("answers a caller still waiting when the gateway stops: its turn is aborted first, then it gets status error", async () => {
+    const dir = makeTempDir();
+    writeFileSync(path.join(dir, "agent.mjs"), AGENT_SCRIPT);
+    const gateway = await startInProcess({
+      config: baseConfig({ runner: { kind: "command", command: process.execPath, args: ["agent.mjs"] } }),
+      configDir: dir,
+      port: 0,
+      stateDir: path.join(dir, "state"),
+      logger: silentGatewayLogger,
+      stopTimeoutMs: 300,
+    });
+    const turnStarted = new Promise<void>((resolve) =>
+      gateway.bus.once("session:agent-turn", () => resolve()),
+    );
+    const waiting = postJson(`${gateway.url}/hooks/agent`, {
+      message: "HOLD until stopped",
+      waitForCompletion: true,
+    });
+    await turnStarted;
+    await gateway.close();
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ ok: true, status: "error", reply: "none", delivered: false });
   });
 });

@@ -97,9 +97,9 @@ describe("PromMetrics: bounded labels", () => {
 describe("PromMetrics: turns, transforms and the journal", () => {
   it("keeps turns in flight and their outcomes", async () => {
     const m = metrics();
-    m.turnStarted();
-    m.turnStarted();
-    m.turnStarted();
+    let waiting = 3;
+    m.agentTurnsInFlight(() => waiting);
+    waiting = 1;
     m.turnFinished("ok");
     m.turnFinished("timeout");
     const text = await scrape(m);
