@@ -6,7 +6,9 @@
  *   npm run build && node bench/profile.mjs [wake agent mapped-template mapped-transform startup]
  *
  * Also the other cases of bench/lib/configs.mjs (wake-push-sized, mapped-template-small, signed-github,
- * wake-idempotency, wake-idempotency-full: the last one sends the store's 100,000 ids before its warm-up).
+ * wake-idempotency, wake-idempotency-full: the last one sends the store's 100,000 ids before its warm-up;
+ * mapped-transform-worker, mapped-transform-inline, wake-metrics-on, wake-metrics-off). Worker threads (the
+ * transform pool) write profiles of their own: they are ranked apart, over the main thread's window.
  *
  * BENCH_PROFILE_SECONDS (default 6) sets the measured load per scenario, after BENCH_WARMUP_SECONDS (1.5) of
  * warm-up; BENCH_PROFILE_INTERVAL_US (node's default, 1000) the sampling interval; BENCH_PROFILE_KEEP=<dir> keeps
@@ -15,7 +17,7 @@
  */
 import { cpSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { CASES, caseConfig, caseRequest } from "./lib/configs.mjs";
+import { CASES, caseConfig, caseRequest, scrapeMetrics } from "./lib/configs.mjs";
 import { createContext } from "./lib/context.mjs";
 import { analyseProfile } from "./lib/cpuprofile.mjs";
 import { measure } from "./lib/load.mjs";
@@ -69,6 +71,7 @@ try {
     try {
       if (spec) {
         const request = caseRequest(spec, context.token);
+        if (spec.scrape) await scrapeMetrics(gateway);
         // Requests a case needs sent first (a full store), then warm-up (JIT, lazy imports, caches), then the
         // measured run the window is cropped to.
         for (let sent = 0; sent < (spec.leadRequests ?? 0); )
@@ -84,20 +87,61 @@ try {
       // A graceful stop: the profile is written when the process exits.
       await gateway.stop("SIGTERM");
     }
-    const file = readdirSync(dir).find((entry) => entry.endsWith(".cpuprofile"));
-    if (!file) throw new Error(`no .cpuprofile written in ${dir}`);
+    // One file per thread, CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile: thread 0 is the main thread,
+    // the others are worker threads (the transform pool), written as each worker exits.
+    const files = readdirSync(dir).filter((entry) => entry.endsWith(".cpuprofile"));
+    const threadOf = (entry) => Number(entry.split(".").at(-3));
+    const file = files.find((entry) => threadOf(entry) === 0);
+    if (!file) throw new Error(`no .cpuprofile of the main thread written in ${dir}`);
+    const workerFiles = files.filter((entry) => threadOf(entry) !== 0);
     if (process.env.BENCH_PROFILE_KEEP) {
       cpSync(path.join(dir, file), path.join(process.env.BENCH_PROFILE_KEEP, `${name}.cpuprofile`));
+      for (const entry of workerFiles) {
+        cpSync(
+          path.join(dir, entry),
+          path.join(process.env.BENCH_PROFILE_KEEP, `${name}.worker-${threadOf(entry)}.cpuprofile`),
+        );
+      }
     }
     // Under load, the window is the measured run: the last `seconds` of samples inside node's HTTP server.
     const window = spec ? { windowFrom: / node:_http_server:/, lastMs: run.elapsedSeconds * 1000 } : {};
     const result = analyseProfile(path.join(dir, file), window);
     const requests = run?.requests;
+    // Worker threads over the main thread's window, their rankings merged (what the pool's threads did in all).
+    const workers = spec
+      ? workerFiles.map((entry) =>
+          analyseProfile(path.join(dir, entry), { between: { fromUs: result.fromUs, toUs: result.toUs } }),
+        )
+      : [];
+    const workerBusyMs = workers.reduce((sum, worker) => sum + worker.busyMs, 0);
+    const merged = (key) => {
+      const totals = new Map();
+      for (const worker of workers)
+        for (const row of worker[key]) totals.set(row.name, (totals.get(row.name) ?? 0) + row.ms);
+      return [...totals.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .map(([rowName, ms]) => ({
+          name: rowName,
+          ms: Math.round(ms * 10) / 10,
+          percent: Math.round((ms / workerBusyMs) * 1000) / 10,
+        }));
+    };
     summary.scenarios[name] = {
       rps: run ? Math.round(run.rps) : undefined,
       requests,
       procCpuUsPerRequest: run ? Math.round(run.serverCpuUsPerRequest * 10) / 10 : undefined,
       ...result,
+      ...(workers.length > 0
+        ? {
+            workers: {
+              threads: workers.length,
+              busyMs: workerBusyMs,
+              self: merged("self"),
+              inclusive: merged("inclusive"),
+              areas: merged("areas"),
+            },
+          }
+        : {}),
     };
     const busyUs = requests ? `, ${((result.busyMs * 1000) / requests).toFixed(1)} µs busy per request` : "";
     const proc = run
@@ -110,6 +154,15 @@ try {
         `${table("area (self time)", result.areas, requests, 12)}\n\n` +
         `${table("function in dist/ (inclusive)", own(result.inclusive), requests, 25)}\n`,
     );
+    const pool = summary.scenarios[name].workers;
+    if (pool && requests) {
+      process.stdout.write(
+        `\n### ${name}: ${pool.threads} worker thread(s) over the same window\n\n` +
+          `busy ${pool.busyMs} ms, ${((pool.busyMs * 1000) / requests).toFixed(1)} µs per request\n\n` +
+          `${table("worker function (self time)", pool.self, requests)}\n\n` +
+          `${table("worker area (self time)", pool.areas, requests, 12)}\n`,
+      );
+    }
   }
   if (process.env.BENCH_PROFILE_JSON) {
     writeFileSync(path.resolve(process.env.BENCH_PROFILE_JSON), `${JSON.stringify(summary, null, 1)}\n`);

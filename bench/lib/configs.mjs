@@ -236,7 +236,8 @@ export const PUSH_FIELDS_BODY = JSON.stringify({
  * a case's request and config. `signed`: GitHub-signed, to the signed mapping's config. `uniqueHeaders`: headers
  * new on every request. `maxDeliveries`: the store's bound in the config. `leadRequests`: at least this many
  * requests before the measured run. `journal`: the config's `hooks.journal` (the other cases run its default,
- * `fsync: "batch"`).
+ * `fsync: "batch"`). `isolate`: the transform mapping's `transform.isolate`. `metrics`: the gateway's
+ * `server.metrics`; `scrape`: one `GET /metrics` before the load (see `scrapeMetrics`).
  */
 export const CASES = {
   wake: { hook: "wake", body: WAKE_BODY, status: 200 },
@@ -265,6 +266,13 @@ export const CASES = {
   "wake-journal-always": { hook: "wake", body: WAKE_BODY, status: 200, journal: { fsync: "always" } },
   "wake-journal-off": { hook: "wake", body: WAKE_BODY, status: 200, journal: { fsync: "off" } },
   "wake-journal-disabled": { hook: "wake", body: WAKE_BODY, status: 200, journal: { enabled: false } },
+  // The transform mapping alone with `transform.isolate` set (`mapped-transform` runs the bench config's, the
+  // default "worker").
+  "mapped-transform-worker": { hook: "github/push-ts", body: PUSH_PAYLOAD, status: 202, isolate: "worker" },
+  "mapped-transform-inline": { hook: "github/push-ts", body: PUSH_PAYLOAD, status: 202, isolate: "inline" },
+  // /wake with `server.metrics` set; `scrape`: GET /metrics once before the load (the process metrics start then).
+  "wake-metrics-on": { hook: "wake", body: WAKE_BODY, status: 200, metrics: true, scrape: true },
+  "wake-metrics-off": { hook: "wake", body: WAKE_BODY, status: 200, metrics: false },
 };
 
 export function caseRequest(spec, token) {
@@ -275,11 +283,24 @@ export function caseRequest(spec, token) {
 
 /**
  * The bench config (`defaultFile`); the signed mapping's for a signed case; with `maxDeliveries`, that bound;
- * with `journal`, that journal setting.
+ * with `journal`, that journal setting; with `isolate`, the transform mapping alone run that way; with `metrics`,
+ * that `server.metrics`.
  */
 export function caseConfig(spec, dir, token, defaultFile) {
   if (spec.signed) return writeSignedConfig(dir, token);
   if (spec.maxDeliveries) return writeDedupeConfig(dir, token, spec.maxDeliveries);
   if (spec.journal) return writeJournalConfig(dir, token, spec.journal);
+  if (spec.isolate) return writeTransformIsolateConfig(dir, token, spec.isolate);
+  if (spec.metrics !== undefined) return writeMetricsConfig(dir, token, spec.metrics);
   return defaultFile;
+}
+
+/**
+ * One `GET /metrics`, as Prometheus would send: the first scrape starts the process metrics (the event-loop
+ * monitor, the GC observer), which then run under the load as they would in production.
+ */
+export async function scrapeMetrics(server) {
+  const response = await fetch(`${server.url}/metrics`);
+  await response.arrayBuffer();
+  if (response.status !== 200) throw new Error(`${server.label}: GET /metrics answered ${response.status}`);
 }

@@ -41,9 +41,10 @@ function keyOf(callFrame) {
 /**
  * Self time per function and per area, and inclusive time per function (a function counted once per stack,
  * however deep it recurses), over the samples from the first to the last whose stack matches `windowFrom`,
- * or only the last `lastMs` of them.
+ * or only the last `lastMs` of them. `between: { fromUs, toUs }` takes the samples in that span instead (the
+ * times of another thread's window: a process's threads share V8's clock), for a worker thread's profile.
  */
-export function analyseProfile(file, { windowFrom, lastMs } = {}) {
+export function analyseProfile(file, { windowFrom, lastMs, between } = {}) {
   const profile = JSON.parse(readFileSync(file, "utf8"));
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map();
@@ -71,6 +72,12 @@ export function analyseProfile(file, { windowFrom, lastMs } = {}) {
   }
   // Only the last `lastMs` of the window: the measured run, not the warm-up before it.
   if (lastMs !== undefined) while (first < last && times[first] < times[last] - lastMs * 1000) first++;
+  if (between) {
+    first = 0;
+    last = times.length - 1;
+    while (first < last && times[first] < between.fromUs) first++;
+    while (last > first && times[last] > between.toUs) last--;
+  }
 
   const self = new Map();
   const inclusive = new Map();
@@ -103,6 +110,8 @@ export function analyseProfile(file, { windowFrom, lastMs } = {}) {
       }));
   return {
     windowMs: Math.round((times[last] - times[first]) / 1000),
+    fromUs: times[first],
+    toUs: times[last],
     busyMs: Math.round(busy / 1000),
     idleMs: Math.round(idle / 1000),
     self: ranked(self),

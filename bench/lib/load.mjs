@@ -130,3 +130,55 @@ export function sideSummary(runs) {
     requests: runs.reduce((sum, run) => sum + run.requests, 0),
   };
 }
+
+/**
+ * Rounds over several servers, for more than two sides in one run: each round measures every side once, starting
+ * one side further along each round (round 1: A B C, round 2: B C A, ...), so no side always follows the same
+ * neighbour (whose leftover work would land on the shared core) or always opens a round. After a warm-up of each.
+ * `sides` is `[{ name, server, request, expectStatus }]`; returns `rounds`, each `{ [name]: run }`. `pairsOf`
+ * turns two sides' runs into the pairs `pairRows` reads: the ratios within each round.
+ */
+export async function runRounds({ sides, rounds, settings, log }) {
+  const check = (side, run) => {
+    const problem = unexpected(run, side.expectStatus);
+    if (problem) throw new Error(`${side.server.label}: ${problem}`);
+    return run;
+  };
+  if (settings.warmupSeconds > 0) {
+    log(`  warm-up ${settings.warmupSeconds}s each`);
+    for (const side of sides) check(side, await measure(side.server, side.request, settings.warmupSeconds));
+  }
+  const results = [];
+  for (let r = 0; r < rounds; r++) {
+    const round = {};
+    const order = sides.map((_, i) => sides[(i + r) % sides.length]);
+    for (const side of order)
+      round[side.name] = check(side, await measure(side.server, side.request, settings.seconds));
+    log(
+      `  round ${r + 1}: ` +
+        order
+          .map((side) => {
+            const run = round[side.name];
+            return `${side.name} ${fmtRps(run.rps)} req/s ${run.serverCpuUsPerRequest.toFixed(1)} µs (${pct(run.serverCpuShare)} busy)`;
+          })
+          .join(", "),
+    );
+    results.push(round);
+  }
+  return results;
+}
+
+/** The pairs (target, baseline and their ratios) of two sides of `runRounds`' rounds, for `pairRows`. */
+export function pairsOf(rounds, targetName, baselineName) {
+  return rounds.map((round) => {
+    const a = round[targetName];
+    const b = round[baselineName];
+    return {
+      target: a,
+      baseline: b,
+      rpsRatio: a.rps / b.rps,
+      cpuRatio: a.serverCpuUsPerRequest / b.serverCpuUsPerRequest,
+      p99Ratio: a.p99Ms / b.p99Ms,
+    };
+  });
+}

@@ -1,37 +1,136 @@
 /**
- * @module Scenario: the TypeScript transform mapping with `transform.isolate: "worker"` (the default: the pool of
- * worker threads) and with `"inline"` (the gateway's own thread), each gateway against the bare baseline (A B A B).
+ * @module Scenario: the TypeScript transform mapping (`github/push-ts`, fixtures/transforms/github-push.ts, an
+ * agent turn) with `transform.isolate: "worker"` (the default: the pool of worker threads) and with `"inline"`
+ * (the gateway's own thread), beside plain `/wake` and the bare baseline, all in one run: rounds of every side
+ * (`runRounds`), each side's ratios taken against the baseline of the same round. Target: the worker side at
+ * least 0.50x the baseline's req/s (the baseline sent the same 8.8 KB push body). The inline side and `/wake` are
+ * diagnostic (BENCH_DIAGNOSTICS=0 leaves them out): together they show what the thread boundary costs (worker
+ * against inline, same round) and what the mapping's own work costs over the pipeline's fixed part (`/wake`,
+ * against the baseline sent the wake body).
  *
- * Diagnostic (no targets yet): what the thread boundary costs per request, a structured clone of the context in
- * and of the result out plus a message each way. Pinned, the pool's threads run on the gateway's core too
- * (`taskset` pins the whole process), so its CPU per request counts the workers' time and nothing runs in
- * parallel; `BENCH_PIN=0` shows what a second core gives back.
+ * Pinned, `taskset` pins the whole gateway process, so the pool's threads (and V8's and libuv's helper threads)
+ * run on the gateway's core too, and its CPU per request (/proc/<pid>/stat, every thread) counts the workers'
+ * time: nothing runs in parallel, which is the honest setting for the cost. `BENCH_PIN=0` shows what a second
+ * core gives back. One gateway per side, each with a fresh state directory; the transform's agent turns all
+ * continue one session (`hook:github:Codertocat/Hello-World`), as in `mapped-transform`.
  */
-import { jsonRequest, PUSH_PAYLOAD, writeTransformIsolateConfig } from "../lib/configs.mjs";
+import { jsonRequest, PUSH_PAYLOAD, WAKE_BODY, writeTransformIsolateConfig } from "../lib/configs.mjs";
 import { isMain, runStandalone } from "../lib/context.mjs";
-import { gatewayVsBaseline } from "../lib/gateway-vs-baseline.mjs";
+import { pairsOf, runRounds, stats } from "../lib/load.mjs";
+import { pairRows } from "../lib/report.mjs";
 
-const VARIANTS = ["worker", "inline"];
+const TRANSFORM_PATH = "github/push-ts";
+const round1 = (value) => Math.round(value * 10) / 10;
 
 export const scenario = {
   id: "transform-worker",
-  title: "mapped hook, TS transform: worker pool vs inline",
+  title: "mapped hook, TS transform: worker pool vs inline vs /wake",
   async run(context) {
-    const rows = [];
-    for (const isolate of VARIANTS) {
-      context.log(`  isolate "${isolate}" vs bare node:http`);
-      rows.push(
-        ...(await gatewayVsBaseline(context, {
-          id: `transform-worker.${isolate}`,
-          title: `mapped hook, TS transform, isolate "${isolate}" (diagnostic)`,
-          request: jsonRequest(context.token, "github/push-ts", PUSH_PAYLOAD),
-          configFile: writeTransformIsolateConfig(context.dir, context.token, isolate),
+    const { diagnostics } = context.settings;
+    const transformRequest = jsonRequest(context.token, TRANSFORM_PATH, PUSH_PAYLOAD);
+    const wakeRequest = jsonRequest(context.token, "wake", WAKE_BODY);
+    const baseline = await context.baseline();
+    const started = [];
+    try {
+      const gateway = async (label, configFile) => {
+        const handle = await context.startGateway({ label, configFile });
+        started.push(handle);
+        context.log(`  ${label} ready in ${Math.round(handle.readyMs)} ms at ${handle.url}`);
+        return handle;
+      };
+      const sides = [
+        {
+          name: "worker",
+          server: await gateway(
+            'gateway (isolate "worker")',
+            writeTransformIsolateConfig(context.dir, context.token, "worker"),
+          ),
+          request: transformRequest,
           expectStatus: 202,
-          p99Target: null,
-        })),
+        },
+        { name: "baseline", server: baseline, request: transformRequest, expectStatus: 200 },
+      ];
+      if (diagnostics) {
+        sides.push(
+          {
+            name: "inline",
+            server: await gateway(
+              'gateway (isolate "inline")',
+              writeTransformIsolateConfig(context.dir, context.token, "inline"),
+            ),
+            request: transformRequest,
+            expectStatus: 202,
+          },
+          { name: "wake", server: await gateway("gateway (/wake)"), request: wakeRequest, expectStatus: 200 },
+          { name: "baseline-wake", server: baseline, request: wakeRequest, expectStatus: 200 },
+        );
+      }
+      // The two transform sides next to each other within a round.
+      const ORDER = ["worker", "inline", "baseline", "wake", "baseline-wake"];
+      sides.sort((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name));
+      context.log(
+        `  rounds of ${sides.map((side) => side.name).join(", ")} (${context.settings.pairs} rounds)`,
       );
+      const rounds = await runRounds({
+        sides,
+        rounds: context.settings.pairs,
+        settings: context.settings,
+        log: context.log,
+      });
+      const rows = pairRows({
+        id: "transform-worker.worker",
+        title: 'mapped hook, TS transform, isolate "worker"',
+        pairs: pairsOf(rounds, "worker", "baseline"),
+        rpsTarget: 0.5,
+        p99Target: null,
+        baselineName: "bare node:http, push body",
+      });
+      if (!diagnostics) return rows;
+      rows.push(
+        ...pairRows({
+          id: "transform-worker.inline",
+          title: 'mapped hook, TS transform, isolate "inline" (diagnostic)',
+          pairs: pairsOf(rounds, "inline", "baseline"),
+          p99Target: null,
+          baselineName: "bare node:http, push body",
+        }),
+        ...pairRows({
+          id: "transform-worker.wake",
+          title: "/wake, same rounds (diagnostic)",
+          pairs: pairsOf(rounds, "wake", "baseline-wake"),
+          p99Target: null,
+          baselineName: "bare node:http, wake body",
+        }),
+      );
+      // The thread boundary itself: worker against inline in the same round, as a ratio and in µs per request.
+      const extraUs = rounds.map(
+        (round) => round.worker.serverCpuUsPerRequest - round.inline.serverCpuUsPerRequest,
+      );
+      const extra = stats(extraUs);
+      context.log(
+        `  worker - inline: ${round1(extra.median)} µs server CPU per request (${round1(extra.min)} to ${round1(extra.max)})`,
+      );
+      rows.push(
+        ...pairRows({
+          id: "transform-worker.worker-vs-inline",
+          title: 'TS transform, isolate "worker" vs "inline" (diagnostic)',
+          pairs: pairsOf(rounds, "worker", "inline"),
+          p99Target: null,
+          baselineName: 'isolate "inline"',
+          extra: {
+            workerExtraUsPerRequest: {
+              min: round1(extra.min),
+              median: round1(extra.median),
+              max: round1(extra.max),
+              all: extraUs.map(round1),
+            },
+          },
+        }).filter((row) => !row.id.endsWith(".p99")),
+      );
+      return rows;
+    } finally {
+      await Promise.all(started.map((handle) => handle.stop()));
     }
-    return rows;
   },
 };
 
