@@ -69,8 +69,7 @@ export function buildHooksContainer({
       if (options.journal) return options.journal;
       // No journal when there is nowhere to keep one (a host without a state directory) or the config turns it off.
       if (config.journal.dir === undefined) return NO_JOURNAL;
-      const metrics = r.resolve(TOKENS.metrics);
-      const journal = new FileJournal({
+      return new FileJournal({
         dir: config.journal.dir,
         fsync: config.journal.fsync,
         retainHours: config.journal.retainHours,
@@ -79,10 +78,8 @@ export function buildHooksContainer({
         clock: r.resolve(PORTS.clock),
         logger,
         hostPersisted: persisted,
-        metrics,
+        metrics: r.resolve(TOKENS.metrics),
       });
-      metrics.journalBacklog?.(() => journal.pending());
-      return journal;
     }),
   });
   c.register(PORTS.store, {

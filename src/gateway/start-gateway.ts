@@ -268,10 +268,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     sections,
     hooksPath: pluginPath,
     metricsUrl: sections.server.metrics ? `${clientUrl(server.host, server.port)}${METRICS_PATH}` : undefined,
-    hooks:
-      "status" in plugin && typeof plugin.status === "function"
-        ? (plugin.status() as HooksStatus)
-        : undefined,
+    hooks: statusOf(plugin),
     close() {
       closing ??= close();
       return closing;

@@ -37,7 +37,7 @@ export interface FileJournalSettings {
   io?: JournalIo;
   /** The host's "what you emitted so far is stored" (see the host contract); `done` lines wait for it. */
   hostPersisted?: (() => Promise<void>) | undefined;
-  /** Told each fsync's duration. */
+  /** Told each fsync's duration, and where a scrape reads the backlog. */
   metrics?: HookMetrics;
   segmentBytes?: number;
   segmentMs?: number;
@@ -83,6 +83,7 @@ export class FileJournal implements Journal {
       settings.io ?? nodeIo,
       metrics ? (seconds) => metrics.journalFsync(seconds) : undefined,
     );
+    metrics?.journalBacklog?.(() => this.pending());
   }
 
   /** The backlog now: records not done yet, lines not yet synced. */

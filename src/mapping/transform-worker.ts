@@ -1,5 +1,6 @@
 /** @module The transform worker: piscina calls its default export, in a worker thread, to load a transform module or run it. */
 import { workerData } from "node:worker_threads";
+import { errorMessage } from "../errors.js";
 import { TransformLoader } from "./transform-loader.js";
 import type { TransformContext, TransformRef, TransformResult } from "./transform-types.js";
 
@@ -42,17 +43,13 @@ export interface LateError {
 /** Late errors kept between two replies; a transform that throws from a busy timer must not grow the worker. */
 const MAX_LATE_ERRORS = 20;
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** A result that postMessage could not clone would crash the worker after the fact; this makes it the request's error. */
 function checkCloneable(result: TransformResult): void {
   if (result === null || typeof result !== "object") return;
   try {
     structuredClone(result);
   } catch (error) {
-    throw new Error(`transform returned a value that cannot leave its worker: ${describe(error)}`);
+    throw new Error(`transform returned a value that cannot leave its worker: ${errorMessage(error)}`);
   }
 }
 
@@ -69,7 +66,7 @@ export function createTaskHandler(
   let lastMappingId: string | undefined;
   let late: LateError[] = [];
   const keepLate = (error: unknown) => {
-    if (late.length < MAX_LATE_ERRORS) late.push({ mappingId: lastMappingId, message: describe(error) });
+    if (late.length < MAX_LATE_ERRORS) late.push({ mappingId: lastMappingId, message: errorMessage(error) });
   };
   process.on("uncaughtException", keepLate);
   process.on("unhandledRejection", keepLate);
@@ -97,7 +94,7 @@ export function createTaskHandler(
       checkCloneable(result);
       return { ok: true, result };
     } catch (error) {
-      return { ok: false, message: describe(error) };
+      return { ok: false, message: errorMessage(error) };
     }
   }
 }

@@ -1,6 +1,7 @@
 /** @module The worker-pool TransformRunner: transforms run in worker threads (piscina), stopped at their time and memory limits. */
 import os from "node:os";
 import { Piscina } from "piscina";
+import { errorMessage } from "../errors.js";
 import type { TransformOutcome } from "../metrics/metrics.js";
 import type { TransformRunner, TransformRunnerSettings } from "./transform-runner.js";
 import type { TransformContext, TransformRef } from "./transform-types.js";
@@ -89,17 +90,13 @@ function createPool(settings: TransformRunnerSettings): Piscina<TransformTask, T
     const reason = errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY" ? "memory" : "crash";
     settings.metrics.workerRestart(reason);
     settings.logger?.error(
-      `a transform worker stopped between requests and was replaced: ${describe(error)}`,
+      `a transform worker stopped between requests and was replaced: ${errorMessage(error)}`,
       {
         reason,
       },
     );
   });
   return pool;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function errorCode(error: unknown): unknown {
@@ -241,7 +238,7 @@ export function createWorkerTransformRunner(settings: TransformRunnerSettings): 
         metrics.workerRestart("crash");
         return {
           outcome: "error",
-          error: new Error(`${what} stopped its worker, which was replaced: ${describe(settled.error)}`),
+          error: new Error(`${what} stopped its worker, which was replaced: ${errorMessage(settled.error)}`),
         };
     }
   }

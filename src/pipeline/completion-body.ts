@@ -9,13 +9,11 @@ import type { Resolution } from "./resolve.js";
  */
 export function completionBody(
   resolution: Resolution,
-  runId: string,
   completion: RunCompletion,
   exposeReplies: boolean,
 ): Record<string, unknown> {
   const body: Record<string, unknown> = {
     ...resolution.body,
-    runId,
     status: completion.status,
     reply: completion.reply,
     delivered: completion.delivered,

@@ -240,7 +240,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
     state.admittedAt = performance.now();
     const outcome = await completion;
-    const body = completionBody(resolution, run.runId, outcome, deps.exposeReplies);
+    const body = completionBody(resolution, outcome, deps.exposeReplies);
     exchange.status = 200;
     await responder.respond(jsonResponse(200, body, exchange.requestId, state.extra));
     state.answered = true;
