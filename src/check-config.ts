@@ -6,6 +6,7 @@ import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
 import { TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
 import { NO_METRICS } from "./metrics/metrics.js";
 import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
+import { probeRedis } from "./store/redis.js";
 import { describeStatus, type HooksStatus } from "./status.js";
 
 export interface HooksCheck {
@@ -33,6 +34,11 @@ export async function checkHooksConfig(rawConfig: unknown, context: ResolveConte
   const reports = await loadAllTransforms(runner, partial.mappings);
   await runner.close();
   const issues = [...result.issues];
+  const store = partial.config.store;
+  if (store.kind === "redis") {
+    const unreachable = await probeRedis(store);
+    if (unreachable !== undefined) issues.push({ path: "hooks.store.url", message: unreachable });
+  }
   for (const report of reports) {
     if (report.error === undefined) continue;
     issues.push({

@@ -25,6 +25,7 @@ import { createPipeline } from "./pipeline/run-pipeline.js";
 import type { PreparedHooks } from "./prepare-hooks.js";
 import { credentialHeadersWith } from "./safety/credentials.js";
 import { MemoryStore } from "./store/memory.js";
+import { RedisStore } from "./store/redis.js";
 import { PORTS, TOKENS } from "./tokens.js";
 import { signatureHeadersFor } from "./verify/schemes/index.js";
 import { createVerifiers } from "./verify/signature-verifier.js";
@@ -83,10 +84,11 @@ export function buildHooksContainer({
     }),
   });
   c.register(PORTS.store, {
-    useFactory: instanceCachingFactory(
-      (r) =>
-        options.store ?? new MemoryStore(r.resolve(PORTS.clock), { maxDeliveries: config.dedupe.maxEntries }),
-    ),
+    useFactory: instanceCachingFactory((r) => {
+      if (options.store) return options.store;
+      if (config.store.kind === "redis") return new RedisStore({ ...config.store, logger });
+      return new MemoryStore(r.resolve(PORTS.clock), { maxDeliveries: config.dedupe.maxEntries });
+    }),
   });
   c.register(PORTS.verifiers, {
     useFactory: instanceCachingFactory(() =>

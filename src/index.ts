@@ -120,6 +120,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         id: "hooks",
         async start() {
           tracker.start();
+          await container.resolve(PORTS.store).open?.();
           // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
           await recoverFromJournal({
             journal,

@@ -3,6 +3,7 @@ import type { ResolvedHooksConfig } from "./config/resolve.js";
 import type { CompiledMapping } from "./mapping/compile-mappings.js";
 import type { PathVerification } from "./mapping/compile-verify.js";
 import type { TransformLoadReport } from "./prepare-hooks.js";
+import { describeRedisUrl } from "./store/redis-url.js";
 
 export interface MappingSummary {
   id: string;
@@ -30,6 +31,8 @@ export interface HooksStatus {
   path: string;
   /** How long a body may take to arrive (`hooks.bodyTimeoutMs`): a host's own request timeout should exceed it. */
   bodyTimeoutMs: number;
+  /** Where counters and delivery ids are kept: `memory`, or `redis <url without credentials> (keys <prefix>*)`. */
+  store: string;
   mappings: MappingSummary[];
 }
 
@@ -68,7 +71,7 @@ export function summarizeMapping(
 }
 
 export function describeStatus(
-  config: Pick<ResolvedHooksConfig, "enabled" | "path" | "bodyTimeoutMs">,
+  config: Pick<ResolvedHooksConfig, "enabled" | "path" | "bodyTimeoutMs" | "store">,
   mappings: readonly CompiledMapping[],
   reports: readonly TransformLoadReport[] = [],
   signedPaths?: ReadonlyMap<string, PathVerification>,
@@ -78,6 +81,10 @@ export function describeStatus(
     enabled: config.enabled,
     path: config.path,
     bodyTimeoutMs: config.bodyTimeoutMs,
+    store:
+      config.store.kind === "redis"
+        ? `redis ${describeRedisUrl(config.store.url)} (keys ${config.store.keyPrefix}*)`
+        : "memory (this process only)",
     mappings: mappings.map((mapping) => summarizeMapping(mapping, byId.get(mapping.id), signedPaths)),
   };
 }

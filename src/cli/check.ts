@@ -30,6 +30,7 @@ async function check(options: CheckOptions): Promise<void> {
   } else if (status) {
     const { host, port } = loaded.sections.server;
     out.push(
+      `store ${status.store}`,
       "endpoints (POST):",
       ...formatRows(describeEndpoints(`http://${host}:${port}`, status.path, [])),
     );

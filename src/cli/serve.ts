@@ -54,6 +54,7 @@ export function readyBanner(
     lines.push("hooks are disabled: set hooks.enabled to true in the config to expose the intake");
     return `${lines.join("\n")}\n`;
   }
+  lines.push(`  store   ${handle.hooks.store}`);
   lines.push('endpoints (POST, with the token in "Authorization: Bearer <token>"):');
   lines.push(...formatRows(describeEndpoints(handle.url, handle.hooksPath, handle.hooks.mappings)));
   const token = (loaded.raw.hooks as { token?: string } | undefined)?.token ?? "";

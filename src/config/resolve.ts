@@ -22,6 +22,7 @@ import {
   MailboxConfigSchema,
   type PluginGatewayConfig,
   PluginGatewayConfigSchema,
+  StoreSchema,
   TransformsSchema,
 } from "./schema.js";
 import { checkTrustedProxies } from "./trusted-proxies.js";
@@ -82,6 +83,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   "hooks.authFailures": Object.keys(AuthFailuresSchema.entries),
   "hooks.journal": Object.keys(JournalSchema.entries),
   "hooks.transforms": Object.keys(TransformsSchema.entries),
+  "hooks.store": [...new Set(StoreSchema.options.flatMap((option) => Object.keys(option.entries)))],
   "hooks.mailbox": Object.keys(MailboxConfigSchema.entries),
 };
 const knownKeysAt = (at: string) => KNOWN_KEYS[at.replace(/\[\d+\]/g, "")];

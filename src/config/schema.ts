@@ -16,6 +16,30 @@ export const DedupeSchema = v.strictObject({
   maxEntries: v.optional(PositiveInt, 100_000),
 });
 
+/**
+ * Where the state that several gateways must share lives: auth-failure counters, delivery ids and their first
+ * answers. `memory` (the default) is this process's own; `redis` is shared by every gateway on the same server
+ * and prefix.
+ */
+export const StoreSchema = v.variant(
+  "kind",
+  [
+    v.strictObject({ kind: v.literal("memory") }),
+    v.strictObject({
+      kind: v.literal("redis"),
+      /** `${REDIS_URL}` keeps a password out of the file. */
+      url: v.pipe(
+        v.string(),
+        v.regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL (for example "redis://127.0.0.1:6379")'),
+      ),
+      keyPrefix: v.optional(v.string(), "hooks:"),
+      /** A command not answered within this counts as the server being down. */
+      timeoutMs: v.optional(v.pipe(PositiveInt, v.maxValue(60_000, "must be at most 60000")), 1_000),
+    }),
+  ],
+  'must be { kind: "memory" } or { kind: "redis", url }',
+);
+
 /** The request journal: where accepted requests are recorded before their answer, and for how long. */
 export const JournalSchema = v.strictObject({
   /** Off only for a deployment that accepts losing admitted requests in a crash. */
@@ -88,6 +112,7 @@ export const HooksConfigSchema = v.strictObject({
   trustedProxies: v.optional(v.array(v.string()), []),
   dedupe: v.optional(DedupeSchema, { windowSeconds: 86_400, maxEntries: 100_000 }),
   journal: v.optional(JournalSchema, JOURNAL_DEFAULTS),
+  store: v.optional(StoreSchema, { kind: "memory" }),
   transforms: v.optional(TransformsSchema, { maxMemoryMb: 128 }),
   /** Whether a waiting caller (`waitForCompletion`) gets the agent's reply text, not only its kind. */
   exposeReplies: v.optional(v.boolean(), false),
@@ -117,6 +142,7 @@ export const PluginGatewayConfigSchema = v.looseObject({
 export type HooksConfig = v.InferOutput<typeof HooksConfigSchema>;
 export type HooksConfigInput = v.InferInput<typeof HooksConfigSchema>;
 export type TransformsConfig = v.InferOutput<typeof TransformsSchema>;
+export type StoreConfig = v.InferOutput<typeof StoreSchema>;
 export type JournalConfig = v.InferOutput<typeof JournalSchema>;
 export type MailboxConfig = v.InferOutput<typeof MailboxConfigSchema>;
 export type ModelsConfig = v.InferOutput<typeof ModelsSchema>;

@@ -1,7 +1,7 @@
 /** @module Stages 3 and 4: the hook's verifier judges the request's credentials (its token, or its signature on the body's bytes); failures are counted per client address. */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Clock } from "../clock.js";
-import { HookError } from "../errors.js";
+import { errorMessage, HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
 import type { Store } from "../store/store.js";
@@ -43,19 +43,39 @@ export interface Authenticated {
 export type Authenticator = (input: AuthenticateInput) => Promise<Authenticated>;
 
 const QUERY_WARNING_INTERVAL_MS = 60_000;
+const STORE_WARNING_INTERVAL_MS = 60_000;
+
+/** Calls `warn` at most once per interval (by the clock given); the calls in between are dropped. */
+function everyInterval(clock: Clock, intervalMs: number, warn: (requestId: string) => void) {
+  let last = Number.NEGATIVE_INFINITY;
+  return (requestId: string) => {
+    const now = clock.now();
+    if (now - last < intervalMs) return;
+    last = now;
+    warn(requestId);
+  };
+}
 
 export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
   const metrics = deps.metrics ?? NO_METRICS;
-  let lastQueryWarning = Number.NEGATIVE_INFINITY;
-
-  const warnAboutQueryToken = (requestId: string) => {
-    const now = deps.clock.now();
-    if (now - lastQueryWarning < QUERY_WARNING_INTERVAL_MS) return;
-    lastQueryWarning = now;
+  const warnAboutQueryToken = everyInterval(deps.clock, QUERY_WARNING_INTERVAL_MS, (requestId) =>
     deps.logger.warn(
       "a hook request sent its token in the query string (?token=), which is deprecated: send it as Authorization: Bearer",
       { requestId },
-    );
+    ),
+  );
+  // Counting fails open: a store that cannot count must never lock out the operator, whose requests would be
+  // refused with the attacker's. Duplicate checks fail the other way (see duplicates.ts).
+  let storeProblem = "";
+  const warnAboutStore = everyInterval(deps.clock, STORE_WARNING_INTERVAL_MS, (requestId) =>
+    deps.logger.warn(
+      `auth failures cannot be counted right now (${storeProblem}): failed requests get 401, none 429, until the store answers again`,
+      { requestId },
+    ),
+  );
+  const storeFailed = (requestId: string) => (error: unknown) => {
+    storeProblem = errorMessage(error);
+    warnAboutStore(requestId);
   };
 
   return async (input) => {
@@ -63,8 +83,8 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
     const key = `auth-failures:${address}`;
     const verdict = await input.verifier.verify({ ...input, now: deps.clock.now() });
     if (verdict.ok) {
-      // A correct credential is always accepted and clears the address's failures.
-      await deps.store.reset(key);
+      // A correct credential is always accepted and clears the address's failures; its answer does not wait for that.
+      deps.store.reset(key).catch(storeFailed(input.requestId));
       if (verdict.viaQuery) warnAboutQueryToken(input.requestId);
       return { viaQuery: verdict.viaQuery };
     }
@@ -79,8 +99,8 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
       );
     }
     if (verdict.signature !== undefined) metrics.signatureFailure(input.verifier.kind, verdict.signature);
-    const window = await deps.store.increment(key, deps.windowMs);
-    const throttled = window.count > deps.limit;
+    const window = await deps.store.increment(key, deps.windowMs).catch(storeFailed(input.requestId));
+    const throttled = window !== undefined && window.count > deps.limit;
     // One reason per refused request: a throttled one is counted as throttled, whatever its credential was.
     metrics.authFailure(throttled ? "throttled" : (verdict.credential ?? "invalid"));
     if (throttled) {

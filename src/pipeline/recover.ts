@@ -2,6 +2,7 @@
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Clock } from "../clock.js";
 import type { HookBus } from "../events.js";
+import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Journal } from "../journal/journal.js";
 import { type DuplicateDeps, rememberDeliveries } from "./duplicates.js";
@@ -20,7 +21,14 @@ export interface RecoveryDeps {
 export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
   const { journal, logger } = deps;
   const backlog = await journal.open();
-  const remembered = await rememberDeliveries(deps.duplicates, backlog.deliveries, deps.clock.now());
+  const remembered = await rememberDeliveries(deps.duplicates, backlog.deliveries, deps.clock.now()).catch(
+    (error: unknown) => {
+      // A shared store that is down now is not a reason not to start: it holds these ids already unless it lost
+      // them too, and until it is back every duplicate check refuses rather than accepts.
+      logger.warn(`journal: the previous run's delivery ids could not be put in the store: ${errorMessage(error)}`);
+      return 0;
+    },
+  );
   const report = await finishUnfinished(deps, backlog);
   if (report.records > 0 || report.failed > 0) {
     logger.info("journal: finished the requests the previous run had accepted and not finished", {

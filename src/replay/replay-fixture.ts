@@ -70,6 +70,7 @@ const replayStore: Store = {
   reset: async () => undefined,
   claimDelivery: async () => ({ state: "first", claim: "replay" }),
   settleDelivery: async () => undefined,
+  rememberDeliveries: async () => 0,
   close: async () => undefined,
 };
 

@@ -1,6 +1,13 @@
 /** @module The in-process Store: counters and delivery ids in Maps with expiry, each bounded so a flood cannot grow it without end. */
 import { type Clock, systemClock } from "../clock.js";
-import type { ClaimTimes, CounterWindow, DeliveryClaim, Store, StoredResponse } from "./store.js";
+import type {
+  ClaimTimes,
+  CounterWindow,
+  DeliveryClaim,
+  RememberedAnswer,
+  Store,
+  StoredResponse,
+} from "./store.js";
 
 /** Beyond this many counters, expired windows are swept, then the oldest dropped. */
 export const MAX_COUNTERS = 10_000;
@@ -105,6 +112,17 @@ export class MemoryStore implements Store {
     const waiters = entry.waiters;
     entry.waiters = undefined;
     for (const wake of waiters ?? []) wake();
+  }
+
+  async rememberDeliveries(answers: readonly RememberedAnswer[]): Promise<number> {
+    let remembered = 0;
+    for (const { key, response, keepMs } of answers) {
+      const claim = await this.claimDelivery(key, { holdMs: keepMs, waitMs: 0 });
+      if (claim.state !== "first") continue;
+      await this.settleDelivery(key, claim.claim, response, keepMs);
+      remembered++;
+    }
+    return remembered;
   }
 
   async close(): Promise<void> {

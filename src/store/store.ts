@@ -36,7 +36,16 @@ export interface ClaimTimes {
   waitMs: number;
 }
 
+/** An answer a previous run gave, to be remembered for what is left of its window. */
+export interface RememberedAnswer {
+  key: string;
+  response: StoredResponse;
+  keepMs: number;
+}
+
 export interface Store {
+  /** Connects, for a store that has something to connect to; called once, at start, before any request. */
+  open?(): Promise<void>;
   /** Counts one hit on `key`; a missing or expired counter starts a new window of `windowMs`. */
   increment(key: string, windowMs: number): Promise<CounterWindow>;
   /** Forgets `key`'s counter. */
@@ -53,6 +62,11 @@ export interface Store {
     response: StoredResponse | undefined,
     keepMs: number,
   ): Promise<void>;
+  /**
+   * Remembers answers in bulk (a restarted gateway's delivery ids, from its journal); an id the store already
+   * holds is left alone. Returns how many were new.
+   */
+  rememberDeliveries(answers: readonly RememberedAnswer[]): Promise<number>;
   /** Releases connections and timers; the store is not used afterwards. */
   close(): Promise<void>;
 }

@@ -109,6 +109,7 @@ describe("a store that cannot settle the question", () => {
     reset: async () => undefined,
     claimDelivery: claim,
     settleDelivery: async () => undefined,
+    rememberDeliveries: async () => 0,
     close: async () => undefined,
   });
 

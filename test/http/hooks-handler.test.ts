@@ -447,6 +447,9 @@ describe("ports swapped through createHooksPlugin", () => {
             return { state: "first", claim: "c" };
           },
           async settleDelivery() {},
+          async rememberDeliveries() {
+            return 0;
+          },
           async close() {},
         },
         clock: { now: () => 1_000_000 },
