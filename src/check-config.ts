@@ -6,8 +6,8 @@ import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
 import { TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
 import { NO_METRICS } from "./metrics/metrics.js";
 import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
-import { probeRedis } from "./store/redis.js";
 import { describeStatus, type HooksStatus } from "./status.js";
+import { probeRedis } from "./store/redis.js";
 
 export interface HooksCheck {
   /** Config problems and transforms that fail to load, each with its config path. */

@@ -30,7 +30,10 @@ export const StoreSchema = v.variant(
       /** `${REDIS_URL}` keeps a password out of the file. */
       url: v.pipe(
         v.string(),
-        v.regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL (for example "redis://127.0.0.1:6379")'),
+        v.regex(
+          /^rediss?:\/\/\S+$/,
+          'must be a redis:// or rediss:// URL (for example "redis://127.0.0.1:6379")',
+        ),
       ),
       keyPrefix: v.optional(v.string(), "hooks:"),
       /** A command not answered within this counts as the server being down. */

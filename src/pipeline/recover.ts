@@ -1,8 +1,8 @@
 /** @module At start: open the journal, remember the delivery ids it holds, and finish what the previous run left. */
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Clock } from "../clock.js";
-import type { HookBus } from "../events.js";
 import { errorMessage } from "../errors.js";
+import type { HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Journal } from "../journal/journal.js";
 import { type DuplicateDeps, rememberDeliveries } from "./duplicates.js";
@@ -25,7 +25,9 @@ export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
     (error: unknown) => {
       // A shared store that is down now is not a reason not to start: it holds these ids already unless it lost
       // them too, and until it is back every duplicate check refuses rather than accepts.
-      logger.warn(`journal: the previous run's delivery ids could not be put in the store: ${errorMessage(error)}`);
+      logger.warn(
+        `journal: the previous run's delivery ids could not be put in the store: ${errorMessage(error)}`,
+      );
       return 0;
     },
   );

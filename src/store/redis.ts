@@ -72,15 +72,19 @@ interface StoreScripts {
   hooksSettle(key: string, marker: string, answer: string, keepMs: number): Promise<number>;
 }
 
+type ClientOptions = RedisOptions & { replyMapping?: "legacy" };
+
 /** ioredis is loaded when a Redis store is opened: about 55 ms of start-up that a gateway without one never pays. */
-async function connectTo(url: string, options: RedisOptions): Promise<Redis> {
+async function connectTo(url: string, options: ClientOptions): Promise<Redis> {
   const { Redis } = await import("ioredis");
   return new Redis(url, options);
 }
 
 /** The ioredis options both the store and `hooks check` connect with. */
-export function redisOptions(settings: Pick<RedisStoreSettings, "keyPrefix" | "timeoutMs">): RedisOptions {
+export function redisOptions(settings: Pick<RedisStoreSettings, "keyPrefix" | "timeoutMs">): ClientOptions {
   return {
+    // Replies in the shapes RESP2 has (arrays, strings), whichever protocol the server speaks.
+    replyMapping: "legacy",
     keyPrefix: settings.keyPrefix,
     lazyConnect: true,
     // A command sent while the connection is down fails at once rather than queueing behind a reconnect: the
@@ -140,7 +144,8 @@ export class RedisStore implements Store {
     // Without an "error" listener ioredis prints every failed reconnect to the console itself.
     redis.on("error", (error: Error) => this.unreachable(error));
     redis.on("ready", () => {
-      if (this.reachable === false) this.settings.logger.info(`shared store ${this.where} is reachable again`);
+      if (this.reachable === false)
+        this.settings.logger.info(`shared store ${this.where} is reachable again`);
       this.reachable = true;
     });
     redis.on("close", () => this.unreachable(new Error("connection closed")));
@@ -171,7 +176,13 @@ export class RedisStore implements Store {
     let pause = this.poll.first;
     for (;;) {
       const claim = randomUUID();
-      const existing = await this.redis.hooksClaim(key, CLAIMED + claim, times.holdMs);
+      const existing = await this.redis.hooksClaim(key, CLAIMED + claim, times.holdMs).catch((error: unknown) => {
+        // A server that answers late may still carry the claim out after this request gave up on it (a 503): release
+        // it, best effort, behind the claim on the same connection, so the sender's retry is not told to wait an
+        // whole hold for a request that nobody is handling.
+        this.client?.hooksSettle(key, CLAIMED + claim, "", 1).catch(() => undefined);
+        throw error;
+      });
       if (existing === null) return { state: "first", claim };
       if (existing.startsWith(ANSWERED)) {
         return { state: "answered", response: JSON.parse(existing.slice(1)) as StoredResponse };

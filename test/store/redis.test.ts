@@ -1,0 +1,212 @@
+/** @module The Redis Store against a real redis-server: atomic counters and claims across two clients, expiry, bulk memory, outages. */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { HostLogger } from "../../src/host/contract.js";
+import { probeRedis, RedisStore } from "../../src/store/redis.js";
+import type { StoredResponse } from "../../src/store/store.js";
+import { type RedisServer, redisSkipReason, startRedis } from "../helpers/redis-server.js";
+import { pollFor } from "../helpers/spawn-cli.js";
+
+const skipReason = redisSkipReason();
+const ANSWER: StoredResponse = {
+  status: 202,
+  contentType: "application/json; charset=utf-8",
+  body: '{"ok":true}',
+};
+const TIMES = { holdMs: 60_000, waitMs: 0 };
+
+interface Line {
+  level: string;
+  message: string;
+}
+
+function recordingLogger(lines: Line[]): HostLogger {
+  const at = (level: string) => (message: string) => void lines.push({ level, message });
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+}
+
+describe.skipIf(skipReason !== undefined)(
+  `RedisStore on a real redis-server${skipReason ? ` (skipped: ${skipReason})` : ""}`,
+  () => {
+    let server: RedisServer;
+    const stores: RedisStore[] = [];
+    let prefixes = 0;
+
+    /** A store of its own (a gateway's connection); `prefix` shares keys with another store when given. */
+    async function openStore(lines: Line[] = [], prefix = `t${++prefixes}:`, timeoutMs = 1_000) {
+      const store = new RedisStore({
+        url: server.url,
+        keyPrefix: prefix,
+        timeoutMs,
+        logger: recordingLogger(lines),
+        pollMs: { first: 5, max: 20 },
+      });
+      stores.push(store);
+      await store.open();
+      return store;
+    }
+
+    beforeAll(async () => {
+      server = await startRedis();
+    });
+    afterEach(async () => {
+      await Promise.all(stores.splice(0).map((store) => store.close()));
+      if (server.pid === undefined) await server.start();
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it("counts atomically across two clients, in a window that starts with the first hit and expires", async () => {
+      const a = await openStore([], "shared-counter:");
+      const b = await openStore([], "shared-counter:");
+      const before = Date.now();
+      const windows = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).increment("auth-failures:1.2.3.4", 400)),
+      );
+      expect(windows.map((window) => window.count).sort((x, y) => x - y)).toEqual(
+        Array.from({ length: 40 }, (_, i) => i + 1),
+      );
+      for (const window of windows) {
+        expect(window.resetAt).toBeGreaterThan(before);
+        expect(window.resetAt).toBeLessThanOrEqual(Date.now() + 400);
+      }
+      // The window does not move with later hits; once it ends, counting starts again at one.
+      expect(
+        new Set(windows.map((window) => Math.round(window.resetAt / 50)).values()).size,
+      ).toBeLessThanOrEqual(2);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, windows[0]!.resetAt - Date.now() + 20)));
+      expect((await a.increment("auth-failures:1.2.3.4", 400)).count).toBe(1);
+      await b.reset("auth-failures:1.2.3.4");
+      expect((await a.increment("auth-failures:1.2.3.4", 400)).count).toBe(1);
+    });
+
+    it("of fifty simultaneous claims from two clients exactly one is first; the others get its answer", async () => {
+      const a = await openStore([], "shared-claims:");
+      const b = await openStore([], "shared-claims:");
+      const waiting = { holdMs: 60_000, waitMs: 5_000 };
+      const claims = Array.from({ length: 50 }, (_, i) =>
+        (i % 2 === 0 ? a : b).claimDelivery("d:1", waiting),
+      );
+      // Every claim has reached the server before the first one settles: the later ones are waiting.
+      const first = await Promise.race(claims);
+      expect(first.state).toBe("first");
+      if (first.state !== "first") return;
+      await a.settleDelivery("d:1", first.claim, ANSWER, 60_000);
+      const all = await Promise.all(claims);
+      expect(all.filter((claim) => claim.state === "first")).toHaveLength(1);
+      expect(all.filter((claim) => claim.state === "answered")).toHaveLength(49);
+      for (const claim of all) if (claim.state === "answered") expect(claim.response).toEqual(ANSWER);
+    });
+
+    it("settles only for the claim's owner; a released id is first again; prefixes keep deployments apart", async () => {
+      const store = await openStore();
+      const owner = await store.claimDelivery("d:2", TIMES);
+      if (owner.state !== "first") throw new Error("expected first");
+      await store.settleDelivery("d:2", "someone-else", ANSWER, 60_000);
+      expect(await store.claimDelivery("d:2", TIMES)).toEqual({ state: "in-progress" });
+      await store.settleDelivery("d:2", owner.claim, undefined, 60_000);
+      const again = await store.claimDelivery("d:2", TIMES);
+      expect(again.state).toBe("first");
+      const other = await openStore();
+      expect((await other.claimDelivery("d:2", TIMES)).state).toBe("first");
+    });
+
+    it("an unanswered claim lapses after its hold; an answer after its window", async () => {
+      const store = await openStore();
+      await store.claimDelivery("d:3", { holdMs: 50, waitMs: 0 });
+      expect((await store.claimDelivery("d:3", TIMES)).state).toBe("in-progress");
+      // Expiry is the server's clock: wait out the hold, then the id is free again.
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      expect((await store.claimDelivery("d:3", TIMES)).state).toBe("first");
+      const owner = await store.claimDelivery("d:4", TIMES);
+      if (owner.state !== "first") throw new Error("expected first");
+      await store.settleDelivery("d:4", owner.claim, ANSWER, 50);
+      expect((await store.claimDelivery("d:4", TIMES)).state).toBe("answered");
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      expect((await store.claimDelivery("d:4", TIMES)).state).toBe("first");
+    });
+
+    it("remembers answers in bulk, leaving ids it already holds alone", async () => {
+      const store = await openStore();
+      const held = await store.claimDelivery("d:held", TIMES);
+      if (held.state !== "first") throw new Error("expected first");
+      await store.settleDelivery("d:held", held.claim, { ...ANSWER, status: 200 }, 60_000);
+      const answers = Array.from({ length: 1_234 }, (_, i) => ({
+        key: i === 7 ? "d:held" : `d:bulk-${i}`,
+        response: ANSWER,
+        keepMs: 60_000,
+      }));
+      expect(await store.rememberDeliveries(answers)).toBe(1_233);
+      expect(await store.rememberDeliveries(answers)).toBe(0);
+      expect(await store.claimDelivery("d:bulk-1233", TIMES)).toEqual({
+        state: "answered",
+        response: ANSWER,
+      });
+      expect(await store.claimDelivery("d:held", TIMES)).toEqual({
+        state: "answered",
+        response: { ...ANSWER, status: 200 },
+      });
+    });
+
+    it("a stopped server: every call fails at once, one warning; back on its own when the server returns", async () => {
+      const lines: Line[] = [];
+      const store = await openStore(lines);
+      await server.stop();
+      await pollFor(() => (lines.some((line) => line.level === "warn") ? true : undefined), "the warning");
+      const started = Date.now();
+      await expect(store.claimDelivery("d:5", TIMES)).rejects.toThrow();
+      await expect(store.increment("c", 1_000)).rejects.toThrow();
+      await expect(store.reset("c")).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(500);
+      const warnings = lines.filter((line) => line.level === "warn");
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.message).toContain(`127.0.0.1:${server.port}`);
+
+      await server.start();
+      await pollFor(
+        () => (lines.some((line) => line.level === "info") ? true : undefined),
+        "the reconnect",
+        10_000,
+      );
+      expect(lines.at(-1)!.message).toMatch(/reachable again/);
+      expect((await store.claimDelivery("d:5", TIMES)).state).toBe("first");
+    });
+
+    it("a server that stops answering: calls fail after the timeout; a claim it carries out late is released", async () => {
+      const store = await openStore([], undefined, 300);
+      expect((await store.increment("c", 10_000)).count).toBe(1);
+      const pid = server.pid!;
+      process.kill(pid, "SIGSTOP");
+      try {
+        const started = Date.now();
+        await expect(store.claimDelivery("d:6", TIMES)).rejects.toThrow(/timed out/i);
+        expect(Date.now() - started).toBeLessThan(1_500);
+      } finally {
+        process.kill(pid, "SIGCONT");
+      }
+      expect((await store.claimDelivery("d:6", TIMES)).state).toBe("first");
+    });
+
+    it("never puts the URL's password in a log line", async () => {
+      await server.stop();
+      const lines: Line[] = [];
+      const store = new RedisStore({
+        url: `redis://user:hunter2-secret@127.0.0.1:${server.port}/0`,
+        keyPrefix: "x:",
+        timeoutMs: 200,
+        logger: recordingLogger(lines),
+      });
+      stores.push(store);
+      await store.open();
+      const probed = await probeRedis({
+        url: `redis://:hunter2-secret@127.0.0.1:${server.port}`,
+        keyPrefix: "",
+        timeoutMs: 200,
+      });
+      expect(probed).toMatch(/unreachable/);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const text of [probed!, ...lines.map((line) => line.message)])
+        expect(text).not.toContain("hunter2");
+    });
+  },
+);
