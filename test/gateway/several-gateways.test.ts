@@ -1,0 +1,223 @@
+/** @module Two `hooks serve` processes sharing one real redis-server: deliveries accepted exactly once, shared throttling, outages and recovery. */
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { sign as githubSign } from "@octokit/webhooks-methods";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type RedisServer, redisSkipReason, startRedis } from "../helpers/redis-server.js";
+import {
+  cleanupCli,
+  makeTempDir,
+  pollFor,
+  runCli,
+  type ServeProcess,
+  startServe,
+} from "../helpers/spawn-cli.js";
+import { AUTH, baseConfig, readRecord, writeConfig } from "./support.js";
+
+const skipReason = redisSkipReason();
+const SECRET = "github-secret-shared-by-both-gateways";
+
+interface Answer {
+  status: number;
+  body: string;
+  replay: boolean;
+  retryAfter: string | null;
+}
+
+async function post(url: string, body: string, headers: Record<string, string>): Promise<Answer> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+  });
+  return {
+    status: response.status,
+    body: await response.text(),
+    replay: response.headers.get("idempotent-replay") === "true",
+    retryAfter: response.headers.get("retry-after"),
+  };
+}
+
+/** Runs `tasks` with at most `limit` in flight, in order: neighbours in the list are in flight together. */
+async function inFlight<T>(tasks: ReadonlyArray<() => Promise<T>>, limit: number): Promise<T[]> {
+  const results: T[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < tasks.length) {
+        const index = next++;
+        results[index] = await tasks[index]!();
+      }
+    }),
+  );
+  return results;
+}
+
+describe.skipIf(skipReason !== undefined)(
+  `several gateways on one Redis${skipReason ? ` (skipped: ${skipReason})` : ""}`,
+  () => {
+    let redis: RedisServer;
+    let prefixes = 0;
+
+    beforeAll(async () => {
+      redis = await startRedis();
+    });
+    afterEach(cleanupCli);
+    afterAll(async () => {
+      await redis?.stop();
+    });
+
+    /** Two gateways with one config (each its own state dir, journal and record), on a key prefix of this test's own. */
+    async function twoGateways(hooks: Record<string, unknown> = {}) {
+      const dir = makeTempDir();
+      const config = writeConfig(
+        dir,
+        baseConfig(
+          {},
+          {
+            store: { kind: "redis", url: redis.url, keyPrefix: `test${++prefixes}:` },
+            mappings: [
+              {
+                id: "github",
+                match: { path: "github" },
+                action: "agent",
+                messageTemplate: "push to {{ref}}",
+                verify: { scheme: "github", secret: SECRET },
+              },
+            ],
+            ...hooks,
+          },
+        ),
+      );
+      const gateways: Array<ServeProcess & { record: string }> = [];
+      for (const name of ["a", "b"]) {
+        const record = path.join(dir, `${name}.jsonl`);
+        const args = ["--config", config, "--state-dir", path.join(dir, name), "--record", record];
+        gateways.push({ ...(await startServe(args)), record });
+      }
+      return { config, gateways };
+    }
+
+    it("1,000 deliveries of 200 ids over both gateways at once: 200 turns, every copy answered with its first's answer", async () => {
+      const { gateways } = await twoGateways();
+      const deliveries = await Promise.all(
+        Array.from({ length: 200 }, async (_, i) => {
+          const body = JSON.stringify({ ref: `refs/heads/branch-${i}` });
+          return {
+            body,
+            headers: {
+              "x-github-event": "push",
+              "x-github-delivery": randomUUID(),
+              "x-hub-signature-256": await githubSign(SECRET, body),
+            },
+          };
+        }),
+      );
+      // Five copies of each delivery side by side, alternating gateways: copies of one id are in flight together.
+      const tasks = deliveries.flatMap((delivery, i) =>
+        Array.from({ length: 5 }, (_, copy) => () => {
+          const gateway = gateways[(i + copy) % 2]!;
+          return post(`${gateway.url}/hooks/github`, delivery.body, delivery.headers).then((answer) => ({
+            id: delivery.headers["x-github-delivery"],
+            gateway: gateway.url,
+            answer,
+          }));
+        }),
+      );
+      const results = await inFlight(tasks, 50);
+
+      expect(results.filter(({ answer }) => answer.status !== 202)).toEqual([]);
+      const byId = new Map<string, typeof results>();
+      for (const result of results) byId.set(result.id, [...(byId.get(result.id) ?? []), result]);
+      expect(byId.size).toBe(200);
+      for (const copies of byId.values()) {
+        expect(copies.filter(({ answer }) => !answer.replay)).toHaveLength(1);
+        // The runId in the body is the first's: the copies were not run again, wherever they landed.
+        expect(new Set(copies.map(({ answer }) => answer.body)).size).toBe(1);
+      }
+      // Both gateways took first deliveries: the sharing was exercised both ways.
+      const firstsAt = new Set(results.filter(({ answer }) => !answer.replay).map(({ gateway }) => gateway));
+      expect(firstsAt.size).toBe(2);
+
+      const turns = () =>
+        gateways
+          .flatMap(({ record }) => readRecord(record))
+          .filter((line) => line.event === "session:agent-turn");
+      await pollFor(() => (turns().length >= 200 ? true : undefined), "200 turns");
+      const runIds = turns().map((line) => line.payload.runId as string);
+      expect(runIds).toHaveLength(200);
+      expect(new Set(runIds).size).toBe(200);
+      const answered = new Set([...byId.values()].map((copies) => JSON.parse(copies[0]!.answer.body).runId));
+      expect(new Set(runIds)).toEqual(answered);
+    });
+
+    it("25 wrong tokens split over both gateways: 429 on both after 20; the right token still gets in", async () => {
+      const { gateways } = await twoGateways({ authFailures: { limit: 20, windowSeconds: 600 } });
+      const wake = JSON.stringify({ text: "hello" });
+      const statuses: Array<{ gateway: number; status: number }> = [];
+      for (let i = 0; i < 25; i++) {
+        const gateway = i % 2;
+        const answer = await post(`${gateways[gateway]!.url}/hooks/wake`, wake, {
+          authorization: "Bearer wrong",
+        });
+        statuses.push({ gateway, status: answer.status });
+      }
+      expect(statuses.slice(0, 20).every(({ status }) => status === 401)).toBe(true);
+      expect(statuses.slice(20).every(({ status }) => status === 429)).toBe(true);
+      expect(new Set(statuses.slice(20).map(({ gateway }) => gateway))).toEqual(new Set([0, 1]));
+      // A correct token is always accepted, and clears the address's count on every gateway.
+      expect((await post(`${gateways[1]!.url}/hooks/wake`, wake, AUTH)).status).toBe(200);
+      expect(
+        (await post(`${gateways[0]!.url}/hooks/wake`, wake, { authorization: "Bearer wrong" })).status,
+      ).toBe(401);
+    });
+
+    it("Redis stopped mid-run: duplicates refused with 503, auth fails open, then both recover on their own", async () => {
+      const { config, gateways } = await twoGateways({ authFailures: { limit: 2, windowSeconds: 600 } });
+      const [a, b] = gateways as [ServeProcess, ServeProcess];
+      const wake = JSON.stringify({ text: "hello" });
+      const keyed = (key: string) => ({ ...AUTH, "idempotency-key": key });
+      expect((await post(`${a.url}/hooks/wake`, wake, keyed("before"))).status).toBe(200);
+      expect((await post(`${b.url}/hooks/wake`, wake, keyed("before"))).replay).toBe(true);
+
+      await redis.stop();
+      for (const gateway of gateways) {
+        await gateway.waitForLog((line) => String(line.msg).includes("is unreachable"));
+      }
+      // Never accepted twice: a request with an id is refused while the ids cannot be checked.
+      for (const gateway of gateways) {
+        const refused = await post(`${gateway.url}/hooks/wake`, wake, keyed("during"));
+        expect(refused.status).toBe(503);
+        expect(JSON.parse(refused.body).code).toBe("UNAVAILABLE");
+        expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+      }
+      // Requests without an id are not held up; wrong tokens are refused but never throttled (limit 2).
+      expect((await post(`${a.url}/hooks/wake`, wake, AUTH)).status).toBe(200);
+      for (let i = 0; i < 4; i++) {
+        expect((await post(`${b.url}/hooks/wake`, wake, { authorization: "Bearer wrong" })).status).toBe(401);
+      }
+      await b.waitForLog((line) => String(line.msg).includes("auth failures cannot be counted"));
+      const check = await runCli(["check", "--config", config]);
+      expect(check.code).toBe(1);
+      expect(check.stderr).toContain(`shared store redis://127.0.0.1:${redis.port} is unreachable`);
+
+      await redis.start();
+      for (const gateway of gateways) {
+        await gateway.waitForLog((line) => String(line.msg).includes("is reachable again"), 15_000);
+      }
+      const first = await post(`${b.url}/hooks/wake`, wake, keyed("after"));
+      expect(first).toMatchObject({ status: 200, replay: false });
+      expect(await post(`${a.url}/hooks/wake`, wake, keyed("after"))).toMatchObject({
+        status: 200,
+        replay: true,
+      });
+      for (let i = 0; i < 2; i++) {
+        expect((await post(`${a.url}/hooks/wake`, wake, { authorization: "Bearer wrong" })).status).toBe(401);
+      }
+      expect((await post(`${b.url}/hooks/wake`, wake, { authorization: "Bearer wrong" })).status).toBe(429);
+      expect((await runCli(["check", "--config", config])).code).toBe(0);
+      // Neither gateway logged the store's URL with anything it should not have, nor the token.
+      for (const gateway of gateways) expect(gateway.stdout()).not.toContain("gateway-test-token");
+    });
+  },
+);
