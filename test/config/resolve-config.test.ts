@@ -5,6 +5,7 @@ import { isConfigError } from "../../src/config/issues.js";
 import { parseGatewayConfigText } from "../../src/config/load-file.js";
 import { createHooksPlugin } from "../../src/index.js";
 import { prepareHooks } from "../../src/prepare-hooks.js";
+import { describeStatus } from "../../src/status.js";
 import { startTestHost } from "../helpers/test-host.js";
 
 const TOKEN = "config-test-token-0123456789abcdef";
@@ -257,5 +258,49 @@ describe("waiting for the completion, and transform isolation, in the config", (
     expect(
       problems({ mappings: [{ ...agentMapping, transform: { module: "t.ts", isolate: "thread" } }] }),
     ).toEqual(['hooks.mappings[0].transform.isolate: must be "worker" or "inline"']);
+  });
+});
+
+describe("hooks.store", () => {
+  it("defaults to memory; a Redis store takes a URL, a key prefix and a timeout", () => {
+    const { prepared } = prepareHooks({ hooks: { enabled: true, token: TOKEN } }, context);
+    expect(prepared?.config.store).toEqual({ kind: "memory" });
+    const redis = prepareHooks(
+      { hooks: { enabled: true, token: TOKEN, store: { kind: "redis", url: "redis://10.0.0.5:6379/2" } } },
+      context,
+    );
+    expect(redis.issues).toEqual([]);
+    expect(redis.prepared?.config.store).toEqual({
+      kind: "redis",
+      url: "redis://10.0.0.5:6379/2",
+      keyPrefix: "hooks:",
+      timeoutMs: 1000,
+    });
+  });
+
+  it.each([
+    [{ kind: "memcached" }, 'hooks.store.kind: must be { kind: "memory" } or { kind: "redis", url }'],
+    [{ kind: "redis" }, "hooks.store.url:"],
+    [{ kind: "redis", url: "http://cache:6379" }, "hooks.store.url: must be a redis:// or rediss:// URL"],
+    [
+      { kind: "redis", url: "redis://cache", keyPrefx: "x:" },
+      'hooks.store.keyPrefx: unknown key (did you mean "keyPrefix"?)',
+    ],
+    [{ kind: "redis", url: "redis://cache", timeoutMs: 0 }, "hooks.store.timeoutMs: must be at least 1"],
+  ])("refuses %j", (store, message) => {
+    const found = problems({ store });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(message);
+  });
+
+  it("keeps the URL's password out of the status line", () => {
+    const { prepared } = prepareHooks(
+      {
+        hooks: { enabled: true, token: TOKEN, store: { kind: "redis", url: "redis://:s3cret@cache:6380/1" } },
+      },
+      context,
+    );
+    const status = describeStatus(prepared!.config, []);
+    expect(status.store).toBe("redis redis://cache:6380/1 (keys hooks:*)");
   });
 });

@@ -89,13 +89,14 @@ describe.skipIf(skipReason !== undefined)(
           },
         ),
       );
-      const gateways: Array<ServeProcess & { record: string }> = [];
-      for (const name of ["a", "b"]) {
+      /** Starts gateway `name` (again, after a stop: same state dir, same journal). */
+      const start = async (name: string) => {
         const record = path.join(dir, `${name}.jsonl`);
         const args = ["--config", config, "--state-dir", path.join(dir, name), "--record", record];
-        gateways.push({ ...(await startServe(args)), record });
-      }
-      return { config, gateways };
+        return { ...(await startServe(args)), record };
+      };
+      const gateways = [await start("a"), await start("b")];
+      return { config, gateways, start };
     }
 
     it("1,000 deliveries of 200 ids over both gateways at once: 200 turns, every copy answered with its first's answer", async () => {
@@ -218,6 +219,32 @@ describe.skipIf(skipReason !== undefined)(
       expect((await runCli(["check", "--config", config])).code).toBe(0);
       // Neither gateway logged the store's URL with anything it should not have, nor the token.
       for (const gateway of gateways) expect(gateway.stdout()).not.toContain("gateway-test-token");
+    });
+
+    it("a restarted gateway puts the delivery ids of its journal back into a Redis that lost them", async () => {
+      const { gateways, start } = await twoGateways();
+      const [a, b] = gateways as [ServeProcess, ServeProcess];
+      const wake = JSON.stringify({ text: "hello" });
+      const keys = Array.from({ length: 30 }, (_, i) => `restart-${i}`);
+      for (const key of keys) {
+        expect((await post(`${a.url}/hooks/wake`, wake, { ...AUTH, "idempotency-key": key })).status).toBe(
+          200,
+        );
+      }
+      // Redis restarts without persistence: every id is gone from it. Gateway a then restarts from its journal.
+      await redis.stop();
+      await redis.start();
+      a.signal("SIGTERM");
+      expect((await a.exited).code).toBe(0);
+      const again = await start("a");
+      await b.waitForLog((line) => String(line.msg).includes("is reachable again"), 15_000);
+      for (const key of keys) {
+        const answer = await post(`${b.url}/hooks/wake`, wake, { ...AUTH, "idempotency-key": key });
+        expect(answer).toMatchObject({ status: 200, replay: true });
+      }
+      expect(
+        (await post(`${again.url}/hooks/wake`, wake, { ...AUTH, "idempotency-key": "new" })).replay,
+      ).toBe(false);
     });
   },
 );
