@@ -54,7 +54,14 @@ export type {
 export type { HooksPluginOptions } from "./options.js";
 export type { CapturedRequest } from "./pipeline/request.js";
 export type { HooksStatus, MappingSummary } from "./status.js";
-export type { CounterWindow, Store } from "./store/store.js";
+export type {
+  ClaimTimes,
+  CounterWindow,
+  DeliveryClaim,
+  RememberedAnswer,
+  Store,
+  StoredResponse,
+} from "./store/store.js";
 export { generateToken } from "./verify/generate-token.js";
 export type { SignatureFailure } from "./verify/signature-failure.js";
 export type { AuthVerdict, Verifier, Verifiers } from "./verify/verifier.js";
