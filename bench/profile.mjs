@@ -7,7 +7,9 @@
  *
  * Also the other cases of bench/lib/configs.mjs (wake-push-sized, mapped-template-small, signed-github,
  * wake-idempotency, wake-idempotency-full: the last one sends the store's 100,000 ids before its warm-up;
- * mapped-transform-worker, mapped-transform-inline, wake-metrics-on, wake-metrics-off). Worker threads (the
+ * mapped-transform-worker, mapped-transform-inline, wake-metrics-on, wake-metrics-off; wake-redis,
+ * wake-redis-idempotency, wake-memory-store: the Redis store on a redis-server of the bench's own, pinned to the
+ * load generator's core, and the memory store in the same config). Worker threads (the
  * transform pool) write profiles of their own: they are ranked apart, over the main thread's window.
  *
  * BENCH_PROFILE_SECONDS (default 6) sets the measured load per scenario, after BENCH_WARMUP_SECONDS (1.5) of
@@ -23,6 +25,7 @@ import { analyseProfile } from "./lib/cpuprofile.mjs";
 import { measure } from "./lib/load.mjs";
 import { describePinning } from "./lib/pinning.mjs";
 import { HOOKS_BIN, makeTempDir, sleep } from "./lib/processes.mjs";
+import { startRedisServer } from "./lib/redis-server.mjs";
 
 // The cases of compare.mjs, and start-up (spawn to ready, no load).
 const SCENARIOS = { ...CASES, startup: undefined };
@@ -49,6 +52,7 @@ const own = (rows) => rows.filter((row) => / dist\//.test(row.name));
 
 const context = await createContext({ log: (line) => process.stderr.write(`${line}\n`) });
 const summary = { hooksBin: HOOKS_BIN, mode: describePinning(), seconds, intervalUs, scenarios: {} };
+let redis;
 try {
   context.log(`${describePinning()}; gateway ${HOOKS_BIN}`);
   for (const name of chosen) {
@@ -57,9 +61,12 @@ try {
     const spec = SCENARIOS[name];
     const dir = makeTempDir(`prof-${name}`);
     context.log(`profiling ${name}`);
+    if (spec?.redis) redis ??= await startRedisServer();
     const gateway = await context.startGateway({
       label: `gateway (profile ${name})`,
-      configFile: spec ? caseConfig(spec, context.dir, context.token, context.configFile) : undefined,
+      configFile: spec
+        ? caseConfig(spec, context.dir, context.token, context.configFile, { redisUrl: redis?.url })
+        : undefined,
       nodeArgs: [
         "--cpu-prof",
         "--cpu-prof-dir",
@@ -169,4 +176,5 @@ try {
   }
 } finally {
   await context.close();
+  await redis?.stop();
 }

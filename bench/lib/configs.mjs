@@ -127,6 +127,23 @@ export function writeMetricsConfig(dir, token, metrics) {
   );
 }
 
+/**
+ * The bench config with `hooks.store` set (`{ kind: "redis", url, keyPrefix }`, or `{ kind: "memory" }`) and the
+ * delivery ids below the in-memory store's bound (`hooks.dedupe.maxEntries` UNREACHED_MAX_DELIVERIES, which also
+ * bounds what the journal remembers), so the stores differ by nothing else. A build from before the Redis store
+ * refuses the `store` key.
+ */
+export function writeStoreConfig(dir, token, store, name) {
+  return write(
+    dir,
+    `gateway-store-${name}.json5`,
+    gatewayConfig(token, [TEMPLATE_MAPPING, TRANSFORM_MAPPING], {
+      store,
+      dedupe: { maxEntries: UNREACHED_MAX_DELIVERIES },
+    }),
+  );
+}
+
 /** "batch", "always", "off" or "disabled": what a `hooks.journal` setting is called in rows and file names. */
 export function journalVariantName(journal) {
   return journal.enabled === false ? "disabled" : (journal.fsync ?? "batch");
@@ -273,6 +290,18 @@ export const CASES = {
   // /wake with `server.metrics` set; `scrape`: GET /metrics once before the load (the process metrics start then).
   "wake-metrics-on": { hook: "wake", body: WAKE_BODY, status: 200, metrics: true, scrape: true },
   "wake-metrics-off": { hook: "wake", body: WAKE_BODY, status: 200, metrics: false },
+  // /wake with the Redis store (`redis`: the caller starts a redis-server and passes its URL to `caseConfig`;
+  // profile.mjs does), without and with a new Idempotency-Key on every request; and the memory store's config
+  // of the same shape.
+  "wake-redis": { hook: "wake", body: WAKE_BODY, status: 200, redis: true },
+  "wake-redis-idempotency": {
+    hook: "wake",
+    body: WAKE_BODY,
+    status: 200,
+    uniqueHeaders: ["idempotency-key"],
+    redis: true,
+  },
+  "wake-memory-store": { hook: "wake", body: WAKE_BODY, status: 200, store: { kind: "memory" } },
 };
 
 export function caseRequest(spec, token) {
@@ -284,9 +313,19 @@ export function caseRequest(spec, token) {
 /**
  * The bench config (`defaultFile`); the signed mapping's for a signed case; with `maxDeliveries`, that bound;
  * with `journal`, that journal setting; with `isolate`, the transform mapping alone run that way; with `metrics`,
- * that `server.metrics`.
+ * that `server.metrics`; with `redis`, the Redis store at `options.redisUrl` (a server the caller started); with
+ * `store`, that store.
  */
-export function caseConfig(spec, dir, token, defaultFile) {
+export function caseConfig(spec, dir, token, defaultFile, options = {}) {
+  if (spec.redis) {
+    if (!options.redisUrl) {
+      throw new Error(
+        "this case needs a redis-server: bench/profile.mjs starts one (bench/lib/redis-server.mjs); compare.mjs does not",
+      );
+    }
+    return writeStoreConfig(dir, token, { kind: "redis", url: options.redisUrl, keyPrefix: "bench:" }, "redis");
+  }
+  if (spec.store) return writeStoreConfig(dir, token, spec.store, spec.store.kind);
   if (spec.signed) return writeSignedConfig(dir, token);
   if (spec.maxDeliveries) return writeDedupeConfig(dir, token, spec.maxDeliveries);
   if (spec.journal) return writeJournalConfig(dir, token, spec.journal);

@@ -19,6 +19,9 @@ const statuses = {};
 ticksPerSecond();
 // The window opens as autocannon starts its connections and its duration timer (both within this call).
 const serverBefore = readCpuMs(spec.serverPid);
+// `alsoPids` (optional): other processes whose CPU over the same window is wanted (a service the server calls).
+const alsoPids = spec.alsoPids ?? [];
+const alsoBefore = alsoPids.map((pid) => readCpuMs(pid));
 const clientBefore = process.cpuUsage();
 const started = performance.now();
 // Headers named in `uniqueHeaders` get a fresh UUID on every request (delivery ids, idempotency keys): autocannon
@@ -56,6 +59,7 @@ instance.on("response", (_client, statusCode, _bytes, responseTime) => {
 const result = await instance;
 const elapsedSeconds = (performance.now() - started) / 1000;
 const serverAfter = readCpuMs(spec.serverPid);
+const alsoAfter = alsoPids.map((pid) => readCpuMs(pid));
 const client = process.cpuUsage(clientBefore);
 
 process.stdout.write(
@@ -69,5 +73,12 @@ process.stdout.write(
     timeouts: result.timeouts,
     serverCpuMs: serverBefore === undefined || serverAfter === undefined ? null : serverAfter - serverBefore,
     clientCpuMs: (client.user + client.system) / 1000,
+    ...(alsoPids.length > 0
+      ? {
+          alsoCpuMs: alsoPids.map((_, i) =>
+            alsoBefore[i] === undefined || alsoAfter[i] === undefined ? null : alsoAfter[i] - alsoBefore[i],
+          ),
+        }
+      : {}),
   })}\n`,
 );

@@ -31,7 +31,8 @@ function runWorker(spec) {
  * The server's CPU time comes from /proc/<pid>/stat over exactly the run, read by the worker itself.
  * `request.uniqueHeaders` (optional) names headers that get a fresh UUID on every request. `options.sequence`
  * (requests of the same shape) makes each connection send those in turn instead; `options.overallRate` caps the
- * rate over all connections (requests per second).
+ * rate over all connections (requests per second); `options.alsoPids` names other processes (a service the server
+ * calls) whose CPU over the same window comes back as `alsoCpuUsPerRequest`, one per PID.
  */
 export async function measure(server, request, seconds, connections = CONNECTIONS, options = {}) {
   const run = await runWorker({
@@ -44,6 +45,7 @@ export async function measure(server, request, seconds, connections = CONNECTION
     serverPid: server.pid,
     ...(options.sequence ? { sequence: options.sequence } : {}),
     ...(options.overallRate ? { overallRate: options.overallRate } : {}),
+    ...(options.alsoPids ? { alsoPids: options.alsoPids } : {}),
   });
   const count = run.requests;
   const serverCpuMs = run.serverCpuMs ?? Number.NaN;
@@ -61,6 +63,9 @@ export async function measure(server, request, seconds, connections = CONNECTION
     serverCpuShare: serverCpuMs / 1000 / run.elapsedSeconds,
     clientCpuShare: run.clientCpuMs / 1000 / run.elapsedSeconds,
     elapsedSeconds: run.elapsedSeconds,
+    ...(run.alsoCpuMs
+      ? { alsoCpuUsPerRequest: run.alsoCpuMs.map((ms) => (count > 0 && ms !== null ? (ms * 1000) / count : Number.NaN)) }
+      : {}),
   };
 }
 
@@ -135,25 +140,29 @@ export function sideSummary(runs) {
  * Rounds over several servers, for more than two sides in one run: each round measures every side once, starting
  * one side further along each round (round 1: A B C, round 2: B C A, ...), so no side always follows the same
  * neighbour (whose leftover work would land on the shared core) or always opens a round. After a warm-up of each.
- * `sides` is `[{ name, server, request, expectStatus }]`; returns `rounds`, each `{ [name]: run }`. `pairsOf`
- * turns two sides' runs into the pairs `pairRows` reads: the ratios within each round.
+ * `sides` is `[{ name, server, request, expectStatus, measureOptions? }]` (`measureOptions`: `measure`'s
+ * options for that side); returns `rounds`, each `{ [name]: run }`. `onRun(side, run)`, if given, sees every run,
+ * warm-ups included. `pairsOf` turns two sides' runs into the pairs `pairRows` reads: the ratios within each round.
  */
-export async function runRounds({ sides, rounds, settings, log }) {
+export async function runRounds({ sides, rounds, settings, log, onRun }) {
+  const measureSide = (side, seconds) =>
+    measure(side.server, side.request, seconds, CONNECTIONS, side.measureOptions ?? {});
   const check = (side, run) => {
+    onRun?.(side, run);
     const problem = unexpected(run, side.expectStatus);
     if (problem) throw new Error(`${side.server.label}: ${problem}`);
     return run;
   };
   if (settings.warmupSeconds > 0) {
     log(`  warm-up ${settings.warmupSeconds}s each`);
-    for (const side of sides) check(side, await measure(side.server, side.request, settings.warmupSeconds));
+    for (const side of sides) check(side, await measureSide(side, settings.warmupSeconds));
   }
   const results = [];
   for (let r = 0; r < rounds; r++) {
     const round = {};
     const order = sides.map((_, i) => sides[(i + r) % sides.length]);
     for (const side of order)
-      round[side.name] = check(side, await measure(side.server, side.request, settings.seconds));
+      round[side.name] = check(side, await measureSide(side, settings.seconds));
     log(
       `  round ${r + 1}: ` +
         order

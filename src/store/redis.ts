@@ -176,13 +176,15 @@ export class RedisStore implements Store {
     let pause = this.poll.first;
     for (;;) {
       const claim = randomUUID();
-      const existing = await this.redis.hooksClaim(key, CLAIMED + claim, times.holdMs).catch((error: unknown) => {
-        // A server that answers late may still carry the claim out after this request gave up on it (a 503): release
-        // it, best effort, behind the claim on the same connection, so the sender's retry is not told to wait an
-        // whole hold for a request that nobody is handling.
-        this.client?.hooksSettle(key, CLAIMED + claim, "", 1).catch(() => undefined);
-        throw error;
-      });
+      const existing = await this.redis
+        .hooksClaim(key, CLAIMED + claim, times.holdMs)
+        .catch((error: unknown) => {
+          // A server that answers late may still carry the claim out after this request gave up on it (a 503): release
+          // it, best effort, behind the claim on the same connection, so the sender's retry is not told to wait an
+          // whole hold for a request that nobody is handling.
+          this.client?.hooksSettle(key, CLAIMED + claim, "", 1).catch(() => undefined);
+          throw error;
+        });
       if (existing === null) return { state: "first", claim };
       if (existing.startsWith(ANSWERED)) {
         return { state: "answered", response: JSON.parse(existing.slice(1)) as StoredResponse };

@@ -9,7 +9,6 @@ import {
   makeTempDir,
   pollFor,
   runCli,
-  type ServeProcess,
   startServe,
 } from "../helpers/spawn-cli.js";
 import { AUTH, baseConfig, readRecord, writeConfig } from "./support.js";
@@ -95,7 +94,7 @@ describe.skipIf(skipReason !== undefined)(
         const args = ["--config", config, "--state-dir", path.join(dir, name), "--record", record];
         return { ...(await startServe(args)), record };
       };
-      const gateways = [await start("a"), await start("b")];
+      const gateways = [await start("a"), await start("b")] as const;
       return { config, gateways, start };
     }
 
@@ -175,7 +174,7 @@ describe.skipIf(skipReason !== undefined)(
 
     it("Redis stopped mid-run: duplicates refused with 503, auth fails open, then both recover on their own", async () => {
       const { config, gateways } = await twoGateways({ authFailures: { limit: 2, windowSeconds: 600 } });
-      const [a, b] = gateways as [ServeProcess, ServeProcess];
+      const [a, b] = gateways;
       const wake = JSON.stringify({ text: "hello" });
       const keyed = (key: string) => ({ ...AUTH, "idempotency-key": key });
       expect((await post(`${a.url}/hooks/wake`, wake, keyed("before"))).status).toBe(200);
@@ -216,14 +215,18 @@ describe.skipIf(skipReason !== undefined)(
         expect((await post(`${a.url}/hooks/wake`, wake, { authorization: "Bearer wrong" })).status).toBe(401);
       }
       expect((await post(`${b.url}/hooks/wake`, wake, { authorization: "Bearer wrong" })).status).toBe(429);
-      expect((await runCli(["check", "--config", config])).code).toBe(0);
+      const healthy = await runCli(["check", "--config", config]);
+      expect(healthy.code).toBe(0);
+      expect(healthy.stdout).toMatch(
+        new RegExp(`store redis redis://127\\.0\\.0\\.1:${redis.port} \\(keys test\\d+:\\*\\)`),
+      );
       // Neither gateway logged the store's URL with anything it should not have, nor the token.
       for (const gateway of gateways) expect(gateway.stdout()).not.toContain("gateway-test-token");
     });
 
     it("a restarted gateway puts the delivery ids of its journal back into a Redis that lost them", async () => {
       const { gateways, start } = await twoGateways();
-      const [a, b] = gateways as [ServeProcess, ServeProcess];
+      const [a, b] = gateways;
       const wake = JSON.stringify({ text: "hello" });
       const keys = Array.from({ length: 30 }, (_, i) => `restart-${i}`);
       for (const key of keys) {
