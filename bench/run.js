@@ -14,6 +14,9 @@
  * metrics (`wake-metrics`) within 5 % of the same build with `server.metrics: false`, by the same two measures.
  * The TypeScript transform mapping in the worker pool (`transform-worker`, the default `transform.isolate`) at least
  * 0.50x the baseline's req/s, measured in rounds beside the same mapping inline and plain /wake.
+ * /wake with the Redis store (`wake-redis`, on a redis-server the scenario starts, pinned to the load generator's
+ * core) at least 0.45x the baseline's req/s, measured in rounds beside the memory store and both with a new
+ * Idempotency-Key per request.
  *
  * BENCH_SECONDS (4) per run, BENCH_PAIRS (3) A/B pairs per scenario, BENCH_WARMUP_SECONDS (1.5),
  * BENCH_ONLY=wake,agent to run some scenarios, BENCH_DIAGNOSTICS=0 to skip the rows without a target,
@@ -44,6 +47,7 @@ import { scenario as wake } from "./scenarios/wake.mjs";
 import { scenario as wakeIdempotency } from "./scenarios/wake-idempotency.mjs";
 import { scenario as wakeJournal } from "./scenarios/wake-journal.mjs";
 import { scenario as wakeMetrics } from "./scenarios/wake-metrics.mjs";
+import { scenario as wakeRedis } from "./scenarios/wake-redis.mjs";
 
 const SCENARIOS = [
   wake,
@@ -55,6 +59,7 @@ const SCENARIOS = [
   wakeIdempotency,
   wakeJournal,
   wakeMetrics,
+  wakeRedis,
   mappings10k,
   largeBodies,
   startup,

@@ -127,6 +127,7 @@ export function buildHooksContainer({
       store: r.resolve(PORTS.store),
       keepMs: config.dedupe.windowSeconds * 1000,
       logger,
+      metrics: r.resolve(TOKENS.metrics),
     })),
   });
   c.register(TOKENS.tracker, {

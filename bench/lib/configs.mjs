@@ -323,7 +323,12 @@ export function caseConfig(spec, dir, token, defaultFile, options = {}) {
         "this case needs a redis-server: bench/profile.mjs starts one (bench/lib/redis-server.mjs); compare.mjs does not",
       );
     }
-    return writeStoreConfig(dir, token, { kind: "redis", url: options.redisUrl, keyPrefix: "bench:" }, "redis");
+    return writeStoreConfig(
+      dir,
+      token,
+      { kind: "redis", url: options.redisUrl, keyPrefix: "bench:" },
+      "redis",
+    );
   }
   if (spec.store) return writeStoreConfig(dir, token, spec.store, spec.store.kind);
   if (spec.signed) return writeSignedConfig(dir, token);

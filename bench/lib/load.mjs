@@ -64,7 +64,11 @@ export async function measure(server, request, seconds, connections = CONNECTION
     clientCpuShare: run.clientCpuMs / 1000 / run.elapsedSeconds,
     elapsedSeconds: run.elapsedSeconds,
     ...(run.alsoCpuMs
-      ? { alsoCpuUsPerRequest: run.alsoCpuMs.map((ms) => (count > 0 && ms !== null ? (ms * 1000) / count : Number.NaN)) }
+      ? {
+          alsoCpuUsPerRequest: run.alsoCpuMs.map((ms) =>
+            count > 0 && ms !== null ? (ms * 1000) / count : Number.NaN,
+          ),
+        }
       : {}),
   };
 }
@@ -161,8 +165,7 @@ export async function runRounds({ sides, rounds, settings, log, onRun }) {
   for (let r = 0; r < rounds; r++) {
     const round = {};
     const order = sides.map((_, i) => sides[(i + r) % sides.length]);
-    for (const side of order)
-      round[side.name] = check(side, await measureSide(side, settings.seconds));
+    for (const side of order) round[side.name] = check(side, await measureSide(side, settings.seconds));
     log(
       `  round ${r + 1}: ` +
         order

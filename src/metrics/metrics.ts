@@ -10,6 +10,9 @@ export type TransformOutcome = "ok" | "error" | "timeout" | "memory";
 /** Why a request's credentials were refused. */
 export type AuthFailureReason = "missing" | "invalid" | "throttled";
 
+/** What a store call that failed was for: counting a failed authentication, clearing a count, claiming a delivery id, keeping its answer. */
+export type StoreOperation = "count" | "reset" | "claim" | "settle";
+
 /** The journal's backlog at one moment, read when the metrics are collected. */
 export interface JournalPending {
   /** Admitted records whose effects have not all happened yet. */
@@ -33,6 +36,8 @@ export interface HookMetrics {
   signatureFailure(scheme: string, reason: string): void;
   /** A delivery answered with an earlier request's answer. */
   duplicate(hook: string): void;
+  /** A call to the store failed (unreachable, too slow): the request went on without it, or got 503. */
+  storeFailure(operation: StoreOperation): void;
   /** One journal fsync and how long it took. */
   journalFsync(seconds: number): void;
   /** A waited-on turn's end. */
@@ -55,6 +60,7 @@ export const NO_METRICS: HookMetrics = {
   authFailure: () => undefined,
   signatureFailure: () => undefined,
   duplicate: () => undefined,
+  storeFailure: () => undefined,
   journalFsync: () => undefined,
   turnFinished: () => undefined,
   transform: () => undefined,

@@ -5,6 +5,7 @@ import type {
   AuthFailureReason,
   HookMetrics,
   JournalPending,
+  StoreOperation,
   TransformOutcome,
   TurnOutcome,
 } from "./metrics.js";
@@ -34,6 +35,7 @@ const TRANSFORM_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 const AUTH_REASONS: readonly AuthFailureReason[] = ["missing", "invalid", "throttled"];
 const SIGNATURE_REASONS = new Set(["missing", "malformed", "stale", "mismatch"]);
 const TURN_OUTCOMES: readonly TurnOutcome[] = ["ok", "error", "timeout", "interrupted"];
+const STORE_OPERATIONS: readonly StoreOperation[] = ["count", "reset", "claim", "settle"];
 const TRANSFORM_OUTCOMES = new Set<string>(["ok", "error", "timeout", "memory"]);
 const RESTART_REASONS = new Set(["timeout", "memory", "crash"]);
 const SCHEMES = new Set<string>(SIGNATURE_SCHEMES);
@@ -66,6 +68,7 @@ export class PromMetrics implements HookMetrics {
   private readonly authFailures: Counter<"reason">;
   private readonly signatureFailures: Counter<"scheme" | "reason">;
   private readonly duplicates: Counter<"hook">;
+  private readonly storeFailures: Counter<"operation">;
   private readonly fsyncSeconds: Histogram;
   private readonly turnsTotal: Counter<"outcome">;
   private readonly transformSeconds: Histogram<"mapping">;
@@ -113,6 +116,12 @@ export class PromMetrics implements HookMetrics {
       name: "hooks_duplicates_total",
       help: "Deliveries answered with an earlier request's answer, by hook.",
       labelNames: ["hook"],
+      registers,
+    });
+    this.storeFailures = new Counter({
+      name: "hooks_store_failures_total",
+      help: "Store calls that failed (unreachable or too slow), by operation: count and reset (auth failures, which then go uncounted), claim and settle (delivery ids: a claim that fails is a 503).",
+      labelNames: ["operation"],
       registers,
     });
     this.fsyncSeconds = new Histogram({
@@ -175,6 +184,7 @@ export class PromMetrics implements HookMetrics {
     // Fixed sets start at zero, so a rate() has a series before the first failure.
     for (const reason of AUTH_REASONS) this.authFailures.labels(reason).inc(0);
     for (const outcome of TURN_OUTCOMES) this.turnsTotal.labels(outcome).inc(0);
+    for (const operation of STORE_OPERATIONS) this.storeFailures.labels(operation).inc(0);
   }
 
   request(
@@ -211,6 +221,11 @@ export class PromMetrics implements HookMetrics {
 
   duplicate(hook: string): void {
     this.seriesOf(this.hookLabel(hook)).duplicates.inc();
+  }
+
+  storeFailure(operation: StoreOperation): void {
+    const label = STORE_OPERATIONS.includes(operation) ? operation : OTHER;
+    this.child(this.storeFailures, `store ${label}`, label).inc();
   }
 
   journalFsync(seconds: number): void {

@@ -73,7 +73,8 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
       { requestId },
     ),
   );
-  const storeFailed = (requestId: string) => (error: unknown) => {
+  const storeFailed = (operation: "count" | "reset", requestId: string) => (error: unknown) => {
+    metrics.storeFailure(operation);
     storeProblem = errorMessage(error);
     warnAboutStore(requestId);
   };
@@ -84,7 +85,7 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
     const verdict = await input.verifier.verify({ ...input, now: deps.clock.now() });
     if (verdict.ok) {
       // A correct credential is always accepted and clears the address's failures; its answer does not wait for that.
-      deps.store.reset(key).catch(storeFailed(input.requestId));
+      deps.store.reset(key).catch(storeFailed("reset", input.requestId));
       if (verdict.viaQuery) warnAboutQueryToken(input.requestId);
       return { viaQuery: verdict.viaQuery };
     }
@@ -99,7 +100,9 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
       );
     }
     if (verdict.signature !== undefined) metrics.signatureFailure(input.verifier.kind, verdict.signature);
-    const window = await deps.store.increment(key, deps.windowMs).catch(storeFailed(input.requestId));
+    const window = await deps.store
+      .increment(key, deps.windowMs)
+      .catch(storeFailed("count", input.requestId));
     const throttled = window !== undefined && window.count > deps.limit;
     // One reason per refused request: a throttled one is counted as throttled, whatever its credential was.
     metrics.authFailure(throttled ? "throttled" : (verdict.credential ?? "invalid"));

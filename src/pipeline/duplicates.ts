@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import type { RememberedDelivery } from "../journal/journal.js";
+import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
 import type { DeliveryClaim, Store, StoredResponse } from "../store/store.js";
 import type { Verifier } from "../verify/verifier.js";
 import type { PipelineResponse } from "./request.js";
@@ -52,6 +53,7 @@ export class DeliveryTicket {
     private readonly claim: string,
     private readonly keepMs: number,
     private readonly logger: HostLogger,
+    private readonly metrics: HookMetrics,
   ) {}
 
   /** Remembers the first answer (a 2xx) so duplicates get it; anything else releases the id for a retry. */
@@ -65,6 +67,7 @@ export class DeliveryTicket {
     try {
       await this.store.settleDelivery(this.key, this.claim, stored, this.keepMs);
     } catch (error) {
+      this.metrics.storeFailure("settle");
       // The claim then lapses after its hold time; duplicates meanwhile are told to retry.
       this.logger.error(`recording a delivery id failed: ${(error as Error).message}`);
     }
@@ -80,6 +83,8 @@ export interface DuplicateDeps {
   /** How long an accepted delivery id is remembered (`hooks.dedupe.windowSeconds`). */
   keepMs: number;
   logger: HostLogger;
+  /** Counts the store's failures (default: nothing). */
+  metrics?: HookMetrics;
 }
 
 /** Claims the id for this hook; a store that cannot answer refuses the request rather than risk accepting it twice. */
@@ -97,6 +102,7 @@ export async function checkDuplicate(
   try {
     claim = await deps.store.claimDelivery(key, { holdMs: HOLD_MS, waitMs: WAIT_MS });
   } catch (error) {
+    deps.metrics?.storeFailure("claim");
     throw new HookError("UNAVAILABLE", "Duplicate deliveries cannot be checked right now; retry later.", {
       headers: { "Retry-After": String(RETRY_AFTER_SECONDS) },
       cause: error,
@@ -112,7 +118,14 @@ export async function checkDuplicate(
   }
   return {
     kind: "first",
-    ticket: new DeliveryTicket(deps.store, key, claim.claim, deps.keepMs, deps.logger),
+    ticket: new DeliveryTicket(
+      deps.store,
+      key,
+      claim.claim,
+      deps.keepMs,
+      deps.logger,
+      deps.metrics ?? NO_METRICS,
+    ),
   };
 }
 

@@ -3,14 +3,9 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { sign as githubSign } from "@octokit/webhooks-methods";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseMetrics, sampleValue } from "../helpers/prometheus-text.js";
 import { type RedisServer, redisSkipReason, startRedis } from "../helpers/redis-server.js";
-import {
-  cleanupCli,
-  makeTempDir,
-  pollFor,
-  runCli,
-  startServe,
-} from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/spawn-cli.js";
 import { AUTH, baseConfig, readRecord, writeConfig } from "./support.js";
 
 const skipReason = redisSkipReason();
@@ -197,6 +192,9 @@ describe.skipIf(skipReason !== undefined)(
         expect((await post(`${b.url}/hooks/wake`, wake, { authorization: "Bearer wrong" })).status).toBe(401);
       }
       await b.waitForLog((line) => String(line.msg).includes("auth failures cannot be counted"));
+      const metrics = parseMetrics(await (await fetch(`${b.url}/metrics`)).text());
+      expect(sampleValue(metrics, "hooks_store_failures_total", { operation: "claim" })).toBe(1);
+      expect(sampleValue(metrics, "hooks_store_failures_total", { operation: "count" })).toBe(4);
       const check = await runCli(["check", "--config", config]);
       expect(check.code).toBe(1);
       expect(check.stderr).toContain(`shared store redis://127.0.0.1:${redis.port} is unreachable`);
