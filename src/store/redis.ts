@@ -80,6 +80,11 @@ async function connectTo(url: string, options: ClientOptions): Promise<Redis> {
   return new Redis(url, options);
 }
 
+/** How long connecting may take: the command timeout, but at least 2 s (a TLS handshake, a server just started). */
+function connectTimeoutOf(settings: Pick<RedisStoreSettings, "timeoutMs">): number {
+  return Math.max(settings.timeoutMs, 2_000);
+}
+
 /** The ioredis options both the store and `hooks check` connect with. */
 export function redisOptions(settings: Pick<RedisStoreSettings, "keyPrefix" | "timeoutMs">): ClientOptions {
   return {
@@ -92,7 +97,7 @@ export function redisOptions(settings: Pick<RedisStoreSettings, "keyPrefix" | "t
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: settings.timeoutMs,
-    connectTimeout: Math.max(settings.timeoutMs, 2_000),
+    connectTimeout: connectTimeoutOf(settings),
     // Commands issued in the same tick by concurrent requests go to the server in one write.
     enableAutoPipelining: true,
     connectionName: "hooks",
@@ -150,11 +155,18 @@ export class RedisStore implements Store {
     });
     redis.on("close", () => this.unreachable(new Error("connection closed")));
     this.client = redis;
-    try {
-      await redis.connect();
-    } catch (error) {
-      this.unreachable(error as Error);
-    }
+    // Bounded: a server that takes the connection and then says nothing (stopped, overloaded) must not hold up the
+    // gateway's start; ioredis goes on trying behind it.
+    const connected = redis.connect().catch((error: Error) => this.unreachable(error));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.unreachable(new Error(`no answer within ${connectTimeoutOf(this.settings)} ms`));
+        resolve();
+      }, connectTimeoutOf(this.settings));
+    });
+    await Promise.race([connected, waited]);
+    clearTimeout(timer);
   }
 
   private get redis(): Redis & StoreScripts {

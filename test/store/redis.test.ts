@@ -187,6 +187,27 @@ describe.skipIf(skipReason !== undefined)(
       expect((await store.claimDelivery("d:6", TIMES)).state).toBe("first");
     });
 
+    it("a server that says nothing at start holds up open() only for the connect bound", async () => {
+      const pid = server.pid!;
+      process.kill(pid, "SIGSTOP");
+      const lines: Line[] = [];
+      let store: RedisStore;
+      try {
+        const started = Date.now();
+        store = await openStore(lines, undefined, 300);
+        expect(Date.now() - started).toBeLessThan(3_500);
+        expect(lines.filter((line) => line.level === "warn")).toHaveLength(1);
+      } finally {
+        process.kill(pid, "SIGCONT");
+      }
+      await pollFor(
+        () => (lines.some((line) => line.level === "info") ? true : undefined),
+        "the reconnect",
+        10_000,
+      );
+      expect((await store.increment("c", 1_000)).count).toBe(1);
+    });
+
     it("never puts the URL's password in a log line", async () => {
       await server.stop();
       const lines: Line[] = [];
