@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis, RedisOptions } from "ioredis";
 import type { HostLogger } from "../host/contract.js";
+import { OldestFirst } from "./oldest-first.js";
 import { describeRedisUrl } from "./redis-url.js";
 import type {
   ClaimTimes,
@@ -65,6 +66,15 @@ const ANSWERED = "!";
 /** Remembered answers go to the server in batches of this many SET NX commands (one round trip each). */
 const REMEMBER_BATCH = 500;
 const DEFAULT_POLL = { first: 10, max: 200 };
+/**
+ * After clearing an address's failure count, further clears from this gateway are skipped for this long unless it
+ * counts a failure from that address itself. A DEL on every authenticated request cost 32 µs of the gateway's CPU
+ * per request (a sixth of a `/wake`, bench/PROFILE.md); a failure counted by another gateway in that second is
+ * cleared by the next correct credential after it.
+ */
+const RESET_QUIET_MS = 1_000;
+/** Addresses remembered as recently cleared, at most. */
+const MAX_CLEARED = 10_000;
 
 interface StoreScripts {
   hooksIncrement(key: string, windowMs: number): Promise<[number, number]>;
@@ -131,6 +141,9 @@ export class RedisStore implements Store {
   /** Whether the last word from the connection was good: each outage and each recovery is logged once. */
   private reachable: boolean | undefined;
   private closed = false;
+  /** Counters this gateway cleared, and until when it need not clear them again (epoch milliseconds). */
+  private readonly cleared = new Map<string, number>();
+  private readonly oldestCleared = new OldestFirst(this.cleared);
 
   constructor(private readonly settings: RedisStoreSettings) {
     this.where = describeRedisUrl(settings.url);
@@ -175,12 +188,26 @@ export class RedisStore implements Store {
   }
 
   async increment(key: string, windowMs: number): Promise<CounterWindow> {
+    this.cleared.delete(key);
     const [count, left] = await this.redis.hooksIncrement(key, windowMs);
     return { count: Number(count), resetAt: Date.now() + Number(left) };
   }
 
   async reset(key: string): Promise<void> {
-    await this.redis.del(key);
+    const now = Date.now();
+    const quietUntil = this.cleared.get(key);
+    if (quietUntil !== undefined && quietUntil > now) return;
+    // Re-inserted, so the Map stays oldest-first for the trim.
+    this.cleared.delete(key);
+    this.cleared.set(key, now + RESET_QUIET_MS);
+    this.oldestCleared.trimTo(MAX_CLEARED);
+    try {
+      await this.redis.del(key);
+    } catch (error) {
+      // Not cleared after all: the next correct credential tries again.
+      this.cleared.delete(key);
+      throw error;
+    }
   }
 
   async claimDelivery(key: string, times: ClaimTimes): Promise<DeliveryClaim> {

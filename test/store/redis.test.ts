@@ -80,6 +80,34 @@ describe.skipIf(skipReason !== undefined)(
       expect((await a.increment("auth-failures:1.2.3.4", 400)).count).toBe(1);
     });
 
+    it("clears a count at once, then skips further clears of that address for a second unless it counts a failure", async () => {
+      const a = await openStore([], "shared-resets:");
+      const b = await openStore([], "shared-resets:");
+      const deletes = async () => {
+        const { Redis } = await import("ioredis");
+        const admin = new Redis(server.url);
+        try {
+          const stats = await admin.info("commandstats");
+          return Number(/cmdstat_del:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+        } finally {
+          admin.disconnect();
+        }
+      };
+      for (let i = 0; i < 5; i++) await a.increment("auth-failures:9.9.9.9", 60_000);
+      const before = await deletes();
+      // A success on the other gateway clears what this one counted, at once.
+      await b.reset("auth-failures:9.9.9.9");
+      expect((await a.increment("auth-failures:9.9.9.9", 60_000)).count).toBe(1);
+      // A hundred more successes on b within the second: no further DEL.
+      for (let i = 0; i < 100; i++) await b.reset("auth-failures:9.9.9.9");
+      expect((await deletes()) - before).toBe(1);
+      // A failure b counts itself ends its quiet time: its next success clears again.
+      await b.increment("auth-failures:9.9.9.9", 60_000);
+      await b.reset("auth-failures:9.9.9.9");
+      expect((await deletes()) - before).toBe(2);
+      expect((await a.increment("auth-failures:9.9.9.9", 60_000)).count).toBe(1);
+    });
+
     it("of fifty simultaneous claims from two clients exactly one is first; the others get its answer", async () => {
       const a = await openStore([], "shared-claims:");
       const b = await openStore([], "shared-claims:");
