@@ -9,8 +9,8 @@ const SRC = path.join(REPO_ROOT, "src");
 /** Lower layers first; a module may import its own layer or any below it. */
 const LAYERS: ReadonlyArray<readonly string[]> = [
   ["errors.ts", "vocabulary.ts", "safety", "verify", "ids.ts", "clock.ts", "metrics"],
-  ["config", "events.ts", "store"],
-  ["host", "journal"],
+  ["config", "events.ts"],
+  ["host", "journal", "store"],
   ["actions"],
   ["mapping"],
   ["pipeline"],
