@@ -86,7 +86,9 @@ export function buildHooksContainer({
   c.register(PORTS.store, {
     useFactory: instanceCachingFactory((r) => {
       if (options.store) return options.store;
-      if (config.store.kind === "redis") return new RedisStore({ ...config.store, logger });
+      if (config.store.kind === "redis") {
+        return new RedisStore({ ...config.store, logger, clock: r.resolve(PORTS.clock) });
+      }
       return new MemoryStore(r.resolve(PORTS.clock), { maxDeliveries: config.dedupe.maxEntries });
     }),
   });

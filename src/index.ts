@@ -123,38 +123,49 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
       const tracker = container.resolve(TOKENS.tracker);
       const transforms = container.resolve(PORTS.transformRunner);
       const journal = container.resolve(PORTS.journal);
+      const closeAll = async () => {
+        tracker.stop();
+        await Promise.all([
+          transforms.close(),
+          container.resolve(PORTS.store).close(),
+          container.resolve(PORTS.journal).close(),
+        ]);
+      };
       host.registerService({
         id: "hooks",
         async start() {
-          tracker.start();
-          await container.resolve(PORTS.store).open?.();
-          // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
-          await recoverFromJournal({
-            journal,
-            duplicates: container.resolve(TOKENS.duplicates),
-            bus: host.bus,
-            tracker,
-            logger: host.logger,
-            clock: container.resolve(PORTS.clock),
-          });
-          const reports = await loadAllTransforms(transforms, mappings);
-          status = describeStatus(config, mappings, reports, signedPaths);
-          for (const report of reports) {
-            if (report.error === undefined) continue;
-            host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {
-              mappingId: report.mappingId,
-              module: report.module,
+          try {
+            tracker.start();
+            await container.resolve(PORTS.store).open?.();
+            // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
+            await recoverFromJournal({
+              journal,
+              duplicates: container.resolve(TOKENS.duplicates),
+              bus: host.bus,
+              tracker,
+              logger: host.logger,
+              clock: container.resolve(PORTS.clock),
             });
+            const reports = await loadAllTransforms(transforms, mappings);
+            status = describeStatus(config, mappings, reports, signedPaths);
+            for (const report of reports) {
+              if (report.error === undefined) continue;
+              host.logger.error(
+                `transform of mapping "${report.mappingId}" failed to load: ${report.error}`,
+                {
+                  mappingId: report.mappingId,
+                  module: report.module,
+                },
+              );
+            }
+          } catch (error) {
+            // A start that fails owns nothing afterwards: a host stops only services that started, and an open
+            // store connection (with its reconnect timer) or a worker pool would keep the process alive.
+            await closeAll().catch(() => undefined);
+            throw error;
           }
         },
-        async stop() {
-          tracker.stop();
-          await Promise.all([
-            transforms.close(),
-            container.resolve(PORTS.store).close(),
-            container.resolve(PORTS.journal).close(),
-          ]);
-        },
+        stop: closeAll,
       });
     },
   };

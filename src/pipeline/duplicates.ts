@@ -1,7 +1,7 @@
 /** @module The duplicates stage: a delivery already accepted on the same hook gets its first answer again, and causes nothing new. */
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import { HookError } from "../errors.js";
+import { errorMessage, HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import type { RememberedDelivery } from "../journal/journal.js";
 import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
@@ -16,6 +16,8 @@ const HOLD_MS = 60_000;
 /** How long a duplicate waits for the first request's answer before it is told to retry. */
 const WAIT_MS = 10_000;
 const RETRY_AFTER_SECONDS = 5;
+/** A failed settle is tried again after these pauses (doubling), until the claim's hold has passed. */
+const SETTLE_RETRY_MS = { first: 250, max: 5_000 };
 /** Ids longer than this (a sender's own may be any length) are remembered by their digest. */
 const MAX_KEPT_ID = 256;
 
@@ -45,6 +47,9 @@ export function deliveryIdOf(
 /** One claimed delivery: settled with the answer once it is known, or released when the request failed. */
 export class DeliveryTicket {
   private settled = false;
+  /** When the id was claimed: its hold, and so the retries of a failed settle, end HOLD_MS after it. */
+  private readonly claimedAt = Date.now();
+  private lastError = "";
 
   constructor(
     private readonly store: Store,
@@ -64,12 +69,39 @@ export class DeliveryTicket {
     const stored: StoredResponse | undefined = accepted
       ? { status: response.status, contentType: response.headers["Content-Type"], body: response.body }
       : undefined;
+    if (await this.tryToSettle(stored)) return;
+    this.logger.error(
+      `recording a delivery's answer failed: ${this.lastError}; retrying in the background until its claim lapses`,
+    );
+    // Not awaited: the sender's answer does not wait for the store. Until the answer is recorded, copies of the
+    // delivery are told the first is in progress (409); if it never is, the claim lapses and a copy is accepted.
+    void this.retry(stored);
+  }
+
+  private async tryToSettle(stored: StoredResponse | undefined): Promise<boolean> {
     try {
       await this.store.settleDelivery(this.key, this.claim, stored, this.keepMs);
+      return true;
     } catch (error) {
       this.metrics.storeFailure("settle");
-      // The claim then lapses after its hold time; duplicates meanwhile are told to retry.
-      this.logger.error(`recording a delivery id failed: ${(error as Error).message}`);
+      this.lastError = errorMessage(error);
+      return false;
+    }
+  }
+
+  private async retry(stored: StoredResponse | undefined): Promise<void> {
+    let pause = SETTLE_RETRY_MS.first;
+    for (let attempt = 1; ; attempt++) {
+      if (Date.now() + pause >= this.claimedAt + HOLD_MS) {
+        this.logger.error(`recording a delivery's answer failed for good: ${this.lastError}`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause).unref());
+      if (await this.tryToSettle(stored)) {
+        this.logger.info("a delivery's answer was recorded after all", { attempts: attempt + 1 });
+        return;
+      }
+      pause = Math.min(pause * 2, SETTLE_RETRY_MS.max);
     }
   }
 }

@@ -26,7 +26,7 @@ export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
       // A shared store that is down now is not a reason not to start: it holds these ids already unless it lost
       // them too, and until it is back every duplicate check refuses rather than accepts.
       logger.warn(
-        `journal: the previous run's delivery ids could not be put in the store: ${errorMessage(error)}`,
+        `journal: the previous run's delivery ids could not be put in the store yet (${errorMessage(error)}); the Redis store puts them back once it answers`,
       );
       return 0;
     },

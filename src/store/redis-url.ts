@@ -4,7 +4,12 @@
 export function describeRedisUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname === "/" ? "" : parsed.pathname}`;
+    // An "@" that did not end up as user and password is a malformed URL whose credentials landed elsewhere.
+    if (url.includes("@") && parsed.username === "" && parsed.password === "")
+      return "the configured Redis server";
+    // Only a database number is shown after the host: a password with a "/" in it can end up in the path.
+    const database = /^\/\d+$/.test(parsed.pathname) ? parsed.pathname : "";
+    return `${parsed.protocol}//${parsed.host}${database}`;
   } catch {
     return "the configured Redis server";
   }

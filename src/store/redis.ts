@@ -1,6 +1,7 @@
 /** @module The Redis Store (ioredis): auth-failure counters, delivery claims and first answers shared by every gateway on one server and prefix. */
 import { randomUUID } from "node:crypto";
 import type { Redis, RedisOptions } from "ioredis";
+import { type Clock, systemClock } from "../clock.js";
 import type { HostLogger } from "../host/contract.js";
 import { OldestFirst } from "./oldest-first.js";
 import { describeRedisUrl } from "./redis-url.js";
@@ -21,6 +22,8 @@ export interface RedisStoreSettings {
   /** A command not answered within this fails: the request is then handled as if the server were down. */
   timeoutMs: number;
   logger: HostLogger;
+  /** Where counter windows and the journal's remaining windows are read against (default: the system clock). */
+  clock?: Clock;
   /** How long a duplicate waits between looks at an unanswered claim (the first look is at once). */
   pollMs?: { first: number; max: number };
 }
@@ -50,14 +53,30 @@ if existing then return existing end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false`;
 
-/** Settles a claim only while it still owns the id: the answer kept for its window, or the id released. */
+/**
+ * Settles a claim while it still owns the id: the answer kept for its window, or the id released. An answer is also
+ * written when the key is gone (Redis restarted, or the claim lapsed while the settle was retried and nobody
+ * claimed the id since): the delivery was accepted, and its copies must find that out.
+ */
 const SETTLE = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local current = redis.call('GET', KEYS[1])
 if ARGV[2] == '' then
-  redis.call('DEL', KEYS[1])
-else
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  if current == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+  return 0
 end
+if current and current ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1`;
+
+/**
+ * Remembers an answer from a restarted gateway's journal: an answer already there is left alone, a claim in
+ * progress is overwritten. That claim can only be the crashed run's own (it wrote the journal, then died before
+ * settling): left to lapse, it would free the id for the sender's retry while recovery also runs the original.
+ */
+const REMEMBER = `
+local current = redis.call('GET', KEYS[1])
+if current and string.sub(current, 1, 1) == '!' then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 
 /** A claim in progress is stored as this prefix and its owner's id; an answer as the other prefix and its JSON. */
@@ -80,6 +99,7 @@ interface StoreScripts {
   hooksIncrement(key: string, windowMs: number): Promise<[number, number]>;
   hooksClaim(key: string, marker: string, holdMs: number): Promise<string | null>;
   hooksSettle(key: string, marker: string, answer: string, keepMs: number): Promise<number>;
+  hooksRemember(key: string, answer: string, keepMs: number): Promise<number>;
 }
 
 type ClientOptions = RedisOptions & { replyMapping?: "legacy" };
@@ -143,11 +163,15 @@ export class RedisStore implements Store {
   private closed = false;
   /** Counters this gateway cleared, and until when it need not clear them again (epoch milliseconds). */
   private readonly cleared = new Map<string, number>();
+  /** A restarted gateway's delivery ids that could not be put in the store yet, and when that was tried. */
+  private unremembered: { answers: readonly RememberedAnswer[]; at: number } | undefined;
+  private readonly clock: Clock;
   private readonly oldestCleared = new OldestFirst(this.cleared);
 
   constructor(private readonly settings: RedisStoreSettings) {
     this.where = describeRedisUrl(settings.url);
     this.poll = settings.pollMs ?? DEFAULT_POLL;
+    this.clock = settings.clock ?? systemClock;
   }
 
   /**
@@ -156,15 +180,19 @@ export class RedisStore implements Store {
    */
   async open(): Promise<void> {
     const redis = (await connectTo(this.settings.url, redisOptions(this.settings))) as Redis & StoreScripts;
+    // Closed while ioredis was being loaded: never connect.
+    if (this.closed) return;
     redis.defineCommand("hooksIncrement", { numberOfKeys: 1, lua: INCREMENT });
     redis.defineCommand("hooksClaim", { numberOfKeys: 1, lua: CLAIM });
     redis.defineCommand("hooksSettle", { numberOfKeys: 1, lua: SETTLE });
+    redis.defineCommand("hooksRemember", { numberOfKeys: 1, lua: REMEMBER });
     // Without an "error" listener ioredis prints every failed reconnect to the console itself.
     redis.on("error", (error: Error) => this.unreachable(error));
     redis.on("ready", () => {
       if (this.reachable === false)
         this.settings.logger.info(`shared store ${this.where} is reachable again`);
       this.reachable = true;
+      this.rememberLater();
     });
     redis.on("close", () => this.unreachable(new Error("connection closed")));
     this.client = redis;
@@ -190,10 +218,12 @@ export class RedisStore implements Store {
   async increment(key: string, windowMs: number): Promise<CounterWindow> {
     this.cleared.delete(key);
     const [count, left] = await this.redis.hooksIncrement(key, windowMs);
-    return { count: Number(count), resetAt: Date.now() + Number(left) };
+    return { count: Number(count), resetAt: this.clock.now() + Number(left) };
   }
 
   async reset(key: string): Promise<void> {
+    // A stopping gateway has nothing left to clear (and its connection is going: a DEL would only fail).
+    if (this.closed) return;
     const now = Date.now();
     const quietUntil = this.cleared.get(key);
     if (quietUntil !== undefined && quietUntil > now) return;
@@ -248,19 +278,50 @@ export class RedisStore implements Store {
   }
 
   async rememberDeliveries(answers: readonly RememberedAnswer[]): Promise<number> {
+    try {
+      return await this.rememberInBatches(answers);
+    } catch (error) {
+      // Kept until the server is reachable: a Redis that comes up after the gateway (or restarted without
+      // persistence) still gets this gateway's ids.
+      this.unremembered = { answers, at: this.clock.now() };
+      throw error;
+    }
+  }
+
+  private async rememberInBatches(answers: readonly RememberedAnswer[]): Promise<number> {
     let remembered = 0;
     for (let start = 0; start < answers.length; start += REMEMBER_BATCH) {
-      const batch = this.redis.pipeline();
+      const batch = this.redis.pipeline() as ReturnType<Redis["pipeline"]> & StoreScripts;
       for (const { key, response, keepMs } of answers.slice(start, start + REMEMBER_BATCH)) {
-        // Set-if-absent: an id another gateway (or this one's last run) already holds is left as it is.
-        batch.set(key, ANSWERED + JSON.stringify(response), "PX", Math.max(1, Math.round(keepMs)), "NX");
+        batch.hooksRemember(key, ANSWERED + JSON.stringify(response), Math.max(1, Math.round(keepMs)));
       }
       for (const [error, reply] of (await batch.exec()) ?? []) {
         if (error) throw error;
-        if (reply === "OK") remembered++;
+        if (reply === 1) remembered++;
       }
     }
     return remembered;
+  }
+
+  /** Puts back the ids a failed `rememberDeliveries` kept, once the server answers again. */
+  private rememberLater(): void {
+    const pending = this.unremembered;
+    if (pending === undefined) return;
+    this.unremembered = undefined;
+    // What is left of each id's window has shrunk while the server was away.
+    const away = this.clock.now() - pending.at;
+    const answers = pending.answers.flatMap((answer) =>
+      answer.keepMs > away ? [{ ...answer, keepMs: answer.keepMs - away }] : [],
+    );
+    this.rememberInBatches(answers).then(
+      (remembered) =>
+        this.settings.logger.info(`shared store ${this.where}: the journal's delivery ids were put back`, {
+          remembered,
+        }),
+      () => {
+        this.unremembered ??= pending;
+      },
+    );
   }
 
   async close(): Promise<void> {

@@ -54,9 +54,17 @@ export async function startRedis(): Promise<RedisServer> {
     live.add(started);
     started.once("exit", () => live.delete(started));
     await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        started.kill("SIGKILL");
+        reject(new Error(`redis-server did not get ready within 15 s:\n${output}`));
+      }, 15_000);
+      started.once("exit", () => clearTimeout(timer));
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
-        if (output.includes("Ready to accept connections")) resolve();
+        if (output.includes("Ready to accept connections")) {
+          clearTimeout(timer);
+          resolve();
+        }
       };
       started.stdout?.on("data", onData);
       started.stderr?.on("data", onData);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isHookError } from "../../src/errors.js";
 import type { HostLogger, LogFields } from "../../src/host/contract.js";
+import { NO_METRICS } from "../../src/metrics/metrics.js";
 import { createAuthenticator } from "../../src/pipeline/authenticate.js";
 import { createClientAddressResolver } from "../../src/pipeline/client-address.js";
 import { MemoryStore } from "../../src/store/memory.js";
@@ -124,5 +125,38 @@ describe("client address behind trusted proxies", () => {
   ])("trusting %j, peer %s, X-Forwarded-For %s → %s", (trusted, peer, forwarded, client) => {
     const resolve = createClientAddressResolver(trusted);
     expect(resolve(peer, { "x-forwarded-for": forwarded })).toBe(client);
+  });
+});
+
+describe("authentication: a store that cannot count fails open", () => {
+  it("answers 401, never 429, warns once a minute and counts the store's failures", async () => {
+    const time = clock();
+    const warnings: string[] = [];
+    const failures: string[] = [];
+    const down = async () => {
+      throw new Error("connect ECONNREFUSED 127.0.0.1:6379");
+    };
+    const authenticate = createAuthenticator({
+      store: { ...new MemoryStore(time), increment: down, reset: down } as unknown as MemoryStore,
+      clientAddress: createClientAddressResolver([]),
+      logger: { ...quiet, warn: (message: string) => void warnings.push(message) },
+      clock: time,
+      limit: 2,
+      windowMs: 60_000,
+      metrics: { ...NO_METRICS, storeFailure: (operation) => void failures.push(operation) },
+    });
+    const statuses = [];
+    for (let i = 0; i < 10; i++)
+      statuses.push(await statusOf(authenticate(attempt({ authorization: "Bearer nope" }))));
+    expect(statuses).toEqual(Array(10).fill(401));
+    // A correct token still gets in; its clearing fails too, and is counted.
+    expect(await statusOf(authenticate(attempt({ authorization: `Bearer ${TOKEN}` })))).toBe(200);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(failures).toEqual([...Array(10).fill("count"), "reset"]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("auth failures cannot be counted right now (connect ECONNREFUSED");
+    time.advance(60_001);
+    await statusOf(authenticate(attempt({ authorization: "Bearer nope" })));
+    expect(warnings).toHaveLength(2);
   });
 });
