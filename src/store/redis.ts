@@ -249,7 +249,7 @@ export class RedisStore implements Store {
         .hooksClaim(key, CLAIMED + claim, times.holdMs)
         .catch((error: unknown) => {
           // A server that answers late may still carry the claim out after this request gave up on it (a 503): release
-          // it, best effort, behind the claim on the same connection, so the sender's retry is not told to wait an
+          // it, best effort, behind the claim on the same connection, so the sender's retry is not told to wait a
           // whole hold for a request that nobody is handling.
           this.client?.hooksSettle(key, CLAIMED + claim, "", 1).catch(() => undefined);
           throw error;
