@@ -123,20 +123,17 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
       const tracker = container.resolve(TOKENS.tracker);
       const transforms = container.resolve(PORTS.transformRunner);
       const journal = container.resolve(PORTS.journal);
+      const store = container.resolve(PORTS.store);
       const closeAll = async () => {
         tracker.stop();
-        await Promise.all([
-          transforms.close(),
-          container.resolve(PORTS.store).close(),
-          container.resolve(PORTS.journal).close(),
-        ]);
+        await Promise.all([transforms.close(), store.close(), journal.close()]);
       };
       host.registerService({
         id: "hooks",
         async start() {
           try {
             tracker.start();
-            await container.resolve(PORTS.store).open?.();
+            await store.open?.();
             // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
             await recoverFromJournal({
               journal,

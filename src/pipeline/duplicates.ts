@@ -130,11 +130,12 @@ export async function checkDuplicate(
   const kept =
     id.length <= MAX_KEPT_ID ? id : `sha256:${createHash("sha256").update(id).digest("base64url")}`;
   const key = `delivery:${encodeURIComponent(hook)}:${kept}`;
+  const metrics = deps.metrics ?? NO_METRICS;
   let claim: DeliveryClaim;
   try {
     claim = await deps.store.claimDelivery(key, { holdMs: HOLD_MS, waitMs: WAIT_MS });
   } catch (error) {
-    deps.metrics?.storeFailure("claim");
+    metrics.storeFailure("claim");
     throw new HookError("UNAVAILABLE", "Duplicate deliveries cannot be checked right now; retry later.", {
       headers: { "Retry-After": String(RETRY_AFTER_SECONDS) },
       cause: error,
@@ -150,14 +151,7 @@ export async function checkDuplicate(
   }
   return {
     kind: "first",
-    ticket: new DeliveryTicket(
-      deps.store,
-      key,
-      claim.claim,
-      deps.keepMs,
-      deps.logger,
-      deps.metrics ?? NO_METRICS,
-    ),
+    ticket: new DeliveryTicket(deps.store, key, claim.claim, deps.keepMs, deps.logger, metrics),
   };
 }
 

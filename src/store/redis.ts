@@ -116,7 +116,7 @@ function connectTimeoutOf(settings: Pick<RedisStoreSettings, "timeoutMs">): numb
 }
 
 /** The ioredis options both the store and `hooks check` connect with. */
-export function redisOptions(settings: Pick<RedisStoreSettings, "keyPrefix" | "timeoutMs">): ClientOptions {
+function redisOptions(settings: Pick<RedisStoreSettings, "keyPrefix" | "timeoutMs">): ClientOptions {
   return {
     // Replies in the shapes RESP2 has (arrays, strings), whichever protocol the server speaks.
     replyMapping: "legacy",

@@ -54,7 +54,8 @@ export interface Store {
   claimDelivery(key: string, times: ClaimTimes): Promise<DeliveryClaim>;
   /**
    * Settles a claim: the first answer, remembered for `keepMs`; or undefined when the request was not accepted,
-   * which forgets the claim so the sender's retry is handled afresh. Does nothing unless `claim` still owns `key`.
+   * which forgets the claim so the sender's retry is handled afresh. Does nothing while another claim owns `key`; a
+   * store may keep an answer whose claim it lost (the Redis store does, after a restart of the server).
    */
   settleDelivery(
     key: string,
@@ -63,8 +64,8 @@ export interface Store {
     keepMs: number,
   ): Promise<void>;
   /**
-   * Remembers answers in bulk (a restarted gateway's delivery ids, from its journal); an id the store already
-   * holds is left alone. Returns how many were new.
+   * Remembers answers in bulk (a restarted gateway's delivery ids, from its journal); an answer the store already
+   * holds is left alone, a claim left by the crashed run may be replaced. Returns how many were stored.
    */
   rememberDeliveries(answers: readonly RememberedAnswer[]): Promise<number>;
   /** Releases connections and timers; the store is not used afterwards. */
