@@ -64,6 +64,7 @@ export type {
 } from "./store/store.js";
 export { generateToken } from "./verify/generate-token.js";
 export type { SignatureFailure } from "./verify/signature-failure.js";
+export { createTokenComparer } from "./verify/token.js";
 export type { AuthVerdict, Verifier, Verifiers } from "./verify/verifier.js";
 export { CHANNEL_IDS, type ChannelId, checkChannel } from "./vocabulary.js";
 

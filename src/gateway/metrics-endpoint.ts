@@ -1,8 +1,7 @@
 /** @module `GET /metrics`: the plugin's registry and the process's own metrics in Prometheus text format, behind an optional bearer token. */
-import { hash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import type { HttpRoute, MetricsRegistry } from "../index.js";
+import { createTokenComparer, type HttpRoute, type MetricsRegistry } from "../index.js";
 import { sendGatewayError } from "./router.js";
 
 export const METRICS_PATH = "/metrics";
@@ -16,16 +15,12 @@ export interface MetricsRouteOptions {
 
 const BEARER = /^bearer[ \t]+(.+)$/i;
 
-function digest(value: string): Buffer {
-  return hash("sha256", value, "buffer") as unknown as Buffer;
-}
-
-/** Compared as equal-length digests: the time taken says nothing about the token or its length. */
+/** Compared in constant time: the time taken says nothing about the token or its length. */
 function bearerCheck(token: string): (req: IncomingMessage) => boolean {
-  const expected = digest(token);
+  const matches = createTokenComparer(token);
   return (req) => {
     const match = BEARER.exec(req.headers.authorization?.trim() ?? "");
-    return match !== null && timingSafeEqual(digest(match[1]!.trim()), expected);
+    return match !== null && matches(match[1]!.trim());
   };
 }
 

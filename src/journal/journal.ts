@@ -30,7 +30,10 @@ export interface JournalBacklog {
 export interface Journal {
   /** Reads what a previous run left; called once, before the first admission. */
   open(): Promise<JournalBacklog>;
-  /** Resolves once the record is as durable as configured; a rejection means "not accepted" (the request gets 503). */
+  /**
+   * Resolves once the record is as durable as configured; a rejection means "not accepted" (the request gets 503).
+   * The journal takes the record over: the caller does not read or change it afterwards.
+   */
   admit(record: AdmittedRecord): Promise<void>;
   /** The record's agent turns are about to go to the host; written before they do, so a turn is not run twice. */
   handed(id: string): void;

@@ -49,6 +49,8 @@ export interface StoredRequestInput {
   headers: IncomingHttpHeaders;
   credentialHeaders: ReadonlySet<string>;
   raw: Buffer;
+  /** The body decoded as UTF-8 once, by the parse stage. */
+  text: string;
 }
 
 /** Records the accepted request; a journal that cannot is a 503 the sender retries, with nothing emitted. */
@@ -86,7 +88,7 @@ function storedRequest(input: StoredRequestInput): NonNullable<AdmittedRecord["r
   const headers = input.view ?? headersWithoutCredentials(input.headers, input.credentialHeaders);
   const { method, url, raw } = input;
   return isUtf8(raw)
-    ? { method, url, headers, body: raw.toString("utf8") }
+    ? { method, url, headers, body: input.text }
     : { method, url, headers, bodyBase64: raw.toString("base64") };
 }
 

@@ -16,10 +16,9 @@ export function classifyContentType(header: string | undefined): BodyKind {
   );
 }
 
-/** Parses a body; an empty body is `{}`. */
-export function parseBody(kind: BodyKind, raw: Buffer): unknown {
+/** Parses a body (`text` is its bytes decoded as UTF-8, when the caller has them already); an empty body is `{}`. */
+export function parseBody(kind: BodyKind, raw: Buffer, text = raw.toString("utf8")): unknown {
   if (raw.length === 0) return {};
-  const text = raw.toString("utf8");
   if (kind === "form") return parseForm(text);
   try {
     return JSON.parse(text);

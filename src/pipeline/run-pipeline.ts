@@ -146,7 +146,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         rawBody: raw,
       });
     }
-    const body = parseBody(kind, raw);
+    const text = raw.toString("utf8");
+    const body = parseBody(kind, raw, text);
     exchange.body = body;
     const deliveryId = deliveryIdOf(verifier, request.headers, body);
     if (deliveryId !== undefined && !options.dryRun) {
@@ -190,6 +191,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
               headers: request.headers,
               credentialHeaders: deps.credentialHeaders,
               raw,
+              text,
             }
           : undefined,
       });

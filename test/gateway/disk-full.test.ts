@@ -56,7 +56,9 @@ describe.runIf(canMount)("the state directory's disk fills up", () => {
       config,
       JSON.stringify({ hooks: { enabled: true, token: TOKEN }, heartbeat: { everySeconds: 0 } }),
     );
-    const gateway = await startServe(["--config", config, "--state-dir", stateDir, "--record", record]);
+    const gateway = await startServe(["--config", config, "--state-dir", stateDir, "--record", record], {
+      env: { HOOKS_LOG_LEVEL: "debug" },
+    });
     // Each record is larger than a memory page: it cannot slip into the slack at the end of a file's last page.
     const wake = (key: string) =>
       fetch(`${gateway.url}/hooks/wake`, {

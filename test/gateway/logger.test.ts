@@ -13,10 +13,18 @@ function sink() {
 }
 
 describe("logger", () => {
-  it("writes JSON lines with time, level and msg, the fields, and drops what is under its level", () => {
+  it("writes a request's line at debug (a 5xx at error) and drops what is under the logger's level", () => {
     const { lines, out } = sink();
     const logger = createGatewayLogger({ out, format: "json", level: "info" });
-    logger.debug("hidden");
+    logger.request({ method: "POST", hook: "wake", status: 200, durationMs: 1, requestId: "r0" });
+    logger.request({ method: "POST", hook: "wake", status: 401, durationMs: 1, requestId: "r0" });
+    logger.request({ method: "POST", hook: "wake", status: 500, durationMs: 1, requestId: "r0" });
+    expect(lines.map((line) => JSON.parse(line).level)).toEqual(["error"]);
+  });
+
+  it("writes JSON lines with time, level and msg, and the fields", () => {
+    const { lines, out } = sink();
+    const logger = createGatewayLogger({ out, format: "json", level: "debug" });
     logger.request({
       method: "POST",
       hook: "wake",
@@ -32,7 +40,7 @@ describe("logger", () => {
     expect(records).toEqual([
       {
         time: expect.stringMatching(ISO_TIME),
-        level: "info",
+        level: "debug",
         msg: "request",
         method: "POST",
         hook: "wake",

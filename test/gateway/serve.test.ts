@@ -94,14 +94,10 @@ describe("hooks serve with a config file", () => {
       ),
     );
     const logFile = path.join(dir, "logs", "gateway.log");
-    const gateway = await startServe([
-      "--config",
-      config,
-      "--state-dir",
-      path.join(dir, "state"),
-      "--log-file",
-      logFile,
-    ]);
+    const gateway = await startServe(
+      ["--config", config, "--state-dir", path.join(dir, "state"), "--log-file", logFile],
+      { env: { HOOKS_LOG_LEVEL: "debug" } },
+    );
     expect(gateway.stdout()).toContain(`  log     ${logFile}`);
 
     const mapped = await postJson(
@@ -122,7 +118,7 @@ describe("hooks serve with a config file", () => {
 
     const line = await gateway.waitForLog((r) => r.msg === "request" && r.requestId === "req-ping-1");
     expect(line).toMatchObject({
-      level: "info",
+      level: "debug",
       method: "POST",
       hook: "ping",
       status: 200,
