@@ -73,22 +73,21 @@ function readRoute(json: string | undefined): LastRoute | undefined {
  */
 export function createSessionStore(state: StateDb, initialRoute: LastRoute | undefined): SessionStore {
   const { db } = state;
+  // A main-session event goes to the queue and then the transcript, another session's to its messages: an id
+  // seen again is looked for where that session's events go. The queue's own ids are in memory (queuedIds).
   const insertQueued = db.prepare<[EventParams]>(
-    `INSERT OR IGNORE INTO queue (at, event_id, text, untrusted, hook, request_id, mapping_id)
+    `INSERT INTO queue (at, event_id, text, untrusted, hook, request_id, mapping_id)
      SELECT @at, @eventId, @text, @untrusted, @hook, @requestId, @mappingId
-     WHERE NOT EXISTS (SELECT 1 FROM transcript WHERE event_id = @eventId)
-       AND NOT EXISTS (SELECT 1 FROM messages WHERE event_id = @eventId)`,
+     WHERE NOT EXISTS (SELECT 1 FROM transcript WHERE event_id = @eventId)`,
   );
   const insertNote = db.prepare<[EventParams]>(
-    `INSERT OR IGNORE INTO messages (session_key, at, event_id, role, content)
-     SELECT @sessionKey, @at, @eventId, 'system', @text
-     WHERE NOT EXISTS (SELECT 1 FROM queue WHERE event_id = @eventId)
-       AND NOT EXISTS (SELECT 1 FROM transcript WHERE event_id = @eventId)`,
+    "INSERT OR IGNORE INTO messages (session_key, at, event_id, role, content) VALUES (@sessionKey, @at, @eventId, 'system', @text)",
   );
   const insertMessage = db.prepare<[string, number, string | null, string, string]>(
     "INSERT INTO messages (session_key, at, run_id, role, content) VALUES (?, ?, ?, ?, ?)",
   );
   const selectQueue = db.prepare<[], QueueRow>("SELECT * FROM queue ORDER BY seq");
+  const selectQueuedIds = db.prepare<[], string>("SELECT event_id FROM queue").pluck();
   // The queue's rows move as they are, in order; the transcript's unique event id keeps a repeat out.
   const moveQueue = db.prepare(
     `INSERT OR IGNORE INTO transcript (at, kind, event_id, text, untrusted, hook, request_id, mapping_id)
@@ -104,6 +103,8 @@ export function createSessionStore(state: StateDb, initialRoute: LastRoute | und
     "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
   );
 
+  // The ids in the queue table: kept here instead of in an index (see the schema), cleared by a drain that commits.
+  const queuedIds = new Set(selectQueuedIds.all());
   // Keys with messages written this turn and not yet committed: reading one of them commits first.
   const unflushedKeys = new Set<string>();
   state.onFlush(() => unflushedKeys.clear());
@@ -112,6 +113,8 @@ export function createSessionStore(state: StateDb, initialRoute: LastRoute | und
 
   return {
     enqueue(event) {
+      if (queuedIds.has(event.eventId)) return;
+      queuedIds.add(event.eventId);
       const params = eventParams(event);
       state.write(() => insertQueued.run(params));
     },
@@ -131,7 +134,9 @@ export function createSessionStore(state: StateDb, initialRoute: LastRoute | und
         clearQueue.run();
         insertHeartbeat.run(Date.now(), JSON.stringify(reasons), drained);
       });
-      return written ? drained : 0;
+      if (!written) return 0;
+      queuedIds.clear();
+      return drained;
     },
     history(key) {
       if (unflushedKeys.has(key)) state.flush();

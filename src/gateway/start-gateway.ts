@@ -28,7 +28,6 @@ import { createRunner } from "./runners/create-runner.js";
 import { createSessionStore } from "./session-store.js";
 import { startSessionSubsystem } from "./session-subsystem.js";
 import { DEFAULT_STATE_DIR, openStateDb } from "./state-db.js";
-import { importLegacyState } from "./state-import.js";
 import { startRetention } from "./state-retention.js";
 import { logWriteError } from "./write-errors.js";
 
@@ -144,12 +143,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   const state = openStateDb(stateDir, { onError });
   // The plugin's journal marks a request done only once the events it caused are committed here.
   host.persisted = () => state.committed();
-  try {
-    await importLegacyState(state, stateDir, logger);
-  } catch (error) {
-    state.close();
-    throw error;
-  }
   const retention = startRetention(state, { retainDays: sections.state.retainDays, logger });
 
   // First subscriber, so the record shows events in emission order even when a listener emits more.

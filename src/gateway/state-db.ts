@@ -2,7 +2,7 @@
 import { chmodSync, closeSync, existsSync, fdatasync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import { loadSqlite, type SqliteDatabase } from "./sqlite.js";
-import { SETTING, STATE_SCHEMA, STATE_SCHEMA_VERSION } from "./state-schema.js";
+import { STATE_SCHEMA, STATE_SCHEMA_VERSION, STATE_UPGRADES } from "./state-schema.js";
 import { reportOncePerFailure, reportOnStderr, type WriteErrorHandler } from "./write-errors.js";
 
 export const STATE_DB_FILE = "state.sqlite";
@@ -58,9 +58,15 @@ function tableCount(db: SqliteDatabase): number {
   return db.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table'").pluck().get() as number;
 }
 
-/** Creates the tables of a new file, or checks that an existing one is ours and of this version. */
+/** Creates the tables of a new file, or checks that an existing one is ours, upgrading an older version. */
 function prepareSchema(db: SqliteDatabase, file: string): boolean {
-  const version = db.pragma("user_version", { simple: true }) as number;
+  let version = db.pragma("user_version", { simple: true }) as number;
+  if (version > 0 && version < STATE_SCHEMA_VERSION && STATE_UPGRADES[version] !== undefined) {
+    db.transaction(() => {
+      for (; version < STATE_SCHEMA_VERSION; version++) db.exec(STATE_UPGRADES[version]!);
+      db.pragma(`user_version = ${STATE_SCHEMA_VERSION}`);
+    })();
+  }
   if (version === STATE_SCHEMA_VERSION) return false;
   if (version !== 0 || tableCount(db) > 0) {
     throw new Error(
@@ -72,7 +78,6 @@ function prepareSchema(db: SqliteDatabase, file: string): boolean {
   db.pragma("auto_vacuum = INCREMENTAL");
   db.transaction(() => {
     db.exec(STATE_SCHEMA);
-    db.prepare("INSERT INTO settings (key, value) VALUES (?, 'pending')").run(SETTING.jsonlImport);
     db.pragma(`user_version = ${STATE_SCHEMA_VERSION}`);
   })();
   return true;

@@ -68,17 +68,18 @@ describe("duplicate system events", () => {
     expect(store.drain(["interval"])).toBe(1);
   });
 
-  it("ignores an event id already among a session's messages, for that session and for the main one", () => {
-    const store = createSessionStore(open(makeTempDir()), undefined);
+  it("ignores an event id already among a session's messages, in this turn and after a restart", () => {
+    const dir = makeTempDir();
+    const first = open(dir);
+    const store = createSessionStore(first, undefined);
     store.appendSystemNote(systemEvent("n1", "hook:ci"));
     store.appendSystemNote(systemEvent("n1", "hook:ci"));
     expect(store.history("hook:ci")).toEqual([{ role: "system", content: "text n1" }]);
-    store.enqueue(systemEvent("n1"));
-    expect(store.pending()).toEqual([]);
-    // And a queued id is not added to a session either.
-    store.enqueue(systemEvent("q1"));
-    store.appendSystemNote(systemEvent("q1", "hook:ci"));
-    expect(store.history("hook:ci")).toHaveLength(1);
+    first.close();
+    // A re-emitted event names the session it named the first time: it is looked for there.
+    const again = createSessionStore(open(dir), undefined);
+    again.appendSystemNote(systemEvent("n1", "hook:ci"));
+    expect(again.history("hook:ci")).toEqual([{ role: "system", content: "text n1" }]);
   });
 });
 
