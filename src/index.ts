@@ -1,14 +1,13 @@
 /** @module The plugin: its default export for a gateway's plugin loader, `createHooksPlugin` for hosts that swap ports, and the public types. */
 import { createRequire } from "node:module";
 import type { Registry } from "prom-client";
+import { composeHooks } from "./compose.js";
 import { ConfigError } from "./config/issues.js";
-import { buildHooksContainer } from "./container.js";
+import { resolvePorts } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
 import type { HooksPluginOptions } from "./options.js";
-import { recoverFromJournal } from "./pipeline/recover.js";
-import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
+import { prepareHooks } from "./prepare-hooks.js";
 import { describeStatus, type HooksStatus } from "./status.js";
-import { PORTS, TOKENS } from "./tokens.js";
 
 /** The type `plugin.metrics()` returns: prom-client's Registry (`metrics()`, `contentType`, `Registry.merge`). */
 export type { Registry as MetricsRegistry } from "prom-client";
@@ -100,71 +99,40 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
       });
       if (!result.prepared) throw new ConfigError(result.issues);
       for (const warning of result.warnings) host.logger.warn(warning);
-      const { config, mappings, signedPaths } = result.prepared;
+      const prepared = result.prepared;
+      const { config, mappings, signedPaths } = prepared;
       status = describeStatus(config, mappings, [], signedPaths);
       if (!config.enabled) {
         host.logger.info("hooks are disabled (set hooks.enabled to true to expose the intake)");
         return;
       }
-      const container = buildHooksContainer({
-        prepared: result.prepared,
+      const ports = resolvePorts({
+        prepared,
         logger: host.logger,
-        bus: host.bus,
         options,
         // Read when called: a host may install it after registration (the reference gateway opens its database then).
         persisted: () => host.persisted?.() ?? Promise.resolve(),
       });
-      host.registerHttpRoute({
-        path: config.path,
-        match: "prefix",
-        auth: "plugin",
-        handler: container.resolve(TOKENS.handler),
+      const hooks = composeHooks(prepared, ports, {
+        logger: host.logger,
+        bus: host.bus,
+        capture: options.capture,
+        runDeadlineGraceMs: options.runDeadlineGraceMs,
+        awaitCompletions: true,
       });
-      registry = container.resolve(TOKENS.metrics).registry;
-      const tracker = container.resolve(TOKENS.tracker);
-      const transforms = container.resolve(PORTS.transformRunner);
-      const journal = container.resolve(PORTS.journal);
-      const store = container.resolve(PORTS.store);
-      const closeAll = async () => {
-        tracker.stop();
-        await Promise.all([transforms.close(), store.close(), journal.close()]);
-      };
-      host.registerService({
-        id: "hooks",
-        async start() {
-          try {
-            tracker.start();
-            await store.open?.();
-            // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
-            await recoverFromJournal({
-              journal,
-              duplicates: container.resolve(TOKENS.duplicates),
-              bus: host.bus,
-              tracker,
-              logger: host.logger,
-              clock: container.resolve(PORTS.clock),
-            });
-            const reports = await loadAllTransforms(transforms, mappings);
-            status = describeStatus(config, mappings, reports, signedPaths);
-            for (const report of reports) {
-              if (report.error === undefined) continue;
-              host.logger.error(
-                `transform of mapping "${report.mappingId}" failed to load: ${report.error}`,
-                {
-                  mappingId: report.mappingId,
-                  module: report.module,
-                },
-              );
-            }
-          } catch (error) {
-            // A start that fails owns nothing afterwards: a host stops only services that started, and an open
-            // store connection (with its reconnect timer) or a worker pool would keep the process alive.
-            await closeAll().catch(() => undefined);
-            throw error;
-          }
-        },
-        stop: closeAll,
+      hooks.onTransformsLoaded((reports) => {
+        status = describeStatus(config, mappings, reports, signedPaths);
+        for (const report of reports) {
+          if (report.error === undefined) continue;
+          host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {
+            mappingId: report.mappingId,
+            module: report.module,
+          });
+        }
       });
+      host.registerHttpRoute({ path: config.path, match: "prefix", auth: "plugin", handler: hooks.handler });
+      registry = ports.metrics.registry;
+      host.registerService({ id: "hooks", ...hooks.service });
     },
   };
 }

@@ -16,7 +16,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ["pipeline"],
   ["http"],
   ["tokens.ts", "options.ts", "prepare-hooks.ts", "status.ts"],
-  ["container.ts", "check-config.ts"],
+  ["container.ts", "check-config.ts", "compose.ts"],
   ["index.ts", "replay"],
   ["gateway", "openclaw", "mailbox", "schemas"],
   ["cli"],

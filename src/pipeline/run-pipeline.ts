@@ -1,4 +1,3 @@
-import type { PendingRun } from "../actions/plan-action.js";
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Clock } from "../clock.js";
 import { type HookError, toHookError } from "../errors.js";
@@ -16,12 +15,12 @@ import type { Verifiers } from "../verify/verifier.js";
 import type { Authenticated, Authenticator } from "./authenticate.js";
 import { completionBody } from "./completion-body.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
-import { emitPlans, emitRequestEvent } from "./emit.js";
+import { emitRequestEvent } from "./emit.js";
 import { handOff } from "./hand-off.js";
 import { admit, journalKeyFor, listAnswered } from "./journal-record.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
-import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
+import type { CapturedRequest, PipelineRequest, PipelineResponse, Responder } from "./request.js";
 import { requestIdFor } from "./request-id.js";
 import type { Resolution, ResolutionNotes, Resolver } from "./resolve.js";
 import {
@@ -45,8 +44,8 @@ export interface PipelineDeps {
   duplicates: DuplicateDeps;
   /** Headers no mapping, capture or log sees: the credential list plus this config's own signature headers. */
   credentialHeaders: ReadonlySet<string>;
-  /** Where accepted requests are recorded before their answer; none means nothing is recorded. */
-  journal: Journal | undefined;
+  /** Where accepted requests are recorded before their answer, and through whose hand-off their events leave. */
+  journal: Journal;
   /** Whether a journal record keeps the request's body and headers (`hooks.journal.storePayloads`). */
   storePayloads: boolean;
   clock: Clock;
@@ -54,16 +53,13 @@ export interface PipelineDeps {
   metrics: HookMetrics;
   /** Whether a caller waiting for an agent turn's completion gets the reply text (`hooks.exposeReplies`). */
   exposeReplies: boolean;
+  /** Whether `waitForCompletion` holds the answer until the turn ends (a replay answers at admission). */
+  awaitCompletions: boolean;
   bus: HookBus;
   logger: HostLogger;
   ids: Ids;
   /** Receives every authenticated request whose body was read (`hooks serve --capture`), claimed or not. */
   capture?: ((request: CapturedRequest) => void) | undefined;
-}
-
-export interface RunOptions {
-  /** Replay: every stage up to the answer, nothing emitted, journaled, captured or remembered as a delivery. */
-  dryRun?: boolean;
 }
 
 /** What one request came to: its answer, and the resolution replay shows. */
@@ -82,23 +78,26 @@ export interface Exchange {
 
 const NO_VIEW = Object.freeze({ headers: Object.freeze({}), query: Object.freeze({}), url: "" });
 
-export type Pipeline = (
-  request: PipelineRequest,
-  responder: Responder,
-  options?: RunOptions,
-) => Promise<Exchange>;
+export type Pipeline = (request: PipelineRequest, responder: Responder) => Promise<Exchange>;
 
-/** Read top to bottom, this is the order of checks: cheap refusals first, no body read for a request that cannot succeed. */
+/** The answer a request gets, and what happens once it has left (the emit stage). */
+interface Answer {
+  response: PipelineResponse;
+  after?: () => void;
+}
+
+/**
+ * Read top to bottom, this is the order of checks: cheap refusals first, no body read for a request that cannot
+ * succeed. A replay runs this same function with its own ports (a journal that records nothing, a bus nobody
+ * listens to, a store that remembers nothing), not with flags.
+ */
 export function createPipeline(deps: PipelineDeps): Pipeline {
-  /** Everything from the method check to the emitted events; throws a HookError for a refusal before the answer. */
-  async function serve(
-    request: PipelineRequest,
-    target: RequestTarget,
-    responder: Responder,
-    exchange: Exchange,
-    state: ExchangeState,
-    options: RunOptions,
-  ): Promise<void> {
+  const { journal } = deps;
+  const handOffDeps = { journal, bus: deps.bus, tracker: deps.tracker, logger: deps.logger };
+
+  /** Everything from the method check to the answer; throws a HookError for a refusal. */
+  async function serve(request: PipelineRequest, target: RequestTarget, progress: Progress): Promise<Answer> {
+    const { exchange } = progress;
     const hook = exchange.hook!;
     const { requestId } = exchange;
     const { pathname, query, rawQuery } = target;
@@ -114,19 +113,19 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       requestId,
     };
     // A token is judged before any byte of the body is read; a signature can only be judged on those bytes.
-    if (!verifier.needsBody) noteAuthenticated(state, await deps.authenticate(credentials));
+    if (!verifier.needsBody) noteAuthenticated(progress, await deps.authenticate(credentials));
     const route = deps.resolver.route(hook);
     if (!route) {
-      if (deps.capture && !options.dryRun) await captureUnclaimed(request, exchange, query);
+      if (deps.capture) await captureUnclaimed(request, exchange, query);
       throw notFound();
     }
     const kind = classifyContentType(request.headers["content-type"]);
     const maxBytes = deps.resolver.bodyLimit(route);
     checkDeclaredLength(request.headers, maxBytes);
     const raw = await readLimitedBody(request.body, { maxBytes, timeoutMs: deps.bodyTimeoutMs });
-    state.bodyBytes = raw.length;
+    progress.bodyBytes = raw.length;
     if (verifier.needsBody)
-      noteAuthenticated(state, await deps.authenticate({ ...credentials, rawBody: raw }));
+      noteAuthenticated(progress, await deps.authenticate({ ...credentials, rawBody: raw }));
     // Mappings and captures see the request without credentials; a direct wake or agent body needs none of it.
     const view =
       route.kind === "mapped" || deps.capture
@@ -136,7 +135,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             url: urlWithoutCredentials(pathname, query),
           }
         : NO_VIEW;
-    if (deps.capture && !options.dryRun) {
+    if (deps.capture) {
       capture(deps, {
         requestId,
         method: request.method,
@@ -150,17 +149,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const body = parseBody(kind, raw, text);
     exchange.body = body;
     const deliveryId = deliveryIdOf(verifier, request.headers, body);
-    if (deliveryId !== undefined && !options.dryRun) {
+    if (deliveryId !== undefined) {
       const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);
       if (verdict.kind === "duplicate") {
         exchange.status = verdict.response.status;
-        state.duplicate = true;
+        progress.duplicate = true;
         deps.metrics.duplicate(hook);
-        await responder.respond(replayedResponse(verdict.response, requestId));
-        state.answered = true;
-        return;
+        return { response: replayedResponse(verdict.response, requestId) };
       }
-      state.ticket = verdict.ticket;
+      progress.ticket = verdict.ticket;
     }
     const resolution = await deps.resolver.resolve(
       route,
@@ -169,83 +166,50 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     );
     exchange.resolution = resolution;
     const response = resolution.reply
-      ? fixedResponse(resolution.reply, requestId, state.extra)
+      ? fixedResponse(resolution.reply, requestId, progress.extra)
       : resolution.body === undefined
-        ? noContentResponse(requestId, state.extra)
-        : jsonResponse(resolution.status, resolution.body, requestId, state.extra);
-    const journal = options.dryRun ? undefined : deps.journal;
-    if (journal) {
-      await admit(journal, {
-        key: state.journalKey,
-        at: deps.clock.now(),
-        hook,
-        mappingId: resolution.mappingId,
-        response,
-        delivery: state.ticket?.key,
-        plans: resolution.plans,
-        request: deps.storePayloads
-          ? {
-              method: request.method,
-              url: view === NO_VIEW ? urlWithoutCredentials(pathname, query) : view.url,
-              view: view === NO_VIEW ? undefined : view.headers,
-              headers: request.headers,
-              credentialHeaders: deps.credentialHeaders,
-              raw,
-              text,
-            }
-          : undefined,
-      });
-    }
+        ? noContentResponse(requestId, progress.extra)
+        : jsonResponse(resolution.status, resolution.body, requestId, progress.extra);
+    await admit(journal, {
+      key: progress.journalKey,
+      at: deps.clock.now(),
+      hook,
+      mappingId: resolution.mappingId,
+      response,
+      delivery: progress.ticket?.key,
+      plans: resolution.plans,
+      request: deps.storePayloads
+        ? {
+            method: request.method,
+            url: view === NO_VIEW ? urlWithoutCredentials(pathname, query) : view.url,
+            view: view === NO_VIEW ? undefined : view.headers,
+            headers: request.headers,
+            credentialHeaders: deps.credentialHeaders,
+            raw,
+            text,
+          }
+        : undefined,
+    });
     exchange.status = resolution.status;
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
-    await state.ticket?.settle(response);
-    if (resolution.awaitRun && !options.dryRun) {
-      await answerWithCompletion(resolution, resolution.awaitRun, journal, responder, exchange, state);
-      return;
-    }
-    await responder.respond(response);
-    state.answered = true;
-    emit(resolution, journal, state, options);
-  }
-
-  /** The emit stage: through the journal's hand-off when there is one. */
-  function emit(
-    resolution: Resolution,
-    journal: Journal | undefined,
-    state: ExchangeState,
-    options: RunOptions,
-  ): void {
-    if (journal) {
-      const handOffDeps = { journal, bus: deps.bus, tracker: deps.tracker, logger: deps.logger };
-      handOff(handOffDeps, state.journalKey.id, resolution.plans);
-    } else if (!options.dryRun) emitPlans(resolution.plans, deps.bus, deps.tracker);
-  }
-
-  /**
-   * `waitForCompletion`: the turn is emitted first and the answer waits for its outcome. Admission already
-   * happened (journaled, delivery id remembered with the admission answer), so a caller that disconnects
-   * meanwhile cancels nothing, and a failing listener still leaves the caller an answer.
-   */
-  async function answerWithCompletion(
-    resolution: Resolution,
-    run: PendingRun,
-    journal: Journal | undefined,
-    responder: Responder,
-    exchange: Exchange,
-    state: ExchangeState,
-  ): Promise<void> {
+    await progress.ticket?.settle(response);
+    const emit = () => handOff(handOffDeps, progress.journalKey.id, resolution.plans);
+    const run = resolution.awaitRun;
+    if (run === undefined || !deps.awaitCompletions) return { response, after: emit };
+    // `waitForCompletion`: the turn is emitted first and the answer waits for its outcome. Admission already
+    // happened (journaled, delivery id remembered with the admission answer), so a caller that disconnects
+    // meanwhile cancels nothing, and a failing listener still leaves the caller an answer.
     const completion = deps.tracker.completion(run.runId);
     try {
-      emit(resolution, journal, state, {});
+      emit();
     } catch (error) {
       logFailure(deps.logger, toHookError(error), exchange, "emitting the events failed");
     }
-    state.admittedAt = performance.now();
+    progress.admittedAt = performance.now();
     const outcome = await completion;
-    const body = completionBody(resolution, outcome, deps.exposeReplies);
     exchange.status = 200;
-    await responder.respond(jsonResponse(200, body, exchange.requestId, state.extra));
-    state.answered = true;
+    const answer = completionBody(resolution, outcome, deps.exposeReplies);
+    return { response: jsonResponse(200, answer, requestId, progress.extra) };
   }
 
   /** `hooks serve --capture` also records authenticated requests no mapping claims yet: a new sender's first payload. */
@@ -272,7 +236,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     });
   }
 
-  return async function runPipeline(request, responder, options = {}) {
+  /** A refusal's answer: the delivery id is free again for the sender's retry. */
+  async function refuse(thrown: unknown, progress: Progress): Promise<Answer> {
+    const error = toHookError(thrown);
+    const { exchange } = progress;
+    exchange.status = error.status;
+    logFailure(deps.logger, error, exchange, "hook request failed");
+    await progress.ticket?.settle(undefined);
+    progress.code = error.code;
+    return { response: errorResponse(error, exchange.requestId, progress.extra) };
+  }
+
+  return async function runPipeline(request, responder) {
     const started = performance.now();
     const requestId = requestIdFor(request.headers["x-request-id"], deps.ids);
     const exchange: Exchange = {
@@ -291,69 +266,60 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return exchange;
     }
     exchange.hook = hook;
-    const state: ExchangeState = {
+    const progress: Progress = {
+      exchange,
       extra: undefined,
-      answered: false,
       ticket: undefined,
       duplicate: false,
       authenticated: false,
       bodyBytes: 0,
       admittedAt: undefined,
-      journalKey: deps.journal ? journalKeyFor(request.headers, requestId, deps.ids) : { id: requestId },
+      journalKey: journalKeyFor(request.headers, requestId, deps.ids),
     };
+    const answer = await serve(request, target, progress).catch((thrown) => refuse(thrown, progress));
+    // The one place the answer is written.
+    await responder.respond(answer.response);
     try {
-      await serve(request, target, responder, exchange, state, options);
-    } catch (thrown) {
-      const error = toHookError(thrown);
-      if (state.answered) {
-        // The answer left; only emitting failed (a throwing listener). The request stays answered.
-        logFailure(deps.logger, error, exchange, "emitting the events failed");
-      } else {
-        exchange.status = error.status;
-        logFailure(deps.logger, error, exchange, "hook request failed");
-        // Not accepted: the delivery id is free again for the sender's retry.
-        await state.ticket?.settle(undefined);
-        state.code = error.code;
-        await responder.respond(errorResponse(error, requestId, state.extra));
-      }
+      answer.after?.();
+    } catch (error) {
+      // The answer left; only emitting failed (a throwing listener). The request stays answered.
+      logFailure(deps.logger, toHookError(error), exchange, "emitting the events failed");
     }
     // The owning mapping, learnt by the resolve stage whether it succeeded or not.
     exchange.mappingId = exchange.notes.mappingId;
     // Only what got past authentication is listed: a stranger's requests must not grow the journal.
-    if (!options.dryRun && deps.journal && state.authenticated && (state.duplicate || !state.answered)) {
-      listAnswered(deps.journal, {
-        key: state.journalKey,
+    if (progress.authenticated && (progress.duplicate || progress.code !== undefined)) {
+      listAnswered(journal, {
+        key: progress.journalKey,
         at: deps.clock.now(),
         hook,
         mappingId: exchange.mappingId,
         status: exchange.status,
-        code: state.duplicate ? "DUPLICATE" : state.code,
+        code: progress.duplicate ? "DUPLICATE" : progress.code,
       });
     }
-    if (!options.dryRun) {
-      const ended = performance.now();
-      const durationMs = Math.round((ended - started) * 1000) / 1000;
-      const { mappingId, status } = exchange;
-      // A request that waited for its turn is timed to its admission: the turn's own length (up to a day) is the
-      // agent's time, not the intake's, and would push every such request past the histogram's buckets.
-      const admitted = ((state.admittedAt ?? ended) - started) / 1000;
-      deps.metrics.request(hook, mappingId, status, admitted, state.bodyBytes);
-      emitRequestEvent(
-        { method: request.method, hook, requestId, mappingId, status, durationMs },
-        deps.bus,
-        deps.logger,
-      );
-    }
+    const ended = performance.now();
+    const durationMs = Math.round((ended - started) * 1000) / 1000;
+    const { mappingId, status } = exchange;
+    // A request that waited for its turn is timed to its admission: the turn's own length (up to a day) is the
+    // agent's time, not the intake's, and would push every such request past the histogram's buckets.
+    const admitted = ((progress.admittedAt ?? ended) - started) / 1000;
+    deps.metrics.request(hook, mappingId, status, admitted, progress.bodyBytes);
+    emitRequestEvent(
+      { method: request.method, hook, requestId, mappingId, status, durationMs },
+      deps.bus,
+      deps.logger,
+    );
     return exchange;
   };
 }
 
-/** What the stages learn on the way that the answer needs, whether it is a success or a refusal. */
-interface ExchangeState {
+/** What the stages learn on the way that the answer and the listing need, whether it is a success or a refusal. */
+interface Progress {
+  /** What the caller gets back. */
+  exchange: Exchange;
   /** Headers beyond content and request id (Deprecation for a query token). */
   extra: ExtraHeaders | undefined;
-  /** True once the answer has been handed to the responder. */
-  answered: boolean;
   /** This request's claim on its delivery id, settled with its answer. */
   ticket: DeliveryTicket | undefined;
   /** Answered with an earlier request's answer, as a duplicate delivery. */
@@ -370,9 +336,9 @@ interface ExchangeState {
   journalKey: { id: string; requestId?: string };
 }
 
-function noteAuthenticated(state: ExchangeState, auth: Authenticated): void {
-  state.authenticated = true;
-  if (auth.viaQuery) state.extra = { Deprecation: "true" };
+function noteAuthenticated(progress: Progress, auth: Authenticated): void {
+  progress.authenticated = true;
+  if (auth.viaQuery) progress.extra = { Deprecation: "true" };
 }
 
 /** Hands the request to the capture hook; a failing hook never fails the request. */

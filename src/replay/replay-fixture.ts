@@ -1,23 +1,23 @@
-/** @module Runs fixtures through the real pipeline in-process as a dry run: nothing is emitted, journaled or captured. */
+/** @module Runs fixtures through the real pipeline in-process as a dry run: replay ports record nothing, and its events reach no one. */
 import { Readable } from "node:stream";
 import { EventEmitter } from "eventemitter3";
 import type { HookAction } from "../actions/validate-action.js";
+import { type ComposedHooks, composeHooks } from "../compose.js";
 import { ConfigError } from "../config/issues.js";
 import type { ResolveContext } from "../config/resolve.js";
-import { buildHooksContainer } from "../container.js";
+import { resolvePorts } from "../container.js";
 import { HookError } from "../errors.js";
 import type { HookBus, PlannedEvent } from "../events.js";
 import type { HostLogger, LogFields } from "../host/contract.js";
+import { NULL_JOURNAL } from "../journal/null-journal.js";
 import type { MappingTrace } from "../mapping/engine-types.js";
 import { matchMapping } from "../mapping/mapping-engine.js";
-import type { TransformRunner } from "../mapping/transform-runner.js";
 import { classifyContentType, parseBody } from "../pipeline/parse-body.js";
 import type { PipelineResponse } from "../pipeline/request.js";
 import { hookName } from "../pipeline/route.js";
 import { type PreparedHooks, prepareHooks } from "../prepare-hooks.js";
 import { headersWithoutCredentials } from "../safety/credentials.js";
 import type { Store } from "../store/store.js";
-import { PORTS, TOKENS } from "../tokens.js";
 import { createVerifiers } from "../verify/signature-verifier.js";
 import type { LoadedFixture } from "./load-fixture.js";
 import {
@@ -77,8 +77,7 @@ const replayStore: Store = {
 /** The real pipeline over a prepared config, reusable across many fixtures (transforms stay loaded). */
 export class ReplayPipeline {
   private readonly logs: ReplayLog[] = [];
-  private readonly pipeline;
-  private readonly transforms: TransformRunner;
+  private readonly hooks: ComposedHooks;
   /** How replay signs each signed path. */
   private readonly signing = new Map<string, ReplaySigning>();
 
@@ -94,28 +93,29 @@ export class ReplayPipeline {
       warn: log("warn"),
       error: log("error"),
     };
-    // Nothing reaches this bus: a dry run stops before the emit stage.
-    const bus: HookBus = new EventEmitter();
     for (const [hook, path] of prepared.signedPaths) this.signing.set(hook, replaySigning(path));
     const signedPaths = new Map([...this.signing].map(([hook, signing]) => [hook, signing.path]));
-    const container = buildHooksContainer({
+    // The replay ports: nothing is journaled, throttled, remembered or counted.
+    const ports = resolvePorts({
       prepared,
       logger,
-      bus,
-      // A changed transform is picked up by the next fixture, not 250 ms later.
       options: {
         store: replayStore,
+        journal: NULL_JOURNAL,
+        metrics: false,
+        // A changed transform is picked up by the next fixture, not 250 ms later.
         transformReloadCheckMs: 0,
         verifiers: ({ token }) => createVerifiers({ token, signedPaths }),
       },
     });
-    this.pipeline = container.resolve(TOKENS.pipeline);
-    this.transforms = container.resolve(PORTS.transformRunner);
+    // Nobody listens on this bus: what a fixture would cause is read from its plan.
+    const bus: HookBus = new EventEmitter();
+    this.hooks = composeHooks(prepared, ports, { logger, bus, awaitCompletions: false });
   }
 
   /** Stops the transform workers a replay started; the pipeline is not used after this. */
   async close(): Promise<void> {
-    await this.transforms.close();
+    await this.hooks.service.stop();
   }
 
   /** `hooks.path`, normalised. */
@@ -167,7 +167,7 @@ export class ReplayPipeline {
     for (const note of built.notes) this.logs.push({ level: "info", message: note });
     headers["content-length"] = String(raw.length);
     let response: PipelineResponse | undefined;
-    const exchange = await this.pipeline(
+    const exchange = await this.hooks.pipeline(
       {
         method: built.method,
         url: built.url,
@@ -180,7 +180,6 @@ export class ReplayPipeline {
           response = answer;
         },
       },
-      { dryRun: true },
     );
     const resolution = exchange.resolution;
     const trace = exchange.notes.trace;

@@ -1,0 +1,141 @@
+/** @module The one composition function: the plugin's request path and its service, built from the prepared config and the ports. */
+import { DEFAULT_DEADLINE_GRACE_MS, RunCompletionTracker } from "./actions/run-completion.js";
+import type { ActionPolicy } from "./actions/validate-action.js";
+import type { HookBus } from "./events.js";
+import type { HostLogger, HostService, RouteHandler } from "./host/contract.js";
+import { createHooksHandler } from "./http/hooks-handler.js";
+import { MappingEngine } from "./mapping/mapping-engine.js";
+import { MappingIndex } from "./mapping/mapping-index.js";
+import { createAuthenticator } from "./pipeline/authenticate.js";
+import { createClientAddressResolver } from "./pipeline/client-address.js";
+import type { DuplicateDeps } from "./pipeline/duplicates.js";
+import { recoverFromJournal } from "./pipeline/recover.js";
+import type { CapturedRequest } from "./pipeline/request.js";
+import { Resolver } from "./pipeline/resolve.js";
+import { createPipeline, type Pipeline } from "./pipeline/run-pipeline.js";
+import { loadAllTransforms, type PreparedHooks, type TransformLoadReport } from "./prepare-hooks.js";
+import { credentialHeadersWith } from "./safety/credentials.js";
+import type { Ports } from "./tokens.js";
+import { signatureHeadersFor } from "./verify/schemes/index.js";
+
+export interface CompositionContext {
+  logger: HostLogger;
+  /** Where events go: the host's bus, or a replay's. */
+  bus: HookBus;
+  /** Receives every authenticated request whose body was read (`hooks serve --capture`). */
+  capture?: ((request: CapturedRequest) => void) | undefined;
+  /** Extra wait past an agent run's timeoutSeconds before its timeout summary. */
+  runDeadlineGraceMs?: number | undefined;
+  /** Whether `waitForCompletion` holds the answer for the turn (a replay answers at admission: no turn runs). */
+  awaitCompletions: boolean;
+}
+
+export interface ComposedHooks {
+  pipeline: Pipeline;
+  handler: RouteHandler;
+  /** Starts what the request path needs (the store, the previous run's unfinished work, transforms) and stops it. */
+  service: Omit<HostService, "id">;
+  /** Told each transform's load result once the service started. */
+  onTransformsLoaded(listener: (reports: TransformLoadReport[]) => void): void;
+}
+
+export function composeHooks(
+  prepared: PreparedHooks,
+  ports: Ports,
+  context: CompositionContext,
+): ComposedHooks {
+  const { config, mappings, signedPaths } = prepared;
+  const { logger, bus } = context;
+  const { store, journal, clock, ids, transformRunner, verifiers, metrics } = ports;
+  const policy: ActionPolicy = {
+    sessionKeys: {
+      allowRequestSessionKey: config.allowRequestSessionKey,
+      allowedSessionKeyPrefixes: config.allowedSessionKeyPrefixes,
+      defaultSessionKey: config.defaultSessionKey,
+      mainSessionKey: config.mainSessionKey,
+    },
+    channels: config.channels,
+    models: config.models,
+    ids,
+  };
+  const tracker = new RunCompletionTracker(
+    bus,
+    logger,
+    config.mainSessionKey,
+    ids,
+    context.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
+    metrics,
+  );
+  const duplicates: DuplicateDeps = { store, keepMs: config.dedupe.windowSeconds * 1000, logger, metrics };
+  const pipeline = createPipeline({
+    basePath: config.path,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    verifiers,
+    duplicates,
+    credentialHeaders: credentialHeadersWith(
+      [...signedPaths.values()].flatMap((path) => signatureHeadersFor(path.settings)),
+    ),
+    authenticate: createAuthenticator({
+      store,
+      clientAddress: createClientAddressResolver(config.trustedProxies),
+      logger,
+      clock,
+      limit: config.authFailures.limit,
+      windowMs: config.authFailures.windowSeconds * 1000,
+      metrics,
+    }),
+    resolver: new Resolver({
+      engine: new MappingEngine({
+        index: new MappingIndex(mappings),
+        transforms: transformRunner,
+        policy,
+        logger,
+        clock,
+      }),
+      policy,
+      mainSessionKey: config.mainSessionKey,
+      maxBodyBytes: config.maxBodyBytes,
+      ids,
+    }),
+    journal,
+    storePayloads: config.journal.storePayloads,
+    clock,
+    tracker,
+    metrics,
+    exposeReplies: config.exposeReplies,
+    awaitCompletions: context.awaitCompletions,
+    bus,
+    logger,
+    ids,
+    capture: context.capture,
+  });
+
+  const loaded: Array<(reports: TransformLoadReport[]) => void> = [];
+  const stop = async () => {
+    tracker.stop();
+    await Promise.all([transformRunner.close(), store.close(), journal.close()]);
+  };
+  return {
+    pipeline,
+    handler: createHooksHandler(pipeline),
+    onTransformsLoaded: (listener) => void loaded.push(listener),
+    service: {
+      async start() {
+        try {
+          tracker.start();
+          await store.open?.();
+          // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
+          await recoverFromJournal({ journal, duplicates, bus, tracker, logger, clock });
+          const reports = await loadAllTransforms(transformRunner, mappings);
+          for (const listener of loaded) listener(reports);
+        } catch (error) {
+          // A start that fails owns nothing afterwards: a host stops only services that started, and an open
+          // store connection (with its reconnect timer) or a worker pool would keep the process alive.
+          await stop().catch(() => undefined);
+          throw error;
+        }
+      },
+      stop,
+    },
+  };
+}
