@@ -2,6 +2,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
+import { journalDirIn } from "../config/resolve.js";
 import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { DEFAULT_STATE_DIR } from "../gateway/start-gateway.js";
 import { type JournalEntry, readJournal } from "../journal/read-journal.js";
@@ -52,7 +53,7 @@ function journalDirOf(options: WhereOptions): string {
   const hooks = loaded.raw.hooks as { journal?: { dir?: unknown } } | undefined;
   const configured = hooks?.journal?.dir;
   if (typeof configured === "string" && configured !== "") return path.resolve(loaded.configDir, configured);
-  return path.join(path.resolve(options.stateDir ?? DEFAULT_STATE_DIR), "hooks-journal");
+  return journalDirIn(path.resolve(options.stateDir ?? DEFAULT_STATE_DIR));
 }
 
 /** The request answered with this X-Request-Id (the latest, should a caller have sent one id twice). */

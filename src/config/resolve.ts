@@ -40,8 +40,17 @@ export interface ResolvedJournalConfig extends Omit<JournalConfig, "dir"> {
 function journalDir(journal: JournalConfig, context: ResolveContext): string | undefined {
   if (!journal.enabled) return undefined;
   if (journal.dir !== undefined) return path.resolve(context.configDir, journal.dir);
-  return context.stateDir === undefined ? undefined : path.join(context.stateDir, "hooks-journal");
+  return context.stateDir === undefined ? undefined : journalDirIn(context.stateDir);
 }
+
+/** Where the journal is kept when the config names no directory: in the host's state directory. */
+export function journalDirIn(stateDir: string): string {
+  return path.join(stateDir, "hooks-journal");
+}
+
+/** Defaults the lenient view needs when the strict parse failed, read from the schema that declares them. */
+const DEFAULT_PATH = v.getDefault(HooksConfigSchema.entries.path);
+const DEFAULT_PREFIXES = v.getDefault(HooksConfigSchema.entries.allowedSessionKeyPrefixes);
 
 export interface ResolvedHooksConfig
   extends Omit<HooksConfig, "enabled" | "token" | "transformsDir" | "journal"> {
@@ -112,10 +121,10 @@ function lenientView(raw: unknown): SemanticView {
     enabled: field(hooks, "enabled") === true,
     token: asString(field(hooks, "token")),
     gatewayToken: asString(field(field(field(raw, "gateway"), "auth"), "token")),
-    path: asString(field(hooks, "path")) ?? "/hooks",
+    path: asString(field(hooks, "path")) ?? DEFAULT_PATH,
     prefixes: Array.isArray(prefixes)
       ? prefixes.filter((p): p is string => typeof p === "string")
-      : ["hook:"],
+      : DEFAULT_PREFIXES,
     defaultSessionKey: asString(field(hooks, "defaultSessionKey")),
     mappingIds: Array.isArray(mappings) ? mappings.map((m) => asString(field(m, "id"))) : [],
   };
@@ -215,8 +224,8 @@ export function resolveHooksConfig(raw: unknown, context: ResolveContext): Resol
       ...hooks,
       enabled: hooks.enabled === true,
       token: hooks.token ?? "",
-      path: hooksPath.ok ? hooksPath.path : "/hooks",
-      transformsDir: path.resolve(context.configDir, hooks.transformsDir ?? "hooks/transforms"),
+      path: hooksPath.ok ? hooksPath.path : DEFAULT_PATH,
+      transformsDir: path.resolve(context.configDir, hooks.transformsDir),
       allowedSessionKeyPrefixes: hooks.allowedSessionKeyPrefixes.map((prefix) => prefix.toLowerCase()),
       mainSessionKey,
       channels: new Set(context.channels ?? DEFAULT_CHANNELS),

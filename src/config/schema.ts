@@ -57,13 +57,6 @@ export const JournalSchema = v.strictObject({
   storePayloads: v.optional(v.boolean(), true),
 });
 
-export const JOURNAL_DEFAULTS: v.InferOutput<typeof JournalSchema> = {
-  enabled: true,
-  fsync: "batch",
-  retainHours: 72,
-  storePayloads: true,
-};
-
 /** Transforms in the worker pool: each worker's heap limit and how many run at once. */
 export const TransformsSchema = v.strictObject({
   /**
@@ -107,16 +100,17 @@ export const HooksConfigSchema = v.strictObject({
   bodyTimeoutMs: v.optional(PositiveInt, 30_000),
   presets: v.optional(v.array(v.picklist(["mailbox"], 'unknown preset (the one preset is "mailbox")')), []),
   mappings: v.optional(v.array(MappingSchema), []),
-  transformsDir: v.optional(v.pipe(v.string(), v.minLength(1))),
+  /** Relative to the config file's directory. */
+  transformsDir: v.optional(v.pipe(v.string(), v.minLength(1)), "hooks/transforms"),
   allowRequestSessionKey: v.optional(v.boolean(), true),
   allowedSessionKeyPrefixes: v.optional(v.array(v.pipe(v.string(), v.minLength(1))), ["hook:"]),
   defaultSessionKey: v.optional(v.pipe(v.string(), v.minLength(1))),
-  authFailures: v.optional(AuthFailuresSchema, { limit: 20, windowSeconds: 60 }),
+  authFailures: v.optional(AuthFailuresSchema, {}),
   trustedProxies: v.optional(v.array(v.string()), []),
-  dedupe: v.optional(DedupeSchema, { windowSeconds: 86_400, maxEntries: 100_000 }),
-  journal: v.optional(JournalSchema, JOURNAL_DEFAULTS),
+  dedupe: v.optional(DedupeSchema, {}),
+  journal: v.optional(JournalSchema, {}),
   store: v.optional(StoreSchema, { kind: "memory" }),
-  transforms: v.optional(TransformsSchema, { maxMemoryMb: 128 }),
+  transforms: v.optional(TransformsSchema, {}),
   /** Whether a waiting caller (`waitForCompletion`) gets the agent's reply text, not only its kind. */
   exposeReplies: v.optional(v.boolean(), false),
   mailbox: v.optional(MailboxConfigSchema),
