@@ -11,11 +11,9 @@ const CONTEXT_KEY = "hooks-intake";
 interface Batch {
   /** OpenClaw's contextKey for this batch: `replace` swaps the queued copy for the grown one in place. */
   key: string;
-  items: string[];
+  /** The events not yet consumed, each after the one before and a blank line (appended, never re-joined). */
   text: string;
 }
-
-const combine = (items: readonly string[]) => items.join("\n\n");
 
 /**
  * OpenClaw hides a system event whose text holds one of the phrases of its own heartbeat notes ("heartbeat poll",
@@ -56,24 +54,24 @@ export class SystemEventHandOff {
     const item = defuse(text.trim());
     if (item === "") return;
     let batch = this.open.get(sessionKey);
+    // Consumed: the probe queued the old text again, and the text below (the new event alone) replaces it.
+    let consumed = false;
     if (batch && this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true })) {
-      batch.items = [];
+      consumed = true;
     } else if (batch && batch.text.length + item.length + 2 > MAX_BATCH_CHARS) {
       batch = undefined;
     }
     if (!batch) {
-      batch = { key: `${CONTEXT_KEY}:${this.instance}:${++this.sequence}`, items: [], text: "" };
+      batch = { key: `${CONTEXT_KEY}:${this.instance}:${++this.sequence}`, text: "" };
       this.open.set(sessionKey, batch);
     }
     const previous = batch.text;
-    batch.items.push(item);
-    batch.text = combine(batch.items);
+    batch.text = consumed || previous === "" ? item : `${previous}\n\n${item}`;
     // False here means OpenClaw refused the event (its session store was replaced, say): never a silent loss.
     if (
       !this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true }) &&
       batch.text !== previous
     ) {
-      batch.items.pop();
       batch.text = previous;
       throw new Error("OpenClaw refused the system event");
     }
