@@ -1,5 +1,22 @@
-/** @module The baseline: the least any intake must do (read the body, check a bearer token in constant time, parse JSON, answer JSON). */
-import { createHash, timingSafeEqual } from "node:crypto";
+/**
+ * @module The baselines: the least any intake must do. Bare (default): read the body, check a bearer token in
+ * constant time, parse JSON, answer JSON. Durable (BENCH_BASELINE_JOURNAL=<file>): the same, plus one JSON line
+ * per request appended to that file, and the answers sent only after one fdatasync that covers every line of that
+ * event-loop turn (group commit, as the plugin's journal with `fsync: "batch"` does it): the lines of one turn
+ * are collected, written in one write at the end of the turn (setImmediate), synced once, then all their
+ * answers go out; lines that arrive during a sync form the next batch as soon as it completes.
+ *
+ * The token is compared against a buffer prepared once at start: the presented token is copied into a scratch
+ * buffer of the expected length (truncated or zero-padded), compared with `timingSafeEqual`, and its byte length
+ * checked afterwards, so the comparison takes the same time whatever the presented token shares with the secret
+ * and whatever its length (nothing is hashed per request).
+ *
+ * The journal file rolls over (closed, removed, a new one opened) between batches once it passes
+ * BENCH_BASELINE_ROLL_BYTES (64 MiB): a run of minutes does not fill the disk, and a roll costs one open per
+ * 64 MiB. On SIGTERM a durable baseline prints `{"msg":"baseline closed","fsyncs":..,"lines":..}`.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { closeSync, fdatasync, openSync, unlinkSync, writeSync } from "node:fs";
 import { createServer } from "node:http";
 
 const token = process.env.BENCH_BASELINE_TOKEN;
@@ -8,8 +25,19 @@ if (!token) {
   process.exit(2);
 }
 const maxBytes = Number(process.env.BENCH_BASELINE_MAX_BYTES ?? 262_144);
-// Hashing both sides makes the comparison independent of either length, as the intake does.
-const expected = createHash("sha256").update(token).digest();
+const journalFile = process.env.BENCH_BASELINE_JOURNAL || undefined;
+const rollBytes = Number(process.env.BENCH_BASELINE_ROLL_BYTES ?? 64 * 1024 * 1024);
+
+const expected = Buffer.from(token, "utf8");
+const scratch = Buffer.alloc(expected.length);
+
+/** Constant time in the secret: the copy and the comparison always span the expected length. */
+function tokenMatches(presented) {
+  const written = scratch.write(presented, 0, "utf8");
+  scratch.fill(0, written);
+  const same = timingSafeEqual(scratch, expected);
+  return same && Buffer.byteLength(presented, "utf8") === expected.length;
+}
 
 function send(res, status, body) {
   const text = JSON.stringify(body);
@@ -20,13 +48,74 @@ function send(res, status, body) {
   res.end(text);
 }
 
+/** The group commit: lines of this turn, their answers, one write and one fdatasync per batch. */
+function groupCommit(file) {
+  let fd = openSync(file, "a", 0o600);
+  let size = 0;
+  let queue = [];
+  let scheduled = false;
+  let syncing = false;
+  let fsyncs = 0;
+  let lines = 0;
+
+  function flush() {
+    if (syncing || queue.length === 0) return;
+    if (size > rollBytes) {
+      closeSync(fd);
+      unlinkSync(file);
+      fd = openSync(file, "a", 0o600);
+      size = 0;
+    }
+    const batch = queue;
+    queue = [];
+    let text = "";
+    for (const entry of batch) text += entry.line;
+    const bytes = Buffer.from(text, "utf8");
+    writeSync(fd, bytes);
+    size += bytes.length;
+    syncing = true;
+    fsyncs++;
+    fdatasync(fd, (error) => {
+      syncing = false;
+      if (error) {
+        for (const entry of batch) send(entry.res, 503, { ok: false });
+      } else {
+        lines += batch.length;
+        for (const entry of batch) send(entry.res, 200, entry.answer);
+      }
+      // What arrived during the sync has waited one sync already: it goes at once.
+      flush();
+    });
+  }
+
+  return {
+    append(line, res, answer) {
+      queue.push({ line, res, answer });
+      if (scheduled || syncing) return;
+      scheduled = true;
+      // End of this event-loop turn: every request parsed in this turn joins the batch.
+      setImmediate(() => {
+        scheduled = false;
+        flush();
+      });
+    },
+    close() {
+      closeSync(fd);
+      return { fsyncs, lines };
+    },
+  };
+}
+
+const journal = journalFile ? groupCommit(journalFile) : undefined;
+const startedAt = Date.now();
+let sequence = 0;
+const LINE_BREAKS = /[\r\n]/g;
+
 const server = createServer((req, res) => {
   if (req.method !== "POST") return send(res, 405, { ok: false });
   const header = req.headers.authorization ?? "";
   const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
-  if (!timingSafeEqual(createHash("sha256").update(presented).digest(), expected)) {
-    return send(res, 401, { ok: false });
-  }
+  if (!tokenMatches(presented)) return send(res, 401, { ok: false });
   if (Number(req.headers["content-length"] ?? 0) > maxBytes) {
     res.shouldKeepAlive = false;
     return send(res, 413, { ok: false });
@@ -42,21 +131,35 @@ const server = createServer((req, res) => {
     chunks.push(chunk);
   });
   req.on("end", () => {
+    const text = Buffer.concat(chunks, size).toString("utf8");
     let body;
     try {
-      body = JSON.parse(Buffer.concat(chunks, size).toString("utf8"));
+      body = JSON.parse(text);
     } catch {
       return send(res, 400, { ok: false });
     }
-    send(res, 200, { ok: true, keys: body && typeof body === "object" ? Object.keys(body).length : 0 });
+    const answer = { ok: true, keys: body && typeof body === "object" ? Object.keys(body).length : 0 };
+    if (!journal) return send(res, 200, answer);
+    // The raw body as received (valid JSON: a line break in it can only be whitespace between tokens).
+    const raw = text.includes("\n") || text.includes("\r") ? text.replace(LINE_BREAKS, " ") : text;
+    const id = `${startedAt}-${++sequence}`;
+    journal.append(
+      `{"id":"${id}","at":${Date.now()},"path":${JSON.stringify(req.url)},"body":${raw}}\n`,
+      res,
+      answer,
+    );
   });
 });
 
 server.listen(0, "127.0.0.1", () => {
-  process.stdout.write(`baseline listening on http://127.0.0.1:${server.address().port}\n`);
+  const kind = journal ? "durable baseline" : "baseline";
+  process.stdout.write(`${kind} listening on http://127.0.0.1:${server.address().port}\n`);
 });
 const stop = () => {
-  server.close(() => process.exit(0));
+  server.close(() => {
+    if (journal) process.stdout.write(`${JSON.stringify({ msg: "baseline closed", ...journal.close() })}\n`);
+    process.exit(0);
+  });
   server.closeAllConnections();
 };
 process.on("SIGTERM", stop);

@@ -225,7 +225,8 @@ export function withToken(request, token) {
   return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };
 }
 
-export const WAKE_BODY = JSON.stringify({ text: "Disk usage on build-17 crossed 80% (bench)", mode: "now" });
+/** SPEC §19's wake body: a short text for the next heartbeat (no heartbeat requested per request). */
+export const WAKE_BODY = JSON.stringify({ text: "hi", mode: "next-heartbeat" });
 export const AGENT_BODY = JSON.stringify({
   message: "Summarise the nightly build: 3 failures in the integration suite, 1 flaky test quarantined.",
   name: "Bench",

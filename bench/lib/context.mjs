@@ -4,7 +4,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { newToken, writeBenchConfig } from "./configs.mjs";
 import { PIN, pinThisProcess } from "./pinning.mjs";
-import { makeTempDir, removeTempDir, spawnBaseline, spawnGateway } from "./processes.mjs";
+import { logLines, makeTempDir, removeTempDir, spawnBaseline, spawnGateway } from "./processes.mjs";
 import { formatTable } from "./report.mjs";
 
 export function numberFromEnv(name, fallback) {
@@ -35,6 +35,7 @@ export async function createContext({ log = (line) => process.stdout.write(`${li
   const token = newToken();
   const configFile = writeBenchConfig(dir, token);
   let baseline;
+  let durableBaseline;
   const gateways = new Set();
   let stateDirs = 0;
 
@@ -44,10 +45,21 @@ export async function createContext({ log = (line) => process.stdout.write(`${li
     dir,
     configFile,
     log,
-    /** The bare node:http baseline, one process for the whole run (it keeps no state). */
+    /** The bare node:http baseline (bench/baseline-server.mjs), one process for the whole run (it keeps no state). */
     async baseline() {
       baseline ??= await spawnBaseline({ token });
       return baseline;
+    },
+    /**
+     * The durable baseline (the bare one plus a JSON line per request and one fdatasync per event-loop turn
+     * before the answers), one process for the whole run, its file in the run's temp dir.
+     */
+    async durableBaseline() {
+      durableBaseline ??= await spawnBaseline({
+        token,
+        journalFile: path.join(dir, "durable-baseline.jsonl"),
+      });
+      return durableBaseline;
     },
     /** A gateway through the real CLI, with its own fresh state directory under the run's temp dir. */
     async startGateway({ label, configFile: file = configFile, env = {}, nodeArgs = [], bin } = {}) {
@@ -73,6 +85,16 @@ export async function createContext({ log = (line) => process.stdout.write(`${li
     async close() {
       await Promise.all([...gateways].map((gateway) => gateway.stop()));
       if (baseline) await baseline.stop();
+      if (durableBaseline) {
+        await durableBaseline.stop();
+        const closed = logLines(durableBaseline.stopOutput, "baseline closed").at(-1);
+        if (closed) {
+          log(
+            `durable baseline: ${closed.lines} lines in ${closed.fsyncs} fdatasyncs ` +
+              `(${(closed.lines / Math.max(1, closed.fsyncs)).toFixed(1)} per sync) over the run`,
+          );
+        }
+      }
       removeTempDir(dir);
     },
   };

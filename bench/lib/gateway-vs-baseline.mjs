@@ -1,14 +1,19 @@
-/** @module The shape of the throughput scenarios: one fresh gateway against the baseline, A B A B, two rows out. */
+/**
+ * @module The shape of the throughput scenarios: one fresh gateway against the bare and the durable baseline, in
+ * rotating rounds of the three (`runRounds`: gateway, bare, durable; then bare, durable, gateway; ...), rows
+ * against each baseline out.
+ */
+import { baselineRows, baselineSides, logBaselineRatios } from "./baselines.mjs";
 import { checkAllFirst, checkReplay } from "./deliveries.mjs";
-import { runPairs } from "./load.mjs";
-import { pairRows } from "./report.mjs";
+import { runRounds } from "./load.mjs";
 import { countSessions } from "./state.mjs";
 
 /**
  * `configFile` (default: the bench config) and `baselineRequest` (default: `request`) for a gateway request the
- * baseline would refuse (a signature instead of the token). With `firstDeliveries`, `request` names a unique id
- * header: the replay of one id is checked before the runs and, after them, that every request was a first
- * delivery (one wake each).
+ * baselines would refuse (a signature instead of the token). `durableTarget`: SPEC §19's throughput target
+ * against the durable baseline; `bareTarget`: an older throughput target against the bare one (rows §19 does not
+ * name). With `firstDeliveries`, `request` names a unique id header: the replay of one id is checked before the
+ * runs and, after them, that every request was a first delivery (one wake each).
  */
 export async function gatewayVsBaseline(
   context,
@@ -19,37 +24,36 @@ export async function gatewayVsBaseline(
     baselineRequest = request,
     configFile,
     expectStatus,
-    rpsTarget,
-    cpuTarget,
-    p99Target,
+    durableTarget,
+    bareTarget,
     env,
     firstDeliveries = false,
   },
 ) {
-  const baseline = await context.baseline();
+  const baselines = await baselineSides(context, baselineRequest);
   const gateway = await context.startGateway({ label: `gateway (${id})`, env, configFile });
   context.log(`  gateway ready in ${Math.round(gateway.readyMs)} ms at ${gateway.url}`);
   let extra;
-  let pairs;
+  let rounds;
   let answered = 0;
   let runs = 0;
   try {
     if (firstDeliveries) await checkReplay(gateway, request, expectStatus);
     const linesBefore = gateway.stdoutLines;
     const bytesBefore = gateway.stdoutBytes;
-    pairs = await runPairs({
-      target: { server: gateway, request, expectStatus },
-      baseline: { server: baseline, request: baselineRequest, expectStatus: 200 },
+    rounds = await runRounds({
+      sides: [{ name: "gateway", server: gateway, request, expectStatus }, ...baselines],
+      rounds: context.settings.pairs,
       settings: context.settings,
       log: context.log,
       onRun: (side, run) => {
-        if (side !== "target") return;
+        if (side.name !== "gateway") return;
         answered += run.requests;
         runs++;
       },
     });
-    const measured = pairs.reduce((sum, pair) => sum + pair.target.requests, 0);
-    // Includes the baseline halves of the pairs, when the gateway only finishes what it already accepted.
+    const measured = rounds.reduce((sum, round) => sum + round.gateway.requests, 0);
+    // Includes the baselines' turns of the rounds, when the gateway only finishes what it already accepted.
     extra = {
       logLinesPerRequest: Math.round(((gateway.stdoutLines - linesBefore) / measured) * 100) / 100,
       logBytesPerRequest: Math.round((gateway.stdoutBytes - bytesBefore) / measured),
@@ -66,14 +70,7 @@ export async function gatewayVsBaseline(
     context.log(`  ${wakes} wakes for ${answered} answered requests: every one a first delivery`);
     extra.deliveryIds = answered;
   }
-  return pairRows({
-    id,
-    title,
-    pairs,
-    rpsTarget,
-    cpuTarget,
-    p99Target,
-    baselineName: "bare node:http",
-    extra,
-  });
+  const rows = baselineRows({ id, title, rounds, side: "gateway", durableTarget, bareTarget, extra });
+  logBaselineRatios(context.log, title, rows);
+  return rows;
 }

@@ -165,11 +165,19 @@ export function spawnGateway({ label, configFile, stateDir, env = {}, nodeArgs =
   });
 }
 
-export function spawnBaseline({ token, maxBodyBytes = 262_144 }) {
+/**
+ * The bare baseline, or with `journalFile` the durable one (a JSON line per request in that file, answers after
+ * the group commit's fdatasync): bench/baseline-server.mjs.
+ */
+export function spawnBaseline({ token, maxBodyBytes = 262_144, journalFile }) {
   return spawnServer({
-    label: "baseline",
+    label: journalFile ? "durable baseline" : "baseline",
     args: [path.join(ROOT, "bench", "baseline-server.mjs")],
-    env: { BENCH_BASELINE_TOKEN: token, BENCH_BASELINE_MAX_BYTES: String(maxBodyBytes) },
+    env: {
+      BENCH_BASELINE_TOKEN: token,
+      BENCH_BASELINE_MAX_BYTES: String(maxBodyBytes),
+      ...(journalFile ? { BENCH_BASELINE_JOURNAL: journalFile } : {}),
+    },
   });
 }
 

@@ -32,7 +32,8 @@ function sideJson(side) {
 
 /**
  * Three rows from alternating pairs, each the median of the per-pair ratios target/baseline: throughput, server
- * CPU per request, p99. A target left undefined makes its row information only. `extra` lands in results.json.
+ * CPU per request, p99. A target left undefined makes its row information only; `targetSource` (e.g. "SPEC §19")
+ * is printed beside the targets. `extra` lands in results.json.
  */
 export function pairRows({
   id,
@@ -42,6 +43,7 @@ export function pairRows({
   cpuTarget,
   p99Target = 2,
   baselineName,
+  targetSource,
   extra = {},
 }) {
   const targetSide = sideJson(sideSummary(pairs.map((pair) => pair.target)));
@@ -68,7 +70,8 @@ export function pairRows({
       ...common,
     };
   };
-  const goal = (op, value) => (value ? { op, value } : undefined);
+  const goal = (op, value) =>
+    value ? { op, value, ...(targetSource ? { source: targetSource } : {}) } : undefined;
   return [
     row("throughput", "throughput", (pair) => pair.rpsRatio, goal(">=", rpsTarget)),
     row("cpu", "server CPU per request", (pair) => pair.cpuRatio, goal("<=", cpuTarget)),
@@ -112,7 +115,9 @@ export function formatTable(rows) {
     "|---|---|---|---|---|---|---|",
   ];
   for (const row of rows) {
-    const target = row.target ? `${row.target.op} ${show(row.target.value, row.unit)}` : "info";
+    const target = row.target
+      ? `${row.target.op} ${show(row.target.value, row.unit)}${row.target.source ? ` (${row.target.source})` : ""}`
+      : "info";
     const pass = row.pass === undefined ? "–" : row.pass ? "pass" : "**FAIL**";
     const spread = row.ratios ?? row.values;
     const range = spread

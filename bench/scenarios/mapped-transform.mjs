@@ -1,4 +1,8 @@
-/** @module Scenario: a mapped hook with a TypeScript transform (fixtures/transforms/github-push.ts via jiti) returning an agent turn. */
+/**
+ * @module Scenario: a mapped hook with a TypeScript transform (fixtures/transforms/github-push.ts via jiti, in the
+ * default worker pool) returning an agent turn. SPEC §19: at least 0.30x the durable baseline's req/s.
+ */
+import { TARGETS } from "../lib/baselines.mjs";
 import { jsonRequest, PUSH_PAYLOAD } from "../lib/configs.mjs";
 import { isMain, runStandalone } from "../lib/context.mjs";
 import { gatewayVsBaseline } from "../lib/gateway-vs-baseline.mjs";
@@ -13,7 +17,7 @@ export const scenario = {
       title: "mapped hook, TS transform",
       request: jsonRequest(context.token, "github/push-ts", PUSH_PAYLOAD),
       expectStatus: 202,
-      rpsTarget: 0.6,
+      durableTarget: TARGETS.transformWorker,
     }),
 };
 

@@ -1,25 +1,27 @@
 /**
- * @module Scenario: /wake with the request journal's settings, each gateway against the bare baseline (A B A B):
- * `fsync: "batch"` (the default: one fdatasync per group of requests), `"always"` (one per request; diagnostic),
- * `"off"` (written, never synced) and `enabled: false`; then `off` against `enabled: false` directly, A B A B, and
- * (diagnostic) `batch` against `off`, what the fdatasync itself adds.
+ * @module Scenario: /wake with the request journal's settings, each gateway against the bare and the durable
+ * baseline in rotating rounds of the three: `fsync: "batch"` (the default: one fdatasync per group of requests;
+ * SPEC §19's `hooks serve` /wake target, at least 0.60x the durable baseline), `"always"` (one per request;
+ * diagnostic), `"off"` (written, never synced) and `enabled: false`; then `off` against `enabled: false` directly,
+ * A B A B, and (diagnostic) `batch` against `off`, what the fdatasync itself adds.
  *
  * The journal's counters are read from the `journal closed` line a gateway logs when it stops (SIGTERM):
  * `fsyncs` and `durableLines` since its start. They cover the warm-up run too (the same load as the measured
- * runs), so the rate is divided by the seconds the gateway was under load, warm-up included; while the baseline
- * runs the gateway is idle, and an idle journal syncs nothing (only `done` lines are written then, no one waits
+ * runs), so the rate is divided by the seconds the gateway was under load, warm-up included; while the baselines
+ * run the gateway is idle, and an idle journal syncs nothing (only `done` lines are written then, no one waits
  * on them). Records per fsync is the ratio of the two counters.
  */
+import { baselineRows, baselineSides, logBaselineRatios, TARGETS } from "../lib/baselines.mjs";
 import { journalVariantName, jsonRequest, WAKE_BODY, writeJournalConfig } from "../lib/configs.mjs";
 import { isMain, runStandalone } from "../lib/context.mjs";
-import { runPairs } from "../lib/load.mjs";
+import { runPairs, runRounds } from "../lib/load.mjs";
 import { logLines } from "../lib/processes.mjs";
 import { pairRows, valueRow } from "../lib/report.mjs";
 import { countWakes, JOURNAL_DIR, treeBytes } from "../lib/state.mjs";
 
 const VARIANTS = [
   // The default of `hooks serve`; what `npm run bench`'s other gateways run too.
-  { journal: { fsync: "batch" }, rpsTarget: 0.6 },
+  { journal: { fsync: "batch" }, durableTarget: TARGETS.wake },
   // One fdatasync per request: what a group commit saves. No target.
   { journal: { fsync: "always" }, diagnostic: true },
   { journal: { fsync: "off" } },
@@ -104,32 +106,32 @@ function variantTitle(name) {
 async function againstBaseline(context, request, variant) {
   const name = journalVariantName(variant.journal);
   const configFile = writeJournalConfig(context.dir, context.token, variant.journal);
-  const baseline = await context.baseline();
+  const baselines = await baselineSides(context, request);
   const gateway = await context.startGateway({ label: `gateway (journal ${name})`, configFile });
   const counter = loadCounter();
-  let pairs;
+  let rounds;
   try {
-    pairs = await runPairs({
-      target: { server: gateway, request, expectStatus: 200 },
-      baseline: { server: baseline, request, expectStatus: 200 },
+    rounds = await runRounds({
+      sides: [{ name: "gateway", server: gateway, request, expectStatus: 200 }, ...baselines],
+      rounds: context.settings.pairs,
       settings: context.settings,
       log: context.log,
-      onRun: counter.onRun,
+      onRun: (side, run) => counter.onRun(side.name === "gateway" ? "target" : "baseline", run),
     });
   } finally {
     await gateway.stop("SIGTERM");
   }
   const journal = afterStop(context, gateway, name, counter.counted);
   const title = variantTitle(name);
-  const rows = pairRows({
+  const rows = baselineRows({
     id: `wake-journal.${name}`,
     title: `${title}${variant.diagnostic ? " (diagnostic)" : ""}`,
-    pairs,
-    rpsTarget: variant.rpsTarget,
-    p99Target: null,
-    baselineName: "bare node:http",
+    rounds,
+    side: "gateway",
+    durableTarget: variant.durableTarget,
     extra: { journalSetting: variant.journal, journal },
   });
+  logBaselineRatios(context.log, title, rows);
   if (journal.fsyncsPerSecond !== undefined) {
     const detail =
       `${journal.fsyncs} fsyncs, ${journal.durableLines} durable records over ${journal.loadSeconds} s under load ` +
@@ -210,7 +212,7 @@ export const scenario = {
     const rows = [];
     for (const variant of VARIANTS) {
       if (variant.diagnostic && !context.settings.diagnostics) continue;
-      context.log(`  ${variantTitle(journalVariantName(variant.journal))} vs bare node:http`);
+      context.log(`  ${variantTitle(journalVariantName(variant.journal))} vs the bare and durable baselines`);
       rows.push(...(await againstBaseline(context, request, variant)));
     }
     context.log('  fsync "off" (A) vs enabled: false (B)');

@@ -1,4 +1,9 @@
-/** @module Scenario: POST /hooks/wake (validate, wrap, queue a system event, request a heartbeat) against the baseline. */
+/**
+ * @module Scenario: `hooks serve` (default config), POST /hooks/wake `{ "text": "hi", "mode": "next-heartbeat" }`
+ * (validate, journal, wrap, queue a system event) against the bare and the durable baseline. SPEC §19: at least
+ * 0.60x the durable baseline's req/s.
+ */
+import { TARGETS } from "../lib/baselines.mjs";
 import { jsonRequest, WAKE_BODY } from "../lib/configs.mjs";
 import { isMain, runStandalone } from "../lib/context.mjs";
 import { gatewayVsBaseline } from "../lib/gateway-vs-baseline.mjs";
@@ -12,9 +17,7 @@ export const scenario = {
       title: "/wake",
       request: jsonRequest(context.token, "wake", WAKE_BODY),
       expectStatus: 200,
-      // Pinned, the issue's targets; unpinned (BENCH_PIN=0), the old shared-core throughput target only.
-      rpsTarget: context.settings.pin.enabled ? 0.8 : 0.75,
-      cpuTarget: context.settings.pin.enabled ? 1.25 : undefined,
+      durableTarget: TARGETS.wake,
     }),
 };
 

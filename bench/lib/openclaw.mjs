@@ -1,0 +1,257 @@
+/**
+ * @module One OpenClaw gateway for the bench: the runtime the end-to-end test installs (scripts/openclaw-runtime.mjs:
+ * openclaw 2026.9.6 and Node 26 in a cache directory, installed on first use), started as the test harness does
+ * (test/helpers/openclaw-gateway.ts: a throwaway HOME, OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH,
+ * OPENCLAW_SKIP_GMAIL_WATCHER=1, `logging.file`, `gateway run --allow-unconfigured --bind loopback --port <p>`),
+ * under `taskset -c <server core>`, so the gateway and everything it forks (a spawn broker, SQLite worker processes)
+ * run on the server's core. Ready when `/readyz` answers `{ "ready": true }` (13-21 s on 2 cores). Stopped by its
+ * PID with SIGTERM (SIGKILL to the process tree after 15 s); its temp dir is removed.
+ */
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import { ensureOpenClawRuntime, OPENCLAW_VERSION } from "../../scripts/openclaw-runtime.mjs";
+import { PIN } from "./pinning.mjs";
+import { makeTempDir, removeTempDir } from "./processes.mjs";
+
+const READY_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 15_000;
+const PROBE_INTERVAL_MS = 250;
+const OUTPUT_TAIL = 8_000;
+/** OpenClaw's line for a start-up it gave up on (bad config, port taken). */
+const STARTUP_FAILED = /Gateway failed to start/;
+
+export { OPENCLAW_VERSION };
+
+const live = new Set();
+// Whatever ends the bench, no 700 MB gateway outlives it (processes.mjs removes the temp dirs it made).
+process.on("exit", () => {
+  for (const pid of live) killTree(pid, "SIGKILL");
+});
+
+/** The PIDs below `pid`, from /proc. */
+export function descendants(pid) {
+  const children = new Map();
+  let entries = [];
+  try {
+    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  const found = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+function killTree(pid, signal) {
+  for (const each of [...descendants(pid), pid]) {
+    try {
+      process.kill(each, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+  try {
+    // detached: the gateway leads its own process group.
+    process.kill(-pid, signal);
+  } catch {
+    // No such group any more.
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The parent's environment minus what would point OpenClaw at someone's own setup or a loader. */
+function baseEnv() {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^OPENCLAW_/.test(key) || /^(NODE_OPTIONS|NODE_PATH|NODE_V8_COVERAGE)$/.test(key)) continue;
+    if (/^(npm_|VITEST)/i.test(key)) continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+async function ready(url) {
+  try {
+    const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    const text = await response.text();
+    // OpenClaw's Control UI answers unknown paths with a catch-all 200: only the JSON contract means ready.
+    return response.status === 200 && JSON.parse(text).ready === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts one OpenClaw gateway with `config` (openclaw.json; `logging.file` is added inside its temp dir) and
+ * resolves once it is ready: `{ label, pid, url, readyMs, dir, children(), output(), stop() }`, a server handle
+ * `measure` takes (its CPU figure is the gateway process's, every thread; `children()` lists the processes it
+ * forked, whose CPU `measure`'s `alsoPids` can read).
+ */
+export async function startOpenClaw({ label = `OpenClaw ${OPENCLAW_VERSION}`, config, log = () => {} }) {
+  const runtime = await ensureOpenClawRuntime({ log });
+  const dir = makeTempDir("openclaw");
+  const home = path.join(dir, "home");
+  const stateDir = path.join(dir, "state");
+  const tmpDir = path.join(dir, "tmp");
+  const configPath = path.join(dir, "openclaw.json");
+  await Promise.all([home, stateDir, tmpDir].map((each) => mkdir(each, { recursive: true })));
+  const full = { ...config, logging: { ...config.logging, file: path.join(dir, "openclaw.log") } };
+  await writeFile(configPath, `${JSON.stringify(full, null, 2)}\n`, { mode: 0o600 });
+
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = {
+    ...baseEnv(),
+    HOME: home,
+    USERPROFILE: home,
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    XDG_CACHE_HOME: path.join(home, ".cache"),
+    XDG_DATA_HOME: path.join(home, ".local/share"),
+    XDG_STATE_HOME: path.join(home, ".local/state"),
+    TMPDIR: tmpDir,
+    OPENCLAW_STATE_DIR: stateDir,
+    OPENCLAW_CONFIG_PATH: configPath,
+    OPENCLAW_SKIP_GMAIL_WATCHER: "1",
+    NO_COLOR: "1",
+    PATH: [path.dirname(runtime.nodeBin), runtime.binDir, process.env.PATH ?? ""].join(path.delimiter),
+  };
+  const args = [
+    runtime.openclawEntry,
+    "gateway",
+    "run",
+    "--allow-unconfigured",
+    "--bind",
+    "loopback",
+    "--port",
+    String(port),
+  ];
+  // taskset execs node: the child's PID is the gateway's.
+  const command = PIN.enabled ? "taskset" : runtime.nodeBin;
+  const commandArgs = PIN.enabled ? ["-c", String(PIN.serverCpu), runtime.nodeBin, ...args] : args;
+  const started = performance.now();
+  const child = spawn(command, commandArgs, {
+    cwd: dir,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  live.add(child.pid);
+  let output = "";
+  let startupFailed = false;
+  const keep = (chunk) => {
+    const text = chunk.toString("utf8");
+    output += text;
+    if (output.length > 2 * OUTPUT_TAIL) output = output.slice(-OUTPUT_TAIL);
+    // After a failed start OpenClaw runs minutes of "automatic triage" (and may launch a coding agent it finds on
+    // PATH): a termination signal cancels it, and the exit fails the start below.
+    if (!startupFailed && STARTUP_FAILED.test(text)) {
+      startupFailed = true;
+      try {
+        process.kill(child.pid, "SIGTERM");
+      } catch {
+        // Already gone.
+      }
+    }
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  const exited = new Promise((resolve) => {
+    child.once("exit", (code, signal) => {
+      live.delete(child.pid);
+      resolve({ code, signal });
+    });
+    child.once("error", (error) => {
+      live.delete(child.pid);
+      resolve({ code: null, signal: null, error });
+    });
+  });
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+
+  let stopping;
+  const handle = {
+    label,
+    pid: child.pid,
+    url,
+    dir,
+    readyMs: 0,
+    /** The processes the gateway forked (spawn broker, SQLite workers), now. */
+    children: () => descendants(child.pid),
+    output: () => output.slice(-OUTPUT_TAIL),
+    stop() {
+      stopping ??= (async () => {
+        const helpers = descendants(child.pid);
+        if (!gone()) {
+          try {
+            process.kill(child.pid, "SIGTERM");
+          } catch {
+            // Exited meanwhile.
+          }
+          const timer = setTimeout(() => killTree(child.pid, "SIGKILL"), STOP_TIMEOUT_MS);
+          await exited;
+          clearTimeout(timer);
+        }
+        // Its helpers normally end with it; any left over (by the PIDs it had forked) go now.
+        for (const pid of helpers) {
+          try {
+            if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("openclaw"))
+              process.kill(pid, "SIGKILL");
+          } catch {
+            // Gone.
+          }
+        }
+        removeTempDir(dir);
+      })();
+      return stopping;
+    },
+  };
+
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (gone()) {
+      const { code, signal } = await exited;
+      await handle.stop();
+      throw new Error(
+        `${label} exited before it was ready (code ${code}, signal ${signal}):\n${output.slice(-3000)}`,
+      );
+    }
+    if (await ready(url)) break;
+    if (Date.now() > deadline) {
+      await handle.stop();
+      throw new Error(`${label} not ready within ${READY_TIMEOUT_MS} ms:\n${output.slice(-3000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS));
+  }
+  handle.readyMs = performance.now() - started;
+  return handle;
+}

@@ -1,0 +1,171 @@
+/**
+ * @module Scenario: inside OpenClaw 2026.9.6. One OpenClaw gateway (bench/lib/openclaw.mjs: the end-to-end test's
+ * runtime cache, pinned to the server's core with everything it forks) with its own webhooks on `/hooks` (core
+ * `hooks: { enabled, token, path: "/hooks" }`) and this plugin loaded from the build beside BENCH_HOOKS_BIN (this
+ * checkout by default: `plugins.load.paths`, `plugins.entries["hooks-intake"]`, path `/intake`, its own token).
+ * Sides in rotating rounds: the plugin's `/intake/wake`, OpenClaw's `/hooks/wake` (both SPEC §19's body, same
+ * gateway process), the bare and the durable baseline. SPEC §19: the plugin at least 1.00x OpenClaw's own req/s.
+ *
+ * Server CPU per request is the whole process tree's: the gateway process (every thread) plus the processes it
+ * forked (a spawn broker, SQLite workers), each read from /proc over exactly the run. Start-up takes 13-21 s;
+ * BENCH_ONLY=openclaw runs this scenario alone, BENCH_SKIP=openclaw leaves it out of a full run. The first use
+ * installs the runtime (openclaw and Node 26, about 850 MB, `node scripts/openclaw-runtime.mjs`).
+ */
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { baselineRows, baselineSides, logBaselineRatios, SPEC_19, TARGETS } from "../lib/baselines.mjs";
+import { jsonRequest, WAKE_BODY } from "../lib/configs.mjs";
+import { isMain, runStandalone } from "../lib/context.mjs";
+import { fmtRps, pairsOf, runRounds } from "../lib/load.mjs";
+import { OPENCLAW_VERSION, startOpenClaw } from "../lib/openclaw.mjs";
+import { HOOKS_BIN, sleep } from "../lib/processes.mjs";
+import { pairRows } from "../lib/report.mjs";
+
+const PLUGIN_PATH = "/intake";
+const PLUGIN_READY_TIMEOUT_MS = 30_000;
+const round1 = (value) => Math.round(value * 10) / 10;
+
+/** The checkout the plugin is loaded from: the one whose bin/hooks.js the bench runs. */
+export const PLUGIN_ROOT = path.resolve(path.dirname(HOOKS_BIN), "..");
+
+function request(token, hookPath) {
+  return {
+    path: hookPath,
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: WAKE_BODY,
+  };
+}
+
+async function answers(server, { path: hookPath, headers, body }) {
+  try {
+    const response = await fetch(new URL(hookPath, server.url), { method: "POST", headers, body });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return 0;
+  }
+}
+
+/** The plugin's route is registered by the time /readyz says ready; checked anyway, once, before any run. */
+async function waitForRoute(server, probe) {
+  const deadline = Date.now() + PLUGIN_READY_TIMEOUT_MS;
+  let status = 0;
+  while (Date.now() < deadline) {
+    status = await answers(server, probe);
+    if (status === 200) return;
+    await sleep(250);
+  }
+  throw new Error(`${server.label}: POST ${probe.path} answered ${status}, not 200\n${server.output()}`);
+}
+
+export const scenario = {
+  id: "openclaw",
+  title: `inside OpenClaw ${OPENCLAW_VERSION}: this plugin's /wake vs OpenClaw's own /hooks/wake`,
+  async run(context) {
+    const hex = (bytes) => randomBytes(bytes).toString("hex");
+    const builtInToken = hex(24);
+    // The plugin's token is the run's: the baselines check it too.
+    const plugin = request(context.token, `${PLUGIN_PATH}/wake`);
+    const own = request(builtInToken, "/hooks/wake");
+    const config = {
+      gateway: { mode: "local", auth: { mode: "token", token: hex(24) } },
+      hooks: { enabled: true, token: builtInToken, path: "/hooks" },
+      plugins: {
+        load: { paths: [PLUGIN_ROOT] },
+        entries: {
+          "hooks-intake": {
+            enabled: true,
+            config: { enabled: true, token: context.token, path: PLUGIN_PATH },
+          },
+        },
+      },
+    };
+    const baselines = await baselineSides(context, jsonRequest(context.token, "wake", WAKE_BODY));
+    context.log(`  starting OpenClaw ${OPENCLAW_VERSION} with the plugin from ${PLUGIN_ROOT}`);
+    const gateway = await startOpenClaw({ config, log: (line) => context.log(`  ${line}`) });
+    let rounds;
+    let helpers;
+    try {
+      context.log(
+        `  OpenClaw ready in ${(gateway.readyMs / 1000).toFixed(1)} s at ${gateway.url}, pid ${gateway.pid}`,
+      );
+      await waitForRoute(gateway, plugin);
+      const ownStatus = await answers(gateway, own);
+      if (ownStatus !== 200) throw new Error(`OpenClaw's POST /hooks/wake answered ${ownStatus}, not 200`);
+      // The processes it forked by now (spawn broker, SQLite workers): their CPU counts as the server's.
+      helpers = gateway.children();
+      context.log(`  helper processes: ${helpers.length > 0 ? helpers.join(", ") : "none"}`);
+      const measureOptions = helpers.length > 0 ? { alsoPids: helpers } : {};
+      rounds = await runRounds({
+        sides: [
+          { name: "plugin", server: gateway, request: plugin, expectStatus: 200, measureOptions },
+          { name: "openclaw", server: gateway, request: own, expectStatus: 200, measureOptions },
+          ...baselines,
+        ],
+        rounds: context.settings.pairs,
+        settings: context.settings,
+        log: context.log,
+      });
+    } finally {
+      await gateway.stop();
+    }
+    // The tree's CPU: the gateway process plus its helpers over the same window.
+    const helperUs = { plugin: [], openclaw: [] };
+    for (const round of rounds) {
+      for (const name of ["plugin", "openclaw"]) {
+        const run = round[name];
+        const extra = (run.alsoCpuUsPerRequest ?? []).reduce(
+          (sum, us) => sum + (Number.isFinite(us) ? us : 0),
+          0,
+        );
+        helperUs[name].push(round1(extra));
+        run.serverCpuUsPerRequest += extra;
+      }
+    }
+    context.log(
+      `  helper processes' CPU per request (in the figures above: no; in the rows: yes): ` +
+        `plugin ${helperUs.plugin.join(", ")} µs, OpenClaw's ${helperUs.openclaw.join(", ")} µs`,
+    );
+    const extra = {
+      openclaw: OPENCLAW_VERSION,
+      pluginRoot: PLUGIN_ROOT,
+      readyMs: Math.round(gateway.readyMs),
+      helperProcesses: helpers?.length ?? 0,
+      helperCpuUsPerRequest: helperUs,
+    };
+    const rows = pairRows({
+      id: "openclaw",
+      title: `inside OpenClaw ${OPENCLAW_VERSION}, plugin ${PLUGIN_PATH}/wake vs OpenClaw's own /hooks/wake`,
+      pairs: pairsOf(rounds, "plugin", "openclaw"),
+      rpsTarget: TARGETS.openclaw,
+      p99Target: null,
+      baselineName: "OpenClaw's /hooks/wake, same gateway",
+      targetSource: SPEC_19,
+      extra,
+    });
+    const ratio = rows[0];
+    context.log(
+      `  => plugin ${fmtRps(ratio.targetSide.rps)} req/s vs OpenClaw's own ${fmtRps(ratio.baselineSide.rps)} req/s: ` +
+        `${ratio.value.toFixed(2)}x (target >= ${TARGETS.openclaw.toFixed(2)}x, ${SPEC_19}: ${ratio.pass ? "met" : "NOT met"})`,
+    );
+    const pluginRows = baselineRows({
+      id: "openclaw.plugin",
+      title: `inside OpenClaw, plugin ${PLUGIN_PATH}/wake`,
+      rounds,
+      side: "plugin",
+      extra,
+    });
+    const ownRows = baselineRows({
+      id: "openclaw.own",
+      title: "inside OpenClaw, OpenClaw's own /hooks/wake",
+      rounds,
+      side: "openclaw",
+      extra,
+    });
+    logBaselineRatios(context.log, "plugin inside OpenClaw", pluginRows);
+    logBaselineRatios(context.log, "OpenClaw's own /hooks/wake", ownRows);
+    return [...rows, ...pluginRows, ...ownRows];
+  },
+};
+
+if (isMain(import.meta.url)) await runStandalone(scenario);
