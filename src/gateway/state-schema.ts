@@ -3,15 +3,9 @@
 /** Bumped when the tables change; an older file is upgraded by STATE_UPGRADES, any other version refused. */
 export const STATE_SCHEMA_VERSION = 2;
 
-/**
- * Times are integer epoch milliseconds. Each event id, run id and session key is a column of its own, so a
- * person with the `sqlite3` shell can query them; `source` fields are split the same way.
- */
-export const STATE_SCHEMA = `
--- System events for the main session, not yet drained by a heartbeat. Never purged: work not yet delivered.
--- No index on event_id: the gateway keeps the queued ids in memory, and an index on random ids made every insert
--- dirty a page of its own (about 17 µs per queued event).
-CREATE TABLE queue (
+/** The main session's queue, as a table of this name (the upgrade from version 1 builds it beside the old one). */
+function queueTable(name: string): string {
+  return `CREATE TABLE ${name} (
   seq INTEGER PRIMARY KEY,
   at INTEGER NOT NULL,
   event_id TEXT NOT NULL,
@@ -20,7 +14,18 @@ CREATE TABLE queue (
   hook TEXT NOT NULL,
   request_id TEXT NOT NULL,
   mapping_id TEXT
-);
+);`;
+}
+
+/**
+ * Times are integer epoch milliseconds. Each event id, run id and session key is a column of its own, so a
+ * person with the `sqlite3` shell can query them; `source` fields are split the same way.
+ */
+export const STATE_SCHEMA = `
+-- System events for the main session, not yet drained by a heartbeat. Never purged: work not yet delivered.
+-- No index on event_id: the gateway keeps the queued ids in memory, and an index on random ids made every insert
+-- dirty a page of its own (about 17 µs per queued event).
+${queueTable("queue")}
 
 -- The main session's transcript: drained events (at = when queued), each drain followed by its heartbeat
 -- (at = when it ran, reasons as a JSON array, drained = how many events it moved).
@@ -90,16 +95,7 @@ export const SETTING = {
  */
 export const STATE_UPGRADES: Readonly<Record<number, string>> = {
   1: `
-CREATE TABLE queue_v2 (
-  seq INTEGER PRIMARY KEY,
-  at INTEGER NOT NULL,
-  event_id TEXT NOT NULL,
-  text TEXT NOT NULL,
-  untrusted INTEGER NOT NULL,
-  hook TEXT NOT NULL,
-  request_id TEXT NOT NULL,
-  mapping_id TEXT
-);
+${queueTable("queue_v2")}
 INSERT INTO queue_v2 SELECT seq, at, event_id, text, untrusted, hook, request_id, mapping_id FROM queue;
 DROP TABLE queue;
 ALTER TABLE queue_v2 RENAME TO queue;
