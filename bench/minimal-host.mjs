@@ -8,7 +8,8 @@
  * Environment: BENCH_MINIMAL_TOKEN (the hook token, required), BENCH_MINIMAL_STATE_DIR (required; the journal
  * goes to `<dir>/hooks-journal`), BENCH_MINIMAL_PLUGIN (the built entry, default this checkout's dist/index.js).
  * Prints `minimal host listening on http://127.0.0.1:<port>` when ready; on SIGTERM stops the service (the
- * journal drains and closes) and prints `{"msg":"minimal host closed","events":{<name>:<count>}}`.
+ * journal drains and closes) and prints `{"msg":"minimal host closed","events":{<name>:<count>},"journal":{..}}`
+ * (the fields of the journal's `journal closed` log line: its fsyncs and durable lines since the start).
  */
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
@@ -39,6 +40,8 @@ const bus = new EventEmitter();
 for (const name of EVENTS) bus.on(name, () => counts[name]++);
 
 const quiet = () => {};
+/** The journal's counters (fsyncs, durable lines), from the one info line it logs when it closes. */
+let journalClosed;
 const routes = [];
 const services = [];
 mkdirSync(stateDir, { recursive: true });
@@ -47,7 +50,9 @@ const host = {
   configDir: stateDir,
   logger: {
     debug: quiet,
-    info: quiet,
+    info: (message, fields) => {
+      if (message === "journal closed") journalClosed = fields;
+    },
     warn: quiet,
     error: (message) => process.stderr.write(`${message}\n`),
   },
@@ -92,7 +97,9 @@ async function stop() {
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
   for (const service of services.reverse()) await service.stop();
-  process.stdout.write(`${JSON.stringify({ msg: "minimal host closed", events: counts })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ msg: "minimal host closed", events: counts, journal: journalClosed })}\n`,
+  );
   process.exit(0);
 }
 process.on("SIGTERM", stop);

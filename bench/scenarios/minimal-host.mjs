@@ -72,9 +72,13 @@ export const scenario = {
     }
     const journalBytes = treeBytes(path.join(stateDir, "hooks-journal"));
     if (journalBytes === 0) throw new Error("minimal host: the journal wrote nothing");
+    const journal = closed.journal ?? {};
+    const perSync =
+      journal.fsyncs > 0 ? ` (${(journal.durableLines / journal.fsyncs).toFixed(1)} per fsync)` : "";
     context.log(
       `  ${events} system events for ${answered} answered requests; bus counts ${JSON.stringify(closed.events)}; ` +
-        `journal ${(journalBytes / 1e6).toFixed(1)} MB (${Math.round(journalBytes / answered)} B per request)`,
+        `journal ${(journalBytes / 1e6).toFixed(1)} MB (${Math.round(journalBytes / answered)} B per request), ` +
+        `${journal.fsyncs ?? "?"} fsyncs, ${journal.durableLines ?? "?"} durable lines${perSync}`,
     );
     const rows = baselineRows({
       id: "minimal-host",
@@ -82,7 +86,7 @@ export const scenario = {
       rounds,
       side: "plugin",
       durableTarget: TARGETS.minimalHost,
-      extra: { events: closed.events, answered, journalBytes },
+      extra: { events: closed.events, answered, journalBytes, journal },
     });
     logBaselineRatios(context.log, TITLE, rows);
     return rows;
