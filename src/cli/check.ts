@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { describeBuilder, describeEndpoints, describeMatch, formatRows } from "../gateway/endpoints.js";
 import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { checkHooksConfig, formatIssue } from "../index.js";
+import type { CliIo } from "./main.js";
 
 interface CheckOptions {
   config?: string;
@@ -13,7 +14,7 @@ function table(rows: readonly string[][]): string[] {
   return rows.map((row) => `  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ")}`.trimEnd());
 }
 
-async function check(options: CheckOptions): Promise<void> {
+async function check(options: CheckOptions, io: CliIo): Promise<void> {
   const loaded = loadGatewayConfig({ config: options.config });
   // One round: the file, the gateway's sections, the plugin's config and every transform, all problems at once.
   const hooks = await checkHooksConfig(loaded.raw, {
@@ -61,19 +62,19 @@ async function check(options: CheckOptions): Promise<void> {
       ...(rows.length > 1 ? table(rows) : []),
     );
   }
-  process.stdout.write(`${out.join("\n")}\n`);
+  io.stdout.write(`${out.join("\n")}\n`);
   if (issues.length > 0) {
     const problems = issues.map(formatIssue);
-    process.stderr.write(
+    io.stderr.write(
       `${problems.length} problem(s):\n${problems.map((p) => `  - ${p.trim().replace(/\s*\n\s*/g, "\n    ")}\n`).join("")}`,
     );
-    process.exitCode = 1;
+    io.setExitCode(1);
     return;
   }
-  process.stdout.write("ok: config is valid and every transform loads\n");
+  io.stdout.write("ok: config is valid and every transform loads\n");
 }
 
-export function registerCheckCommand(program: Command): void {
+export function registerCheckCommand(program: Command, io: CliIo): void {
   program
     .command("check")
     .description("validate the gateway config, load every transform, and list endpoints and mappings")
@@ -82,5 +83,5 @@ export function registerCheckCommand(program: Command): void {
       "after",
       "\nExit code 0 when everything is valid, 1 with every problem listed (each with its config path).",
     )
-    .action((options: CheckOptions) => check(options));
+    .action((options: CheckOptions) => check(options, io));
 }

@@ -10,6 +10,7 @@ import { fixtureFromRecord } from "../replay/fixture-from-journal.js";
 import { formatReport, painter, wantsColour } from "../replay/format-report.js";
 import { validateFixture } from "../replay/load-fixture.js";
 import { formatJournalEntry, formatJournalLine, journalEntryToJson } from "./journal-format.js";
+import type { CliIo } from "./main.js";
 import { openReplay, standInNote } from "./open-replay.js";
 import { parseLimit, parseSince } from "./option-values.js";
 import { reportToJson, sendFixture } from "./replay.js";
@@ -66,7 +67,7 @@ async function findEntry(dir: string, requestId: string): Promise<JournalEntry> 
   return entry;
 }
 
-async function list(options: ListOptions): Promise<void> {
+async function list(options: ListOptions, io: CliIo): Promise<void> {
   const dir = journalDirOf(options);
   const { since, hook, status } = options;
   const entries = await readJournal(dir, {
@@ -75,24 +76,24 @@ async function list(options: ListOptions): Promise<void> {
   });
   const shown = entries.filter((entry) => status === undefined || status(entry)).slice(-options.limit);
   if (options.json) {
-    for (const entry of shown) process.stdout.write(`${JSON.stringify(withoutRecord(entry))}\n`);
+    for (const entry of shown) io.stdout.write(`${JSON.stringify(withoutRecord(entry))}\n`);
     return;
   }
   if (shown.length === 0) {
-    process.stdout.write(`no requests in the journal at ${dir} match\n`);
+    io.stdout.write(`no requests in the journal at ${dir} match\n`);
     return;
   }
-  for (const entry of shown) process.stdout.write(`${formatJournalLine(entry)}\n`);
+  for (const entry of shown) io.stdout.write(`${formatJournalLine(entry)}\n`);
 }
 
-async function show(requestId: string, options: WhereOptions): Promise<void> {
+async function show(requestId: string, options: WhereOptions, io: CliIo): Promise<void> {
   const entry = await findEntry(journalDirOf(options), requestId);
-  process.stdout.write(
+  io.stdout.write(
     options.json ? `${JSON.stringify(journalEntryToJson(entry), null, 2)}\n` : formatJournalEntry(entry),
   );
 }
 
-async function replay(requestId: string, options: ReplayOptions): Promise<void> {
+async function replay(requestId: string, options: ReplayOptions, io: CliIo): Promise<void> {
   const entry = await findEntry(journalDirOf(options), requestId);
   if (!entry.record) {
     throw new Error(
@@ -108,27 +109,27 @@ async function replay(requestId: string, options: ReplayOptions): Promise<void> 
   if (options.fixture !== undefined) {
     // It holds the payload: private to its user, like the journal it came from.
     writeFileSync(options.fixture, `${JSON.stringify(fixture, null, 2)}\n`, { mode: 0o600 });
-    process.stdout.write(`wrote ${options.fixture}\n`);
+    io.stdout.write(`wrote ${options.fixture}\n`);
     return;
   }
   const { config, pipeline, standIns } = openReplay(options.config);
   const note = standInNote(standIns);
-  if (note) process.stderr.write(note);
+  if (note) io.stderr.write(note);
   const loaded = validateFixture(fixture, `journal:${requestId}`);
   if (options.send !== undefined) {
     const token = options.token ?? (config.raw.hooks as { token?: string } | undefined)?.token ?? "";
     const result = await sendFixture(pipeline.buildRequest(loaded, token), options.send);
-    process.stdout.write(
+    io.stdout.write(
       options.json ? `${JSON.stringify(result)}\n` : `${result.status} ${JSON.stringify(result.body)}\n`,
     );
     return;
   }
   const report = await pipeline.replay(loaded);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify(reportToJson(report), null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(reportToJson(report), null, 2)}\n`);
     return;
   }
-  process.stdout.write(`${formatReport(report, painter(wantsColour(process.stdout)))}\n`);
+  io.stdout.write(`${formatReport(report, painter(wantsColour(io.stdout as NodeJS.WriteStream)))}\n`);
 }
 
 function withoutRecord(entry: JournalEntry): Omit<JournalEntry, "record"> {
@@ -148,7 +149,7 @@ function whereOptions(command: Command): Command {
     .option("--json", "print machine-readable JSON");
 }
 
-export function registerJournalCommand(program: Command): void {
+export function registerJournalCommand(program: Command, io: CliIo): void {
   const journal = program
     .command("journal")
     .description("what the gateway accepted and refused, what became of it, and running a request again");
@@ -162,13 +163,13 @@ export function registerJournalCommand(program: Command): void {
       .option("--hook <name>", "only this hook (wake, agent, github/push, …)")
       .option("--status <status>", `a status (202), a class (4xx), or ${STATES.join(", ")}`, parseStatus)
       .option("--limit <n>", "at most this many, the newest", parseLimit, 50),
-  ).action((options: ListOptions) => list(options));
+  ).action((options: ListOptions) => list(options, io));
   whereOptions(
     journal
       .command("show")
       .description("one request: its record, its events with their ids, and what became of them")
       .argument("<requestId>", "the request id (the X-Request-Id answer header)"),
-  ).action((requestId: string, options: WhereOptions) => show(requestId, options));
+  ).action((requestId: string, options: WhereOptions) => show(requestId, options, io));
   whereOptions(
     journal
       .command("replay")
@@ -180,5 +181,5 @@ export function registerJournalCommand(program: Command): void {
       )
       .option("--token <token>", "token for --send (default: hooks.token from the config)")
       .option("--fixture <file>", "write it as a fixture file instead, for hooks replay and hooks test"),
-  ).action((requestId: string, options: ReplayOptions) => replay(requestId, options));
+  ).action((requestId: string, options: ReplayOptions) => replay(requestId, options, io));
 }

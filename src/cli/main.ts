@@ -6,7 +6,23 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-type Registrar = (program: Command) => void;
+/**
+ * Where one run of the CLI writes and how a command reports its exit code; `main` builds it, from the process's
+ * streams unless told otherwise (tests run the CLI in-process with their own).
+ */
+export interface CliIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+  setExitCode(code: number): void;
+  /** When set, `hooks serve` stops once it resolves (to the name it logs) instead of on SIGINT/SIGTERM. */
+  stop?: Promise<string>;
+}
+
+/** What a caller of `main` may replace: the output streams, and what stops `hooks serve`. */
+export type CliStreams = Pick<CliIo, "stdout" | "stderr" | "stop">;
+
+type Registrar = (program: Command, io: CliIo) => void;
 
 /**
  * Command registrars, each adding one command (or group). Loaded on demand: the mailbox helper's IMAP and
@@ -30,27 +46,52 @@ function overrideExits(command: Command): void {
 }
 
 /** The program with the command `argv` names, or with every command when it names none (help, typos). */
-export async function createProgram(argv: readonly string[] = []): Promise<Command> {
+export async function createProgram(argv: readonly string[] = [], io: CliIo = processIo()): Promise<Command> {
   const program = new Command("hooks")
     .description(
       "Webhook intake for the assistant gateway: serve, check, replay, test, journal, mailbox, token.",
     )
+    .configureOutput({
+      writeOut: (text) => void io.stdout.write(text),
+      writeErr: (text) => void io.stderr.write(text),
+    })
     .showHelpAfterError();
   const named = COMMANDS.filter((command) => command.name === argv[0]);
   const registrars = await Promise.all(
     (named.length > 0 ? named : COMMANDS).map((command) => command.load()),
   );
-  for (const register of registrars) register(program);
+  for (const register of registrars) register(program, io);
   overrideExits(program);
   return program;
 }
 
+function processIo(): CliIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    setExitCode(code) {
+      process.exitCode = code;
+    },
+  };
+}
+
 /** Runs the CLI and resolves to the process exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
-  const program = await createProgram(argv);
+export async function main(argv: readonly string[], streams?: CliStreams): Promise<number> {
+  let exitCode: number = EXIT_OK;
+  const io: CliIo = {
+    ...(streams ?? processIo()),
+    env: process.env,
+    setExitCode(code) {
+      exitCode = code;
+      // A code set after main resolved (a stdout error met late) still reaches the process it runs in.
+      if (streams === undefined) process.exitCode = code;
+    },
+  };
+  const program = await createProgram(argv, io);
   try {
     await program.parseAsync([...argv], { from: "user" });
-    return typeof process.exitCode === "number" ? process.exitCode : EXIT_OK;
+    return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return EXIT_OK;
@@ -59,12 +100,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       return EXIT_USAGE;
     }
     if (isConfigError(error)) {
-      process.stderr.write(
+      io.stderr.write(
         `hooks: invalid config, ${error.issues.length} problem(s):\n${error.issues.map((i) => `  - ${formatIssue(i)}\n`).join("")}`,
       );
       return EXIT_FAILURE;
     }
-    process.stderr.write(`hooks: ${(error as Error).message}\n`);
+    io.stderr.write(`hooks: ${(error as Error).message}\n`);
     return EXIT_FAILURE;
   }
 }

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { formatReport, painter, wantsColour } from "../replay/format-report.js";
 import { loadFixture } from "../replay/load-fixture.js";
 import type { FixtureRequest, ReplayReport } from "../replay/replay-fixture.js";
+import type { CliIo } from "./main.js";
 import { openReplay, standInNote } from "./open-replay.js";
 
 interface ReplayOptions {
@@ -54,7 +55,7 @@ function safeParse(text: string): unknown {
   }
 }
 
-export function registerReplayCommand(program: Command): void {
+export function registerReplayCommand(program: Command, io: CliIo): void {
   program
     .command("replay")
     .description(
@@ -71,7 +72,7 @@ export function registerReplayCommand(program: Command): void {
     .action(async (files: string[], options: ReplayOptions) => {
       const { config, pipeline, standIns } = openReplay(options.config);
       const note = standInNote(standIns);
-      if (note) process.stderr.write(note);
+      if (note) io.stderr.write(note);
       const fixtures = files.map((file) => loadFixture(file));
       if (options.send) {
         const hooks = (config.raw.hooks ?? {}) as { token?: string; path?: string };
@@ -81,18 +82,18 @@ export function registerReplayCommand(program: Command): void {
           const result = await sendFixture(pipeline.buildRequest(loaded, token), options.send);
           results.push({ name: loaded.fixture.name, ...result });
           if (!options.json)
-            process.stdout.write(`${loaded.fixture.name}: ${result.status} ${JSON.stringify(result.body)}\n`);
+            io.stdout.write(`${loaded.fixture.name}: ${result.status} ${JSON.stringify(result.body)}\n`);
         }
-        if (options.json) process.stdout.write(`${JSON.stringify({ sent: results }, null, 2)}\n`);
+        if (options.json) io.stdout.write(`${JSON.stringify({ sent: results }, null, 2)}\n`);
         return;
       }
       const reports: ReplayReport[] = [];
       for (const loaded of fixtures) reports.push(await pipeline.replay(loaded));
       if (options.json) {
-        process.stdout.write(`${JSON.stringify({ reports: reports.map(reportToJson) }, null, 2)}\n`);
+        io.stdout.write(`${JSON.stringify({ reports: reports.map(reportToJson) }, null, 2)}\n`);
         return;
       }
-      const paint = painter(wantsColour(process.stdout));
-      process.stdout.write(`${reports.map((report) => formatReport(report, paint)).join("\n\n")}\n`);
+      const paint = painter(wantsColour(io.stdout as NodeJS.WriteStream));
+      io.stdout.write(`${reports.map((report) => formatReport(report, paint)).join("\n\n")}\n`);
     });
 }

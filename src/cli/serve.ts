@@ -10,6 +10,7 @@ import { resolveLogFile } from "../gateway/log-file.js";
 import { createGatewayLogger, isLogLevel } from "../gateway/logger.js";
 import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../gateway/start-gateway.js";
 import { checkHooksConfig, formatIssue, isConfigError } from "../index.js";
+import type { CliIo } from "./main.js";
 
 interface ServeOptions {
   config?: string;
@@ -80,13 +81,14 @@ export function readyBanner(
 }
 
 /** Resolves on the first SIGINT or SIGTERM; a second one ends the process at once. */
-function waitForStopSignal(): Promise<NodeJS.Signals> {
+function waitForStopSignal(io: CliIo): Promise<string> {
+  if (io.stop) return io.stop;
   return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
       const force = (again: NodeJS.Signals) => {
-        process.stderr.write(`hooks serve: ${again} again, exiting without waiting\n`);
+        io.stderr.write(`hooks serve: ${again} again, exiting without waiting\n`);
         process.exit(1);
       };
       process.once("SIGINT", force);
@@ -98,7 +100,7 @@ function waitForStopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-async function serve(options: ServeOptions): Promise<void> {
+async function serve(options: ServeOptions, io: CliIo): Promise<void> {
   const loaded = loadGatewayConfig({ config: options.config });
   if (loaded.issues.length > 0) {
     // The gateway will not start; list the plugin's problems too, so one round shows them all.
@@ -108,19 +110,20 @@ async function serve(options: ServeOptions): Promise<void> {
       channels: loaded.sections.channels,
     });
     const issues = [...loaded.issues, ...hooks.issues];
-    process.stderr.write(
+    io.stderr.write(
       `hooks serve: ${loaded.file} has ${issues.length} problem(s):\n${issues.map((i) => `  - ${formatIssue(i)}\n`).join("")}`,
     );
-    process.exitCode = 1;
+    io.setExitCode(1);
     return;
   }
   const level = process.env.HOOKS_LOG_LEVEL;
   const logFile = resolveLogFile(loaded.sections.log, loaded.configDir, options.logFile);
   const logger = createGatewayLogger({
+    out: io.stdout,
     ...(isLogLevel(level) && { level }),
     ...(logFile !== undefined && { file: logFile }),
   });
-  const stopSignal = waitForStopSignal();
+  const stopSignal = waitForStopSignal(io);
   let handle: GatewayHandle;
   try {
     handle = await startGateway({
@@ -143,14 +146,14 @@ async function serve(options: ServeOptions): Promise<void> {
     }
     throw error;
   }
-  process.stdout.write(readyBanner(loaded, handle, options.record, logFile?.path));
+  io.stdout.write(readyBanner(loaded, handle, options.record, logFile?.path));
   const signal = await stopSignal;
   logger.info(`received ${signal}`);
   await handle.close();
   await logger.close();
 }
 
-export function registerServeCommand(program: Command): void {
+export function registerServeCommand(program: Command, io: CliIo): void {
   program
     .command("serve")
     .description(
@@ -177,5 +180,5 @@ export function registerServeCommand(program: Command): void {
       "after",
       "\nLogs go to stdout: readable lines on a terminal, JSON lines otherwise (HOOKS_LOG_LEVEL=debug|info|warn|error),\nand as JSON lines to --log-file or log.file when set.\nStops on SIGINT/SIGTERM after in-flight requests and agent turns finish (at most 10 s).",
     )
-    .action((options: ServeOptions) => serve(options));
+    .action((options: ServeOptions) => serve(options, io));
 }

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { DEFAULT_STATE_DIR } from "../gateway/state-db.js";
 import { openStateReader, type ReadWindow, type StateReader } from "../gateway/state-reader.js";
 import type { HistoryEntry, OutboxRecord, TranscriptEntry } from "../gateway/state-records.js";
+import type { CliIo } from "./main.js";
 import { parseDuration, parseLimit } from "./option-values.js";
 
 interface StateOptions {
@@ -81,19 +82,24 @@ function windowOf(options: WindowOptions, defaultLimit: number | undefined): Rea
 }
 
 /** Opens the database, reads, prints one line per row (JSON with --json), closes. */
-function show<T>(command: Command, read: (reader: StateReader) => T[], line: (row: T) => string): void {
+function show<T>(
+  io: CliIo,
+  command: Command,
+  read: (reader: StateReader) => T[],
+  line: (row: T) => string,
+): void {
   const { stateDir, json } = command.optsWithGlobals<StateOptions>();
   const reader = openStateReader(stateDir);
   try {
     const rows = read(reader);
     const text = rows.map((row) => (json ? JSON.stringify(row) : line(row))).join("\n");
     // Piped into `head` or a pager that quits early: the reader went away, which is not a failure.
-    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    io.stdout.on("error", (error: NodeJS.ErrnoException) => {
       if (error.code === "EPIPE") return;
-      process.stderr.write(`hooks state: cannot write the output (${error.code ?? error.message})\n`);
-      process.exitCode = 1;
+      io.stderr.write(`hooks state: cannot write the output (${error.code ?? error.message})\n`);
+      io.setExitCode(1);
     });
-    if (text !== "") process.stdout.write(`${text}\n`);
+    if (text !== "") io.stdout.write(`${text}\n`);
   } finally {
     reader.close();
   }
@@ -110,7 +116,7 @@ function windowed(command: Command, rows: string): Command {
     );
 }
 
-export function registerStateCommand(program: Command): void {
+export function registerStateCommand(program: Command, io: CliIo): void {
   const state = program
     .command("state")
     .description(
@@ -127,13 +133,13 @@ export function registerStateCommand(program: Command): void {
     .command("queue")
     .description("system events queued for the main session and not yet drained by a heartbeat")
     .action((_options: unknown, command: Command) =>
-      show(command, (reader) => reader.queue(), transcriptLine),
+      show(io, command, (reader) => reader.queue(), transcriptLine),
     );
 
   windowed(state.command("transcript"), "entries")
     .description("the main session's transcript: drained events and the heartbeats that drained them")
     .action((options: WindowOptions, command: Command) =>
-      show(command, (reader) => reader.transcript(windowOf(options, DEFAULT_LIMIT)), transcriptLine),
+      show(io, command, (reader) => reader.transcript(windowOf(options, DEFAULT_LIMIT)), transcriptLine),
     );
 
   state
@@ -142,12 +148,12 @@ export function registerStateCommand(program: Command): void {
     .argument("<key>", "the session key, e.g. hook:ci or main")
     .option("--limit <n>", "only the last <n> messages", parseLimit)
     .action((key: string, options: WindowOptions, command: Command) =>
-      show(command, (reader) => reader.session(key, windowOf(options, undefined)), sessionLine),
+      show(io, command, (reader) => reader.session(key, windowOf(options, undefined)), sessionLine),
     );
 
   windowed(state.command("outbox"), "deliveries")
     .description("deliveries: where each reply went, or why it could not go")
     .action((options: WindowOptions, command: Command) =>
-      show(command, (reader) => reader.outbox(windowOf(options, DEFAULT_LIMIT)), outboxLine),
+      show(io, command, (reader) => reader.outbox(windowOf(options, DEFAULT_LIMIT)), outboxLine),
     );
 }

@@ -13,6 +13,7 @@ import {
   parseFixtureText,
 } from "../replay/load-fixture.js";
 import type { ReplayReport } from "../replay/replay-fixture.js";
+import type { CliIo } from "./main.js";
 import { openReplay, standInNote } from "./open-replay.js";
 
 interface TestOptions {
@@ -44,7 +45,7 @@ function failureReason(report: ReplayReport): string {
   return `${code}${logged ? ` (${logged})` : ""}`;
 }
 
-export function registerTestCommand(program: Command): void {
+export function registerTestCommand(program: Command, io: CliIo): void {
   program
     .command("test")
     .description(
@@ -60,8 +61,8 @@ export function registerTestCommand(program: Command): void {
     .action(async (dir: string, options: TestOptions) => {
       const { pipeline, standIns } = openReplay(options.config);
       const note = standInNote(standIns);
-      if (note) process.stderr.write(note);
-      const paint = painter(wantsColour(process.stdout));
+      if (note) io.stderr.write(note);
+      const paint = painter(wantsColour(io.stdout as NodeJS.WriteStream));
       let passed = 0;
       let failed = 0;
       let withoutExpect = 0;
@@ -80,7 +81,7 @@ export function registerTestCommand(program: Command): void {
           loaded = loadFixture(file);
         } catch (error) {
           failed++;
-          process.stdout.write(
+          io.stdout.write(
             `${paint("red", "✗")} ${shown}\n    ${(error as FixtureError).message.replaceAll("\n", "\n    ")}\n`,
           );
           continue;
@@ -97,14 +98,14 @@ export function registerTestCommand(program: Command): void {
           if (isFailure(report.status) && !alreadyExpected && !options.acceptFailures) {
             failed++;
             leftUnchanged.push(shown);
-            process.stdout.write(
+            io.stdout.write(
               `${paint("red", "✗")} ${fixture.name} ${paint("dim", `(${shown})`)}\n    ${paint("red", "-")} got ${report.status}${failureReason(report)}; not recorded (use --accept-failures to record it)\n`,
             );
             continue;
           }
           writeExpectation(file, expectationFrom(report));
           passed++;
-          process.stdout.write(
+          io.stdout.write(
             `${paint("cyan", "↻")} ${fixture.name} ${paint("dim", `(${shown}: ${report.status})`)}\n`,
           );
           continue;
@@ -112,22 +113,19 @@ export function registerTestCommand(program: Command): void {
         const result = checkExpectation(report, fixture.expect!);
         if (result.passed) {
           passed++;
-          process.stdout.write(`${paint("green", "✓")} ${fixture.name} ${paint("dim", `(${shown})`)}\n`);
+          io.stdout.write(`${paint("green", "✓")} ${fixture.name} ${paint("dim", `(${shown})`)}\n`);
         } else {
           failed++;
-          process.stdout.write(`${paint("red", "✗")} ${fixture.name} ${paint("dim", `(${shown})`)}\n`);
-          for (const problem of result.problems)
-            process.stdout.write(`    ${paint("red", "-")} ${problem}\n`);
+          io.stdout.write(`${paint("red", "✗")} ${fixture.name} ${paint("dim", `(${shown})`)}\n`);
+          for (const problem of result.problems) io.stdout.write(`    ${paint("red", "-")} ${problem}\n`);
         }
       }
       if (leftUnchanged.length > 0) {
-        process.stdout.write(
-          `${leftUnchanged.length} fixture(s) left unchanged: ${leftUnchanged.join(", ")}\n`,
-        );
+        io.stdout.write(`${leftUnchanged.length} fixture(s) left unchanged: ${leftUnchanged.join(", ")}\n`);
       }
       if (withoutExpect > 0)
-        process.stdout.write(paint("dim", `(${withoutExpect} fixture(s) without expect not run)\n`));
-      process.stdout.write(`${passed} passed, ${failed} failed\n`);
-      if (failed > 0) process.exitCode = 1;
+        io.stdout.write(paint("dim", `(${withoutExpect} fixture(s) without expect not run)\n`));
+      io.stdout.write(`${passed} passed, ${failed} failed\n`);
+      if (failed > 0) io.setExitCode(1);
     });
 }

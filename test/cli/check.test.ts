@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { baseConfig, writeConfig } from "../gateway/support.js";
-import { cleanupCli, makeTempDir, runCli } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
 
 afterEach(cleanupCli);
 

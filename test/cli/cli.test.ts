@@ -1,11 +1,11 @@
-/** @module The CLI's contract: help for every command, exit 2 for usage errors, exit 1 for failures. */
+/** @module The CLI's contract: help for every command, exit 2 for usage errors, exit 1 for failures; in-process, and through the real binary. */
 
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { baseConfig, writeConfig } from "../gateway/support.js";
-import { cleanupCli, makeTempDir, runCli } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, runCli, runCliProcess } from "../helpers/cli.js";
 
 afterEach(cleanupCli);
 
@@ -80,5 +80,30 @@ describe("hooks CLI", () => {
     } finally {
       blocker.close();
     }
+  });
+});
+
+// The binary's own wiring: bin/hooks.js on the built dist/, its exit code and output as a shell sees them.
+describe("the hooks binary", () => {
+  it("checks a good config: exit 0, ok on stdout", async () => {
+    const dir = makeTempDir();
+    const result = await runCliProcess(["check", "--config", writeConfig(dir, baseConfig())]);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain("ok: config is valid");
+    expect(result.code).toBe(0);
+  });
+
+  it("exits 1 for a config it refuses and 2 for a usage error, the reason on stderr", async () => {
+    const dir = makeTempDir();
+    const refused = await runCliProcess([
+      "check",
+      "--config",
+      writeConfig(dir, { hooks: { enabled: true, token: "" } }),
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("hooks.token:");
+    const usage = await runCliProcess(["frobnicate"]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/unknown command 'frobnicate'/);
   });
 });

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHooksPlugin } from "../../src/index.js";
-import { cleanupCli, makeTempDir, spawnCli } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
 import { startTestHost, type TestHost } from "../helpers/test-host.js";
 
 const TOKEN = "journal-cli-token-0123456789abcdef";
@@ -38,10 +38,8 @@ async function send(hook: string, body: unknown, headers: Record<string, string>
   return requestId;
 }
 
-async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const cli = spawnCli(["journal", ...args, "--config", configFile, "--state-dir", stateDir]);
-  const { code } = await cli.exited;
-  return { code, stdout: cli.stdout(), stderr: cli.stderr() };
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runCli(["journal", ...args, "--config", configFile, "--state-dir", stateDir]);
 }
 
 beforeEach(async () => {
@@ -138,9 +136,9 @@ describe("hooks journal replay", () => {
       rawBody: '{"service":"billing"}',
     });
     expect(fixture.request.headers.authorization).toBeUndefined();
-    const replayed = spawnCli(["replay", file, "--config", configFile, "--json"]);
-    expect((await replayed.exited).code).toBe(0);
-    expect(JSON.parse(replayed.stdout()).reports[0].status).toBe(200);
+    const replayed = await runCli(["replay", file, "--config", configFile, "--json"]);
+    expect(replayed.code).toBe(0);
+    expect(JSON.parse(replayed.stdout).reports[0].status).toBe(200);
   });
 
   it("sends it to a running gateway with --send", async () => {

@@ -6,7 +6,7 @@ import { createOutbox } from "../../src/gateway/outbox.js";
 import { createSessionStore } from "../../src/gateway/session-store.js";
 import { openStateDb } from "../../src/gateway/state-db.js";
 import { AUTH, baseConfig, postJson, writeConfig } from "../gateway/support.js";
-import { cleanupCli, makeTempDir, runCli, startServe } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, runCli, runCliProcess, startServe } from "../helpers/cli.js";
 
 afterEach(cleanupCli);
 
@@ -174,7 +174,8 @@ describe("hooks state", () => {
         .split("\n")
         .map((line) => JSON.parse(line).content),
     ).toEqual([expect.stringContaining("\nhello there\n"), "hello there"]);
-    expect(gateway.child.exitCode).toBeNull();
+    // The reader left the gateway running and writing.
+    expect((await postJson(`${gateway.url}/hooks/wake`, { text: "still here" }, AUTH)).status).toBe(200);
   });
 
   it.each([
@@ -206,8 +207,8 @@ Module._resolveFilename = function (request, ...rest) {
     );
     const env = { NODE_OPTIONS: `--require ${blocker}` };
     const seeded = seedState();
-    const state = await runCli(["state", "--state-dir", seeded, "queue"], { env });
-    const serve = await runCli(
+    const state = await runCliProcess(["state", "--state-dir", seeded, "queue"], { env });
+    const serve = await runCliProcess(
       [
         "serve",
         "--port",

@@ -3,8 +3,8 @@ import { copyFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import JSON5 from "json5";
 import { afterEach, describe, expect, it } from "vitest";
+import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
 import { REPO_ROOT } from "../helpers/repo.js";
-import { cleanupCli, makeTempDir, runCli } from "../helpers/spawn-cli.js";
 
 afterEach(cleanupCli);
 

@@ -2,7 +2,7 @@
 import { execFile, spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupCli, makeTempDir, startServe } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, startServe } from "../helpers/cli.js";
 import { baseConfig, postJson, readState, TOKEN, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);

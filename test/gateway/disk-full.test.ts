@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupCli, makeTempDir, startServe } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, startServe } from "../helpers/cli.js";
 
 const TOKEN = "disk-full-token-0123456789abcdef";
 const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };

@@ -5,8 +5,8 @@ import { isConfigError } from "../../src/config/issues.js";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { createHooksPlugin, type HooksPlugin } from "../../src/index.js";
+import { cleanupCli, makeTempDir, startServe } from "../helpers/cli.js";
 import { parseMetrics, type Scrape, samplesOf, sampleValue } from "../helpers/prometheus-text.js";
-import { cleanupCli, makeTempDir, startServe } from "../helpers/spawn-cli.js";
 import { AUTH, baseConfig, postJson, writeConfig } from "./support.js";
 
 const METRICS_TOKEN = "metrics-test-token-9f8e7d6c5b4a";

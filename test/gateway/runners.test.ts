@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../src/gateway/runners/command.js";
-import { cleanupCli, makeTempDir, pollFor, type ServeProcess, startServe } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, pollFor, type Serve, startServe } from "../helpers/cli.js";
 import { AUTH, baseConfig, postJson, readRecord, writeConfig } from "./support.js";
 
 const servers: Server[] = [];
@@ -21,7 +21,7 @@ afterEach(async () => {
 
 /** Runs one agent turn and returns its `session:agent-turn-finished` payload from the record. */
 async function runTurn(
-  gateway: ServeProcess,
+  gateway: Serve,
   record: string,
   body: Record<string, unknown>,
   headers: Record<string, string> = AUTH,

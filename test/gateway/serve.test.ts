@@ -4,7 +4,7 @@ import path from "node:path";
 import * as v from "valibot";
 import { afterEach, describe, expect, it } from "vitest";
 import { HOOK_EVENT_SCHEMAS, type HookEventName } from "../../src/events.js";
-import { cleanupCli, makeTempDir, startServe } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, startServe } from "../helpers/cli.js";
 import { AUTH, baseConfig, postJson, readRecord, readState, TOKEN, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);

@@ -3,9 +3,9 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { sign as githubSign } from "@octokit/webhooks-methods";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/cli.js";
 import { parseMetrics, sampleValue } from "../helpers/prometheus-text.js";
 import { type RedisServer, redisSkipReason, startRedis } from "../helpers/redis-server.js";
-import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/spawn-cli.js";
 import { AUTH, baseConfig, readRecord, writeConfig } from "./support.js";
 
 const skipReason = redisSkipReason();

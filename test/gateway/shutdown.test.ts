@@ -1,8 +1,8 @@
-/** @module Graceful stop of `hooks serve`: SIGTERM lets in-flight requests and running turns finish, then exits 0. */
+/** @module Graceful stop of `hooks serve` as a real process: SIGTERM lets in-flight requests and running turns finish, then exits 0. */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupCli, makeTempDir, startServe } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, startServeProcess } from "../helpers/cli.js";
 import { baseConfig, postJson, readRecord, readState, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);
@@ -34,7 +34,7 @@ describe("graceful stop", () => {
     );
     const state = path.join(dir, "state");
     const record = path.join(dir, "events.jsonl");
-    const gateway = await startServe(["--config", config, "--state-dir", state, "--record", record]);
+    const gateway = await startServeProcess(["--config", config, "--state-dir", state, "--record", record]);
 
     const inFlight = postJson(`${gateway.url}/hooks/slow`, { note: "held" });
     await gateway.waitFor(/SLOW_TRANSFORM_STARTED/);
@@ -67,7 +67,7 @@ describe("graceful stop", () => {
     );
     const state = path.join(dir, "state");
     const record = path.join(dir, "events.jsonl");
-    const gateway = await startServe(["--config", config, "--state-dir", state, "--record", record]);
+    const gateway = await startServeProcess(["--config", config, "--state-dir", state, "--record", record]);
 
     // The 202 is sent after the turn was handed to the session subsystem, so the turn is running now.
     const agent = await postJson(`${gateway.url}/hooks/agent`, { message: "take your time", deliver: false });

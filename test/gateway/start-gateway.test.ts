@@ -6,7 +6,7 @@ import { isConfigError } from "../../src/config/issues.js";
 import type { AgentTurnFinished } from "../../src/events.js";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
-import { cleanupCli, makeTempDir } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir } from "../helpers/cli.js";
 import { AUTH, baseConfig, postJson } from "./support.js";
 
 let handle: GatewayHandle | undefined;

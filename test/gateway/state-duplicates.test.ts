@@ -10,7 +10,7 @@ import { createOutbox } from "../../src/gateway/outbox.js";
 import { createSessionStore } from "../../src/gateway/session-store.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { openStateDb, type StateDb } from "../../src/gateway/state-db.js";
-import { cleanupCli, makeTempDir } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir } from "../helpers/cli.js";
 import { baseConfig, readState } from "./support.js";
 
 const source = { hook: "wake", requestId: "r1" };

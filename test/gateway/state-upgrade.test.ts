@@ -6,7 +6,7 @@ import type { SystemEvent } from "../../src/events.js";
 import { createSessionStore } from "../../src/gateway/session-store.js";
 import { openStateDb, type StateDb } from "../../src/gateway/state-db.js";
 import { STATE_SCHEMA_VERSION } from "../../src/gateway/state-schema.js";
-import { cleanupCli, makeTempDir } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir } from "../helpers/cli.js";
 
 // The first schema's queue and settings, as version 1 created them (the other tables did not change).
 const VERSION_1 = `

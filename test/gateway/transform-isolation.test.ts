@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type GatewayLogger, silentGatewayLogger } from "../../src/gateway/logger.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { createHooksPlugin } from "../../src/index.js";
-import { cleanupCli, makeTempDir } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir } from "../helpers/cli.js";
 import type { LogLine } from "../helpers/test-host.js";
 import { AUTH, baseConfig, postJson } from "./support.js";
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { startGateway as startInProcess } from "../../src/gateway/start-gateway.js";
-import { cleanupCli, makeTempDir, pollFor, type ServeProcess, startServe } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, pollFor, type Serve, startServe } from "../helpers/cli.js";
 import { AUTH, baseConfig, postJson, readRecord, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);
@@ -27,7 +27,7 @@ else if (input.includes("SILENT")) process.stdout.write("NO_REPLY\\n");
 else process.stdout.write("done: the build is green\\n");
 `;
 
-async function startGateway(dir: string, hooks: Record<string, unknown> = {}): Promise<ServeProcess> {
+async function startGateway(dir: string, hooks: Record<string, unknown> = {}): Promise<Serve> {
   writeFileSync(path.join(dir, "agent.mjs"), AGENT_SCRIPT);
   const config = writeConfig(
     dir,
@@ -57,11 +57,8 @@ async function startGateway(dir: string, hooks: Record<string, unknown> = {}): P
   ]);
 }
 
-const agent = (
-  gateway: ServeProcess,
-  body: Record<string, unknown>,
-  headers: Record<string, string> = AUTH,
-) => postJson(`${gateway.url}/hooks/agent`, { waitForCompletion: true, ...body }, headers);
+const agent = (gateway: Serve, body: Record<string, unknown>, headers: Record<string, string> = AUTH) =>
+  postJson(`${gateway.url}/hooks/agent`, { waitForCompletion: true, ...body }, headers);
 
 describe("waitForCompletion", () => {
   it("answers 200 with each turn's outcome: ok (delivered), error, timeout, heartbeat-only, silent", async () => {

@@ -5,7 +5,7 @@ import { NO_METRICS } from "../../src/metrics/metrics.js";
 import { checkDuplicate } from "../../src/pipeline/duplicates.js";
 import { MemoryStore } from "../../src/store/memory.js";
 import type { StoredResponse } from "../../src/store/store.js";
-import { pollFor } from "../helpers/spawn-cli.js";
+import { pollFor } from "../helpers/cli.js";
 
 const ANSWER = {
   status: 202,

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import JSON5 from "json5";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/spawn-cli.js";
+import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/cli.js";
 
 const TOKEN = "capture-test-token-0123456789abcdefg";
 afterEach(cleanupCli);

@@ -2,8 +2,8 @@ import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import JSON5 from "json5";
 import { afterEach, describe, expect, it } from "vitest";
+import { cleanupCli, makeTempDir, runCli, startServe } from "../helpers/cli.js";
 import { FIXTURES, TRANSFORMS_DIR } from "../helpers/repo.js";
-import { cleanupCli, makeTempDir, runCli, startServe } from "../helpers/spawn-cli.js";
 
 const TOKEN = "replay-cli-token-0123456789abcdefgh";
 afterEach(cleanupCli);

@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HostLogger } from "../../src/host/contract.js";
 import { probeRedis, RedisStore } from "../../src/store/redis.js";
 import type { StoredResponse } from "../../src/store/store.js";
+import { pollFor } from "../helpers/cli.js";
 import { type RedisServer, redisSkipReason, startRedis } from "../helpers/redis-server.js";
-import { pollFor } from "../helpers/spawn-cli.js";
 
 const skipReason = redisSkipReason();
 const ANSWER: StoredResponse = {
