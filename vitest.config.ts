@@ -1,12 +1,25 @@
-// Test runner settings: real servers and child processes need a little more time than pure unit tests.
-import { defineConfig } from "vitest/config";
+// Test runner settings for `npm test`: everything but the OpenClaw end-to-end file, which `npm run test:e2e` runs.
+import { availableParallelism } from "node:os";
+import { configDefaults, defineConfig, type ViteUserConfig } from "vitest/config";
+
+/** Runs the real OpenClaw gateway (minutes on a first run): `npm run test:e2e`, after `npm test` in CI. */
+export const OPENCLAW_E2E = "test/openclaw/openclaw-e2e.test.ts";
+
+/** Shared by both configs: real servers and child processes need a little more time than pure unit tests. */
+export const shared: NonNullable<ViteUserConfig["test"]> = {
+  globalSetup: ["test/global-setup.ts"],
+  testTimeout: 20_000,
+  hookTimeout: 30_000,
+  pool: "forks",
+};
 
 export default defineConfig({
   test: {
+    ...shared,
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/global-setup.ts"],
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
-    pool: "forks",
+    exclude: [...configDefaults.exclude, OPENCLAW_E2E],
+    // Most files wait on servers, sockets and child processes more than they compute: one worker per core, not
+    // vitest's default of one fewer, keeps both cores of a 2-core machine busy.
+    maxWorkers: availableParallelism(),
   },
 });

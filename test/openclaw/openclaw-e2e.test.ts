@@ -29,8 +29,8 @@ interface PluginConfig {
   mappings: Record<string, unknown>[];
 }
 
-// Runs wherever `npm test` runs: it installs what it needs. HOOKS_SKIP_OPENCLAW=1 skips it on a machine without
-// the registry; CI refuses that switch, so there it always runs.
+// Runs wherever `npm run test:e2e` runs: it installs what it needs. HOOKS_SKIP_OPENCLAW=1 skips it on a machine
+// without the registry; CI refuses that switch, so there it always runs.
 const skipReason =
   process.env.HOOKS_SKIP_OPENCLAW === "1" && !process.env.CI ? "HOOKS_SKIP_OPENCLAW=1" : undefined;
 
