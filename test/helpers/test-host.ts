@@ -1,7 +1,10 @@
-/** @module A minimal host for plugin tests: a real node:http server on loopback, a real bus, a recording logger. */
+/** @module A minimal host for plugin tests: a real node:http server on loopback, a real bus, a recording logger, and a state directory of its own (so the plugin's journal is on, as in production). */
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { EventEmitter } from "eventemitter3";
 import type { HookBus, HookEventName, HookEventPayload } from "../../src/events.js";
 import type {
@@ -26,6 +29,8 @@ export interface RecordedEvent<E extends HookEventName = HookEventName> {
 
 export interface TestHost {
   url: string;
+  /** The host's state directory (the journal is in its `hooks-journal`), or undefined when started without one. */
+  stateDir: string | undefined;
   bus: HookBus;
   logs: LogLine[];
   events: RecordedEvent[];
@@ -52,8 +57,16 @@ const EVENT_NAMES: HookEventName[] = [
 export async function startTestHost(
   plugin: HookPlugin,
   config: unknown,
-  options: { configDir?: string; channels?: readonly string[]; stateDir?: string } = {},
+  options: {
+    configDir?: string;
+    channels?: readonly string[];
+    /** Default: a temp dir made for this host and removed on close; `false` for a host without one (no journal). */
+    stateDir?: string | false;
+  } = {},
 ): Promise<TestHost> {
+  const ownStateDir =
+    options.stateDir === undefined ? mkdtempSync(path.join(os.tmpdir(), "hooks-host-")) : undefined;
+  const stateDir = options.stateDir === false ? undefined : (options.stateDir ?? ownStateDir);
   const bus: HookBus = new EventEmitter();
   const logs: LogLine[] = [];
   const events: RecordedEvent[] = [];
@@ -82,9 +95,15 @@ export async function startTestHost(
     registerService: (service) => services.push(service),
   };
   if (options.channels) host.channels = options.channels;
-  if (options.stateDir) host.stateDir = options.stateDir;
-  plugin.register(host);
-  for (const service of services) await service.start();
+  if (stateDir !== undefined) host.stateDir = stateDir;
+  try {
+    plugin.register(host);
+    for (const service of services) await service.start();
+  } catch (error) {
+    // A plugin that refuses its config never gets a close(): its state dir goes now.
+    if (ownStateDir !== undefined) rmSync(ownStateDir, { recursive: true, force: true });
+    throw error;
+  }
 
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0]!;
@@ -102,6 +121,7 @@ export async function startTestHost(
 
   return {
     url: `http://127.0.0.1:${port}`,
+    stateDir,
     bus,
     logs,
     events,
@@ -123,6 +143,7 @@ export async function startTestHost(
       for (const service of services) await service.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (ownStateDir !== undefined) rmSync(ownStateDir, { recursive: true, force: true });
     },
   };
 }
