@@ -257,6 +257,9 @@ describe("HTTP contract", () => {
     expect(response.status).toBe(408);
     expect(JSON.parse(response.body).code).toBe("BODY_TIMEOUT");
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    // The request's reported duration is the time it held the connection, the body's wait included.
+    const request = await host.waitForEvent("hooks:request", (r) => r.status === 408);
+    expect(request.durationMs).toBeGreaterThanOrEqual(150);
   });
 
   it("reports a request whose client went away mid-body, queues nothing, and keeps serving", async () => {
@@ -303,14 +306,17 @@ describe("HTTP contract", () => {
 
   it("emits hooks:request with method, hook, status and duration, and no payload", async () => {
     await start();
+    const started = performance.now();
     await send("/hooks/wake", { body: JSON.stringify({ text: "secret payload" }), headers: AUTH });
+    const elapsed = performance.now() - started;
     await send("/hooks/wake", { body: JSON.stringify({ text: "x" }) });
     const requests = host.eventsOf("hooks:request");
     expect(requests.map((r) => [r.method, r.hook, r.status])).toEqual([
       ["POST", "wake", 200],
       ["POST", "wake", 401],
     ]);
-    expect(requests[0]!.durationMs).toBeGreaterThanOrEqual(0);
+    // In milliseconds, and within what the client saw (the 408 case below shows it counts the body's wait).
+    expect(requests[0]!.durationMs).toBeLessThanOrEqual(elapsed);
     expect(JSON.stringify(requests)).not.toContain("secret payload");
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MappingInput } from "../../src/config/mapping-schema.js";
-import { createHooksPlugin, defineTransform } from "../../src/index.js";
+import { createHooksPlugin } from "../../src/index.js";
 import { createTransformRunner } from "../../src/mapping/create-transform-runner.js";
 import { NO_METRICS } from "../../src/metrics/metrics.js";
 import { loadAllTransforms, prepareHooks } from "../../src/prepare-hooks.js";
@@ -275,12 +275,5 @@ describe("transforms", () => {
       ["export", "broken/wrong-export.ts", false],
       ["missing", "not-there.ts", false],
     ]);
-  });
-});
-
-describe("authoring helpers", () => {
-  it("defineTransform returns the function it is given, for types only", () => {
-    const fn = () => null;
-    expect(defineTransform(fn)).toBe(fn);
   });
 });

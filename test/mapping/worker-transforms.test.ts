@@ -68,15 +68,18 @@ interface Recorded {
   restarts: string[];
 }
 
-function recordingMetrics(): { metrics: HookMetrics; recorded: Recorded } {
+/** The metrics a runner reports: outcomes and restarts, and each call's duration in seconds. */
+function recordingMetrics(): { metrics: HookMetrics; recorded: Recorded; seconds: number[] } {
   const recorded: Recorded = { transforms: [], restarts: [] };
+  const seconds: number[] = [];
   return {
     recorded,
+    seconds,
     metrics: {
       ...NO_METRICS,
-      transform: (mappingId, outcome, seconds) => {
-        expect(seconds).toBeGreaterThanOrEqual(0);
+      transform: (mappingId, outcome, duration) => {
         recorded.transforms.push([mappingId, outcome]);
+        seconds.push(duration);
       },
       workerRestart: (reason) => recorded.restarts.push(reason),
     },
@@ -165,7 +168,7 @@ describe("worker transform runner", () => {
   });
 
   it("stops a synchronous endless loop at its time limit and serves the next call", async () => {
-    const { metrics, recorded } = recordingMetrics();
+    const { metrics, recorded, seconds } = recordingMetrics();
     runner = createWorkerTransformRunner(settings({ metrics, timeoutMs: TIMEOUT_MS }));
     // Compiled once before the clock matters: jiti keeps the result on disk for the replacement worker too.
     await runner.load(ref("busy-loop.ts"));
@@ -178,6 +181,9 @@ describe("worker transform runner", () => {
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
     // The limit plus a loaded machine's scheduling; a loop that were not stopped would never end.
     expect(elapsed).toBeLessThan(TIMEOUT_MS + 2_000);
+    // The metric's duration is that call's, in seconds: at least the limit, at most what the caller waited.
+    expect(seconds[0]).toBeGreaterThanOrEqual((TIMEOUT_MS - 5) / 1000);
+    expect(seconds[0]).toBeLessThanOrEqual(elapsed / 1000);
     expect(await runner.run(ref("ok.ts"), context("after", "mapping-b"))).toMatchObject({
       message: expect.stringContaining("after"),
     });
