@@ -90,8 +90,11 @@ describe("kill -9 under load, restart on the same state directory", () => {
         runner: { kind: "command", command: "/bin/sh", args: ["-c", "sleep 0.05; printf finished"] },
       }),
     );
+    // A killed gateway cannot remove the temp dirs of the turns it was running: they go with the test's dir.
     const serve = () =>
-      startServeProcess(["--config", config, "--state-dir", stateDir], { env: { HOOKS_LOG_LEVEL: "info" } });
+      startServeProcess(["--config", config, "--state-dir", stateDir], {
+        env: { HOOKS_LOG_LEVEL: "info", TMPDIR: dir },
+      });
 
     const acks: Ack[] = [];
     for (let round = 0; round < ROUNDS; round++) {
