@@ -1,12 +1,10 @@
 /** @module `hooks mailbox run` against a real dovecot and a real HTTP hook receiver: delivery, batching, retries, restarts. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import * as v from "valibot";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { BackoffPolicy } from "../../src/mailbox/backoff.js";
@@ -16,8 +14,8 @@ import type { MailboxLogger } from "../../src/mailbox/logger.js";
 import { type MailboxMessage, MailboxPayloadSchema } from "../../src/mailbox/message-extract.js";
 import type { MailboxRunSettings } from "../../src/mailbox/settings.js";
 import { type DovecotServer, dovecotSkipReason, startDovecot, type TestMail } from "../helpers/dovecot.js";
+import { REPO_ROOT } from "../helpers/repo.js";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const TOKEN = "test-hook-token-0123456789abcdefghij";
 const PASSWORD_ENV = "MAILBOX_TEST_PASSWORD";
 /** Every piece of message content in these tests carries this marker, so the log check can find leaks. */
@@ -454,7 +452,7 @@ describe.skipIf(skipReason !== undefined)(
       const env = { ...process.env, [PASSWORD_ENV]: account.password };
 
       receiver.behaviours.push("accept", "stall");
-      const first = spawnCli([...args, "--backlog"], env, workDir);
+      const first = spawnCli([...args, "--backlog"], env);
       cleanups.push(() => first.kill("SIGKILL"));
       await receiver.waitFor(() => receiver.stalled === 1, "the second batch", 15_000);
       await first.waitFor(/catching up: 25\/60/);
@@ -462,12 +460,12 @@ describe.skipIf(skipReason !== undefined)(
       expect((await readState(account.stateDir)).lastUid).toBe(25);
       receiver.releaseStalled();
 
-      const second = spawnCli(args, env, workDir);
+      const second = spawnCli(args, env);
       cleanups.push(() => second.kill("SIGKILL"));
       await receiver.waitFor(() => receiver.accepted.length >= 60, "all 60 messages", 15_000);
       await second.waitFor(/catching up: 35\/35/);
       // A second helper on the same state directory would deliver everything twice: it must refuse to start.
-      const intruder = spawnCli(args, env, workDir);
+      const intruder = spawnCli(args, env);
       expect(await intruder.exited).toEqual({ code: 1, signal: null });
       expect(intruder.output()).toMatch(/another "hooks mailbox run" \(pid \d+\) already uses/);
       const exit = await second.kill("SIGTERM");
@@ -492,14 +490,9 @@ interface CliProcess {
   kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/**
- * Runs `node bin/hooks.js ...` (dist/ is built by the suite's global setup). Until the lead wires the command
- * into main.ts, the same registrar is run from dist/cli/mailbox.js through a tiny entry in a temp dir.
- */
-function spawnCli(args: string[], env: NodeJS.ProcessEnv, scratchDir: string): CliProcess {
-  const main = path.join(ROOT, "dist/cli/main.js");
-  const wired = existsSync(main) && readFileSync(main, "utf8").includes("registerMailboxCommand");
-  const entry = wired ? path.join(ROOT, "bin/hooks.js") : writeFallbackEntry(scratchDir);
+/** Runs `node bin/hooks.js ...` (dist/ is built by the suite's global setup): a real process, killed by its pid. */
+function spawnCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
+  const entry = path.join(REPO_ROOT, "bin/hooks.js");
   const child = spawn(process.execPath, [entry, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const changes = new Set<() => void>();
@@ -523,21 +516,4 @@ function spawnCli(args: string[], env: NodeJS.ProcessEnv, scratchDir: string): C
       return exited;
     },
   };
-}
-
-function writeFallbackEntry(dir: string): string {
-  const mailboxModule = path.join(ROOT, "dist/cli/mailbox.js");
-  if (!existsSync(mailboxModule)) throw new Error(`${mailboxModule} is missing: build first (npm run build)`);
-  const entry = path.join(dir, "hooks.mjs");
-  const source = [
-    'import { createRequire } from "node:module";',
-    `const require = createRequire(${JSON.stringify(path.join(ROOT, "package.json"))});`,
-    'const { Command } = require("commander");',
-    `const { registerMailboxCommand } = await import(${JSON.stringify(`file://${mailboxModule}`)});`,
-    'const program = new Command("hooks");',
-    "registerMailboxCommand(program);",
-    "await program.parseAsync(process.argv.slice(2), { from: 'user' });",
-  ].join("\n");
-  writeFileSync(entry, source);
-  return entry;
 }
