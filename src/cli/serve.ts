@@ -80,7 +80,10 @@ export function readyBanner(
   return `${lines.join("\n")}\n`;
 }
 
-/** Resolves on the first SIGINT or SIGTERM; a second one ends the process at once. */
+/**
+ * Resolves with what stops the gateway: `io.stop` when given, else the first SIGINT or SIGTERM (a second one ends
+ * the process at once).
+ */
 function waitForStopSignal(io: CliIo): Promise<string> {
   if (io.stop) return io.stop;
   return new Promise((resolve) => {
