@@ -124,6 +124,23 @@ describe("the record of an accepted request", () => {
     expect(host!.eventsOf("session:system-event")).toHaveLength(1);
   });
 
+  it("is off with journal.enabled false, or on a host without a state directory: requests are still answered and their events emitted", async () => {
+    await start({ journal: { enabled: false } });
+    expect((await send("wake", { text: "not journaled" })).status).toBe(200);
+    expect(host!.eventsOf("session:system-event").map((event) => event.text)).toEqual([
+      expect.stringContaining("not journaled"),
+    ]);
+    await host!.close();
+    expect(readdirSync(stateDir)).toEqual([]);
+    host = await startTestHost(
+      createHooksPlugin(),
+      { hooks: { enabled: true, token: TOKEN } },
+      { stateDir: false },
+    );
+    expect((await send("wake", { text: "nowhere to keep it" })).status).toBe(200);
+    expect(host.eventsOf("session:system-event")).toHaveLength(1);
+  });
+
   it("keeps no request body or headers with storePayloads: false", async () => {
     await start({ journal: { storePayloads: false } });
     await send("wake", { text: "private" });
