@@ -12,6 +12,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
+import { isOpenClawReady, isolatedOpenClawEnv, openClawRunArgs } from "../../scripts/openclaw-launch.mjs";
 import { ensureOpenClawRuntime, OPENCLAW_VERSION } from "../../scripts/openclaw-runtime.mjs";
 import { PIN } from "./pinning.mjs";
 import { makeTempDir, removeTempDir } from "./processes.mjs";
@@ -91,27 +92,6 @@ function freePort() {
 }
 
 /** The parent's environment minus what would point OpenClaw at someone's own setup or a loader. */
-function baseEnv() {
-  const env = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^OPENCLAW_/.test(key) || /^(NODE_OPTIONS|NODE_PATH|NODE_V8_COVERAGE)$/.test(key)) continue;
-    if (/^(npm_|VITEST)/i.test(key)) continue;
-    env[key] = value;
-  }
-  return env;
-}
-
-async function ready(url) {
-  try {
-    const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) });
-    const text = await response.text();
-    // OpenClaw's Control UI answers unknown paths with a catch-all 200: only the JSON contract means ready.
-    return response.status === 200 && JSON.parse(text).ready === true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Starts one OpenClaw gateway with `config` (openclaw.json; `logging.file` is added inside its temp dir) and
  * resolves once it is ready: `{ label, pid, url, readyMs, dir, children(), output(), stop() }`, a server handle
@@ -131,31 +111,8 @@ export async function startOpenClaw({ label = `OpenClaw ${OPENCLAW_VERSION}`, co
 
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = {
-    ...baseEnv(),
-    HOME: home,
-    USERPROFILE: home,
-    XDG_CONFIG_HOME: path.join(home, ".config"),
-    XDG_CACHE_HOME: path.join(home, ".cache"),
-    XDG_DATA_HOME: path.join(home, ".local/share"),
-    XDG_STATE_HOME: path.join(home, ".local/state"),
-    TMPDIR: tmpDir,
-    OPENCLAW_STATE_DIR: stateDir,
-    OPENCLAW_CONFIG_PATH: configPath,
-    OPENCLAW_SKIP_GMAIL_WATCHER: "1",
-    NO_COLOR: "1",
-    PATH: [path.dirname(runtime.nodeBin), runtime.binDir, process.env.PATH ?? ""].join(path.delimiter),
-  };
-  const args = [
-    runtime.openclawEntry,
-    "gateway",
-    "run",
-    "--allow-unconfigured",
-    "--bind",
-    "loopback",
-    "--port",
-    String(port),
-  ];
+  const env = isolatedOpenClawEnv(runtime, { home, tmpDir, stateDir, configPath });
+  const args = openClawRunArgs(runtime, port);
   // taskset execs node: the child's PID is the gateway's.
   const command = PIN.enabled ? "taskset" : runtime.nodeBin;
   const commandArgs = PIN.enabled ? ["-c", String(PIN.serverCpu), runtime.nodeBin, ...args] : args;
@@ -245,7 +202,7 @@ export async function startOpenClaw({ label = `OpenClaw ${OPENCLAW_VERSION}`, co
         `${label} exited before it was ready (code ${code}, signal ${signal}):\n${output.slice(-3000)}`,
       );
     }
-    if (await ready(url)) break;
+    if (await isOpenClawReady(url)) break;
     if (Date.now() > deadline) {
       await handle.stop();
       throw new Error(`${label} not ready within ${READY_TIMEOUT_MS} ms:\n${output.slice(-3000)}`);

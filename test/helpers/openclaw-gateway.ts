@@ -5,6 +5,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { isOpenClawReady, isolatedOpenClawEnv, openClawRunArgs } from "../../scripts/openclaw-launch.mjs";
 import type { OpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
 import { STUB_MODEL_ID } from "./stub-model.js";
 
@@ -180,32 +181,10 @@ function secretsIn(value: unknown, key = "", found: string[] = []): string[] {
 }
 
 /** The parent's environment minus what would point OpenClaw at the developer's own setup or a test loader. */
-function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined) continue;
-    if (/^OPENCLAW_/.test(key) || /^(NODE_OPTIONS|NODE_PATH|NODE_V8_COVERAGE)$/.test(key)) continue;
-    if (/^(npm_|VITEST)/i.test(key)) continue;
-    env[key] = value;
-  }
-  return env;
-}
-
 function withLogFile(config: Record<string, unknown>, logFile: string): Record<string, unknown> {
   const logging = (config["logging"] ?? {}) as Record<string, unknown>;
   if (logging["file"] !== undefined) return config;
   return { ...config, logging: { ...logging, file: logFile } };
-}
-
-async function probeReady(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) });
-    const text = await res.text();
-    // OpenClaw's Control UI answers unknown paths with a catch-all 200: only the JSON contract means ready.
-    return res.status === 200 && (JSON.parse(text) as { ready?: unknown }).ready === true;
-  } catch {
-    return false;
-  }
 }
 
 export async function startOpenClawGateway(options: StartOpenClawGatewayOptions): Promise<OpenClawGateway> {
@@ -230,37 +209,14 @@ export async function startOpenClawGateway(options: StartOpenClawGatewayOptions)
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = {
-    ...baseEnv(),
-    HOME: home,
-    USERPROFILE: home,
-    XDG_CONFIG_HOME: path.join(home, ".config"),
-    XDG_CACHE_HOME: path.join(home, ".cache"),
-    XDG_DATA_HOME: path.join(home, ".local/share"),
-    XDG_STATE_HOME: path.join(home, ".local/state"),
-    TMPDIR: tmpDir,
-    OPENCLAW_STATE_DIR: stateDir,
-    OPENCLAW_CONFIG_PATH: configPath,
-    OPENCLAW_SKIP_GMAIL_WATCHER: "1",
-    NO_COLOR: "1",
-    PATH: [path.dirname(runtime.nodeBin), runtime.binDir, process.env["PATH"] ?? ""].join(path.delimiter),
+    ...isolatedOpenClawEnv(runtime, { home, tmpDir, stateDir, configPath }),
     ...options.env,
   };
 
   const started = Date.now();
-  // --bind loopback: in a container OpenClaw defaults to bind=auto (0.0.0.0) and then refuses to start without
-  // gateway auth. --allow-unconfigured: no `gateway.mode=local` needed in a throwaway config.
   const child = spawn(
     runtime.nodeBin,
-    [
-      runtime.openclawEntry,
-      "gateway",
-      "run",
-      "--allow-unconfigured",
-      "--bind",
-      "loopback",
-      "--port",
-      String(port),
-    ],
+    openClawRunArgs(runtime, port),
     // detached: its own process group, so a SIGKILL fallback can reach helpers that did not detach themselves.
     { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
@@ -356,7 +312,7 @@ export async function startOpenClawGateway(options: StartOpenClawGatewayOptions)
     let probeTimer: NodeJS.Timeout | undefined;
     const probe = async () => {
       if (settled) return;
-      if (await probeReady(url)) finish(() => resolve(true));
+      if (await isOpenClawReady(url)) finish(() => resolve(true));
       else if (!settled) probeTimer = setTimeout(probe, READY_PROBE_INTERVAL_MS);
     };
     exited.then(() =>
