@@ -14,3 +14,6 @@ export declare function isolatedOpenClawEnv(
 ): Record<string, string>;
 export declare function openClawRunArgs(runtime: OpenClawRuntime, port: number): string[];
 export declare function isOpenClawReady(url: string): Promise<boolean>;
+export declare function freePort(): Promise<number>;
+export declare function descendants(pid: number): number[];
+export declare function killTree(pid: number, signal: NodeJS.Signals): void;

@@ -1,4 +1,6 @@
-/** @module How an isolated OpenClaw gateway is launched from the runtime cache: its environment, its command line, its readiness. Shared by the end-to-end tests and the bench. */
+/** @module How an isolated OpenClaw gateway is launched from the runtime cache and stopped: its environment, command line, port, readiness and process tree. Shared by the end-to-end tests and the bench. */
+import { readdirSync, readFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 
 /** The caller's environment without what would leak into OpenClaw: its own settings, Node's flags, npm's and vitest's. */
@@ -58,5 +60,69 @@ export async function isOpenClawReady(url) {
     return response.status === 200 && JSON.parse(text).ready === true;
   } catch {
     return false;
+  }
+}
+
+/** A free loopback port, as the OS hands it out. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The PIDs below `pid`, from /proc (Linux); elsewhere none, and the group kill alone has to do. */
+export function descendants(pid) {
+  let entries;
+  try {
+    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return [];
+  }
+  const children = new Map();
+  for (const entry of entries) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Field 4 (ppid) follows the command name, which is in parentheses and may itself contain spaces.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const found = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+/**
+ * Signals the gateway, every process below it by PID (SIGKILL skips OpenClaw's own cleanup, and its spawn broker
+ * leads a process group of its own), and its process group (it is started detached).
+ */
+export function killTree(pid, signal) {
+  for (const each of [...descendants(pid), pid]) {
+    try {
+      process.kill(each, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // No such group any more.
   }
 }

@@ -8,14 +8,22 @@
  * PID with SIGTERM (SIGKILL to the process tree after 15 s); its temp dir is removed.
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import net from "node:net";
 import path from "node:path";
-import { isOpenClawReady, isolatedOpenClawEnv, openClawRunArgs } from "../../scripts/openclaw-launch.mjs";
+import {
+  descendants,
+  freePort,
+  isOpenClawReady,
+  isolatedOpenClawEnv,
+  killTree,
+  openClawRunArgs,
+} from "../../scripts/openclaw-launch.mjs";
 import { ensureOpenClawRuntime, OPENCLAW_VERSION } from "../../scripts/openclaw-runtime.mjs";
 import { PIN } from "./pinning.mjs";
 import { makeTempDir, removeTempDir } from "./processes.mjs";
+
+export { descendants };
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 15_000;
@@ -32,66 +40,6 @@ process.on("exit", () => {
   for (const pid of live) killTree(pid, "SIGKILL");
 });
 
-/** The PIDs below `pid`, from /proc. */
-export function descendants(pid) {
-  const children = new Map();
-  let entries = [];
-  try {
-    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
-  } catch {
-    return [];
-  }
-  for (const entry of entries) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const list = children.get(ppid) ?? [];
-      list.push(Number(entry));
-      children.set(ppid, list);
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  const found = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    for (const child of children.get(queue.shift()) ?? []) {
-      found.push(child);
-      queue.push(child);
-    }
-  }
-  return found;
-}
-
-function killTree(pid, signal) {
-  for (const each of [...descendants(pid), pid]) {
-    try {
-      process.kill(each, signal);
-    } catch {
-      // Already gone.
-    }
-  }
-  try {
-    // detached: the gateway leads its own process group.
-    process.kill(-pid, signal);
-  } catch {
-    // No such group any more.
-  }
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The parent's environment minus what would point OpenClaw at someone's own setup or a loader. */
 /**
  * Starts one OpenClaw gateway with `config` (openclaw.json; `logging.file` is added inside its temp dir) and
  * resolves once it is ready: `{ label, pid, url, readyMs, dir, children(), output(), stop() }`, a server handle

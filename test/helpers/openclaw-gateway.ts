@@ -1,11 +1,16 @@
 /** @module Test harness: runs the real OpenClaw gateway (pinned runtime from scripts/openclaw-runtime.mjs) in a throwaway home, waits until it is ready, stops it by PID. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { isOpenClawReady, isolatedOpenClawEnv, openClawRunArgs } from "../../scripts/openclaw-launch.mjs";
+import {
+  freePort,
+  isOpenClawReady,
+  isolatedOpenClawEnv,
+  killTree,
+  openClawRunArgs,
+} from "../../scripts/openclaw-launch.mjs";
 import type { OpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
 import { STUB_MODEL_ID } from "./stub-model.js";
 
@@ -83,17 +88,7 @@ export function stubModelProviderConfig(baseUrl: string): Record<string, unknown
 }
 
 /** Binds port 0, reads the port the OS chose, releases it. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 const live = new Set<ChildProcess>();
 /** Temp dirs not yet removed by stop(). */
@@ -101,66 +96,9 @@ const dirs = new Set<string>();
 process.once("exit", () => {
   // Last resort when a test run dies without its afterAll (or a timed-out beforeAll finishes starting one
   // later): never leave a 700 MB gateway or its temp dir behind.
-  for (const child of live) killTree(child, "SIGKILL");
+  for (const child of live) if (child.pid !== undefined) killTree(child.pid, "SIGKILL");
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-/** The PIDs below `pid`, from /proc (Linux); elsewhere none, and the group kill alone has to do. */
-function descendants(pid: number): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
-  } catch {
-    return [];
-  }
-  const children = new Map<number, number[]>();
-  for (const entry of entries) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // Field 4 (ppid) follows the command name, which is in parentheses and may itself contain spaces.
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const list = children.get(ppid) ?? [];
-      list.push(Number(entry));
-      children.set(ppid, list);
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  const found: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    for (const child of children.get(queue.shift()!) ?? []) {
-      found.push(child);
-      queue.push(child);
-    }
-  }
-  return found;
-}
-
-/**
- * SIGKILL skips OpenClaw's own cleanup, so its helpers (a spawn broker in its own process group, sqlite
- * workers) are killed by PID too; the group kill catches anything in the gateway's group that /proc missed.
- */
-function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
-  const pid = child.pid;
-  if (pid === undefined) return;
-  for (const descendant of descendants(pid)) {
-    try {
-      process.kill(descendant, signal);
-    } catch {
-      // already gone
-    }
-  }
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
 
 function hasExited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
@@ -283,7 +221,7 @@ export async function startOpenClawGateway(options: StartOpenClawGatewayOptions)
         let timer: NodeJS.Timeout | undefined;
         const killed = new Promise<void>((resolve) => {
           timer = setTimeout(() => {
-            killTree(child, "SIGKILL");
+            if (child.pid !== undefined) killTree(child.pid, "SIGKILL");
             resolve();
           }, stopTimeoutMs);
         });
