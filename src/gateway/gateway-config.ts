@@ -22,6 +22,13 @@ export const DEFAULT_RETAIN_DAYS = 30;
 /** The log file is rotated when it passes this size, and this many rotated files are kept. */
 export const DEFAULT_LOG_MAX_SIZE_MB = 10;
 export const DEFAULT_LOG_KEEP = 5;
+/**
+ * The most an `openai` runner reads of one reply. An answer is text for a person; without a bound, an endpoint that
+ * streams hundreds of megabytes fills the gateway's memory and stalls it while the whole body is parsed.
+ */
+export const DEFAULT_MAX_REPLY_BYTES = 1_048_576;
+/** The longest one chat-completions request may take, reply included, whatever a turn's own timeout says. */
+export const DEFAULT_REPLY_TIMEOUT_SECONDS = 600;
 
 const Port = v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0), v.maxValue(65535));
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
@@ -118,6 +125,10 @@ export const OpenAiRunnerSchema = v.strictObject({
   model: NonEmpty,
   /** Name of the environment variable holding the API key; the key itself never sits in the file. */
   apiKeyEnv: v.optional(NonEmpty),
+  /** A reply longer than this many bytes is not read further: the request is aborted and the turn ends as an error. */
+  maxReplyBytes: v.optional(PositiveInt, DEFAULT_MAX_REPLY_BYTES),
+  /** Seconds one request may take, until the last byte of its reply; past it the turn ends as an error. */
+  replyTimeoutSeconds: v.optional(PositiveInt, DEFAULT_REPLY_TIMEOUT_SECONDS),
 });
 
 export const RunnerSchema = v.variant(

@@ -7,7 +7,14 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../src/gateway/runners/command.js";
-import { cleanupCli, makeTempDir, pollFor, type Serve, startServe } from "../helpers/cli.js";
+import {
+  cleanupCli,
+  makeTempDir,
+  pollFor,
+  type Serve,
+  startServe,
+  startServeProcess,
+} from "../helpers/cli.js";
 import { AUTH, baseConfig, postJson, readRecord, writeConfig } from "./support.js";
 
 const servers: Server[] = [];
@@ -295,5 +302,107 @@ describe("openai runner", () => {
       (line) => line.event === "session:system-event" && String(line.payload.text).includes("(timeout)"),
     );
     expect(summary).toBeDefined();
+  });
+});
+
+/** A `/proc/<pid>/status` figure in kB (VmRSS, VmHWM). */
+function procStatusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${field}:`));
+  return Number(line?.split(/\s+/)[1]);
+}
+
+const FLOOD_BYTES = 300 * 1_048_576;
+
+/**
+ * A hostile chat-completions endpoint: FLOOD streams a 300 MB answer (chunked, no length) as fast as the client
+ * reads it; DRIP sends the start of an answer and then one byte every 100 ms, forever.
+ */
+async function startHostileChatServer(): Promise<{ url: string; flooded: () => number }> {
+  let flooded = 0;
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    let text = "";
+    for await (const chunk of req) text += chunk;
+    const last: string = JSON.parse(text).messages.at(-1).content;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.write('{"choices":[{"message":{"role":"assistant","content":"');
+    if (last.includes("DRIP")) {
+      const drip = setInterval(() => res.write("x"), 100);
+      res.once("close", () => clearInterval(drip));
+      return;
+    }
+    const chunk = Buffer.alloc(65_536, "x");
+    const pump = () => {
+      while (flooded < FLOOD_BYTES && !res.destroyed) {
+        flooded += chunk.length;
+        if (!res.write(chunk)) {
+          res.once("drain", pump);
+          return;
+        }
+      }
+      res.end('"}}]}');
+    };
+    pump();
+  });
+  servers.push(server);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, flooded: () => flooded };
+}
+
+/** Times `GET /metrics` back to back until `stop` resolves: the longest answer is the gateway's longest stall. */
+async function longestAnswerMs(baseUrl: string, stop: Promise<unknown>): Promise<number> {
+  let stopped = false;
+  void stop.finally(() => {
+    stopped = true;
+  });
+  let longest = 0;
+  while (!stopped) {
+    const started = performance.now();
+    await (await fetch(`${baseUrl}/metrics`)).text();
+    longest = Math.max(longest, performance.now() - started);
+  }
+  return longest;
+}
+
+describe("openai runner reply bounds", () => {
+  it("stops reading a 300 MB reply at maxReplyBytes and a dripping one at replyTimeoutSeconds: errors, flat memory, no stall", async () => {
+    const chat = await startHostileChatServer();
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig({
+        runner: { kind: "openai", baseUrl: chat.url, model: "m", replyTimeoutSeconds: 1 },
+      }),
+    );
+    const record = path.join(dir, "events.jsonl");
+    const gateway = await startServeProcess([
+      "--config",
+      config,
+      "--state-dir",
+      path.join(dir, "state"),
+      "--record",
+      record,
+    ]);
+    const pid = gateway.child.pid!;
+    await (await fetch(`${gateway.url}/metrics`)).text();
+    const peakBeforeKb = procStatusKb(pid, "VmHWM");
+
+    const flood = runTurn(gateway, record, { message: "FLOOD please" });
+    const stallMs = await longestAnswerMs(gateway.url, flood);
+    const flooded = await flood;
+    const peakAfterKb = procStatusKb(pid, "VmHWM");
+    const figures = `peak RSS ${peakBeforeKb} -> ${peakAfterKb} kB, longest /metrics answer ${Math.round(stallMs)} ms`;
+    expect(flooded).toMatchObject({ status: "error" });
+    expect(flooded.error).toMatch(/reply from .* is larger than 1048576 bytes/);
+    expect(peakAfterKb - peakBeforeKb, figures).toBeLessThan(64 * 1024);
+    expect(stallMs, figures).toBeLessThan(1_000);
+    // The connection was closed near the cap, not after the whole 300 MB.
+    expect(chat.flooded()).toBeLessThan(64 * 1_048_576);
+
+    const dripped = await runTurn(gateway, record, { message: "DRIP please" });
+    expect(dripped).toMatchObject({ status: "error" });
+    expect(dripped.error).toMatch(/took longer than 1s/);
   });
 });

@@ -21,6 +21,36 @@ interface ChatCompletion {
   error?: { message?: unknown };
 }
 
+/** A reply past `maxReplyBytes`: its message is the turn's error as it stands. */
+class ReplyTooLarge extends Error {}
+
+/**
+ * The reply's text, read chunk by chunk as it arrives and given up as soon as it passes `maxBytes`, so a huge or
+ * endless reply costs at most `maxBytes` of memory and never one long parse.
+ */
+async function readReply(response: Response, maxBytes: number, url: string): Promise<string> {
+  const tooLarge = () =>
+    new ReplyTooLarge(`chat-completions reply from ${url} is larger than ${maxBytes} bytes`);
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared > maxBytes) throw tooLarge();
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      // Not awaited: a stalled stream may never settle its cancel; the caller's abort closes the connection.
+      reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 export function createOpenAiRunner(
   config: OpenAiRunnerConfig,
   env: NodeJS.ProcessEnv = process.env,
@@ -36,29 +66,47 @@ export function createOpenAiRunner(
         ...history.slice(-MAX_HISTORY_MESSAGES),
         { role: "user", content: turn.message },
       ];
-      let response: Response;
+      // The runner's own stop (reply too large or too slow), beside the turn's (its deadline, the gateway's stop).
+      const own = new AbortController();
+      const timer = setTimeout(
+        () =>
+          own.abort(
+            new Error(`chat-completions request to ${url} took longer than ${config.replyTimeoutSeconds}s`),
+          ),
+        config.replyTimeoutSeconds * 1000,
+      );
+      let status: number;
+      let ok: boolean;
+      let text: string;
       try {
-        response = await fetch(url, {
+        const response = await fetch(url, {
           method: "POST",
           headers,
           body: JSON.stringify({ model: endpointModel(turn.model, config.model), messages }),
-          signal,
+          signal: AbortSignal.any([signal, own.signal]),
         });
+        ({ status, ok } = response);
+        text = await readReply(response, config.maxReplyBytes, url);
       } catch (error) {
         if (signal.aborted) throw abortError(signal);
+        if (own.signal.aborted) throw abortError(own.signal);
+        // Past the cap: the connection is closed now, not when the endpoint finishes sending.
+        own.abort(error);
+        if (error instanceof ReplyTooLarge) throw error;
         throw new Error(`chat-completions request to ${url} failed: ${(error as Error).message}`);
+      } finally {
+        clearTimeout(timer);
       }
-      const text = await response.text();
       let body: ChatCompletion | undefined;
       try {
         body = JSON.parse(text) as ChatCompletion;
       } catch {
         body = undefined;
       }
-      if (!response.ok) {
+      if (!ok) {
         const reason =
           typeof body?.error?.message === "string" ? `: ${body.error.message.slice(0, 300)}` : "";
-        throw new Error(`chat-completions endpoint answered ${response.status}${reason}`);
+        throw new Error(`chat-completions endpoint answered ${status}${reason}`);
       }
       const content = body?.choices?.[0]?.message?.content;
       if (typeof content !== "string")
