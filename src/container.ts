@@ -90,6 +90,7 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
         reloadCheckMs: options.transformReloadCheckMs ?? DEFAULT_RELOAD_CHECK_MS,
         maxMemoryMb: config.transforms.maxMemoryMb,
         maxWorkers: config.transforms.maxWorkers,
+        env: config.transforms.env,
         metrics: c.resolve(PORTS.metrics),
         logger,
       }),

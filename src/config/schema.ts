@@ -66,6 +66,19 @@ export const TransformsSchema = v.strictObject({
   maxMemoryMb: v.optional(v.pipe(PositiveInt, v.minValue(32, "must be at least 32")), 128),
   /** Default: the machine's available parallelism, at least 2. */
   maxWorkers: v.optional(v.pipe(PositiveInt, v.maxValue(64, "must be at most 64"))),
+  /**
+   * Names of variables a worker's transforms see from the host's environment, beside PATH, HOME, LANG and TZ; a
+   * name that is not set is left out. Nothing else reaches them: not the variables behind tokens and secrets.
+   */
+  env: v.optional(
+    v.array(
+      v.pipe(
+        v.string(),
+        v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name (letters, digits, _)"),
+      ),
+    ),
+    [],
+  ),
 });
 
 /** What `hooks mailbox setup` writes; `hooks mailbox run` and the mailbox preset read it (SPEC §7.3, §11). */

@@ -21,6 +21,8 @@ export interface TransformRunnerSettings {
   reloadCheckMs: number;
   /** A worker's heap limit (`hooks.transforms.maxMemoryMb`). */
   maxMemoryMb: number;
+  /** Variables a worker gets from the host's environment beside the base ones (`hooks.transforms.env`). */
+  env?: readonly string[] | undefined;
   /** Workers in the pool; undefined lets the runner choose from the machine's parallelism. */
   maxWorkers?: number | undefined;
   metrics: HookMetrics;

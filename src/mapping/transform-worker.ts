@@ -3,11 +3,14 @@ import { workerData } from "node:worker_threads";
 import { errorMessage } from "../errors.js";
 import { TransformLoader } from "./transform-loader.js";
 import type { TransformContext, TransformRef, TransformResult } from "./transform-types.js";
+import { guardTransformChildren } from "./worker-children.js";
 
 /** What every worker of a pool is started with (piscina's `workerData`). */
 export interface TransformWorkerData {
   transformsDir: string;
   reloadCheckMs: number;
+  /** A transform's time limit, which also bounds a process it runs synchronously. */
+  timeoutMs: number;
 }
 
 /** The context as it crosses the thread boundary: a Buffer arrives as a plain Uint8Array, so it travels as one. */
@@ -99,4 +102,6 @@ export function createTaskHandler(
   }
 }
 
-export default createTaskHandler(workerData as TransformWorkerData);
+const data = workerData as TransformWorkerData;
+guardTransformChildren(data.timeoutMs);
+export default createTaskHandler(data);

@@ -12,6 +12,7 @@ import type {
   WireContext,
   WireTransformRef,
 } from "./transform-worker.js";
+import { endChildrenWithWorkers } from "./worker-children.js";
 
 /**
  * How long start-up and `hooks check` give a module to load: compiling it in a fresh worker on a busy machine is
@@ -52,6 +53,23 @@ function youngGenerationMb(maxMemoryMb: number): number {
   return Math.min(16, Math.max(2, Math.round(maxMemoryMb / 16)));
 }
 
+/**
+ * What every worker gets of the host's environment, each only if set (the names the gateway's command runner
+ * passes too). The host's environment holds its secrets (the hook token, signing secrets, API keys): transforms
+ * read untrusted payloads, so they see only these and the names `hooks.transforms.env` adds.
+ */
+const BASE_WORKER_ENV = ["PATH", "HOME", "LANG", "TZ"] as const;
+
+/** A worker's own `process.env`: a copy of the allow-listed names, so what it sets stays in the worker. */
+export function workerEnv(names: readonly string[], from: NodeJS.ProcessEnv): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of [...BASE_WORKER_ENV, ...names]) {
+    const value = from[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
 /** Whether node was given a heap size, which V8 applies to every thread, over each worker's own limit. */
 function heapFlagGiven(): boolean {
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
@@ -67,10 +85,12 @@ function createPool(settings: TransformRunnerSettings): Piscina<TransformTask, T
   const workerData: TransformWorkerData = {
     transformsDir: settings.transformsDir,
     reloadCheckMs: settings.reloadCheckMs,
+    timeoutMs: settings.timeoutMs,
   };
   const pool = new Piscina<TransformTask, TransformReply>({
     filename: workerEntry(),
     workerData,
+    env: workerEnv(settings.env ?? [], process.env),
     minThreads: 1,
     maxThreads: settings.maxWorkers ?? defaultMaxWorkers(),
     idleTimeout: WORKER_IDLE_MS,
@@ -96,6 +116,7 @@ function createPool(settings: TransformRunnerSettings): Piscina<TransformTask, T
       },
     );
   });
+  endChildrenWithWorkers(pool);
   return pool;
 }
 

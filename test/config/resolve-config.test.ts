@@ -249,11 +249,14 @@ describe("waiting for the completion, and transform isolation, in the config", (
       },
       context,
     );
-    expect(prepared?.config.transforms).toEqual({ maxMemoryMb: 128 });
+    expect(prepared?.config.transforms).toEqual({ maxMemoryMb: 128, env: [] });
     expect(prepared?.mappings[0]?.transform?.isolate).toBe("worker");
     expect(prepared?.config.exposeReplies).toBe(false);
     expect(problems({ transforms: { maxMemoryMb: 16 } })).toEqual([
       "hooks.transforms.maxMemoryMb: must be at least 32",
+    ]);
+    expect(problems({ transforms: { env: ["GOOD_NAME", "not a name"] } })).toEqual([
+      "hooks.transforms.env[1]: must be an environment variable name (letters, digits, _)",
     ]);
     expect(
       problems({ mappings: [{ ...agentMapping, transform: { module: "t.ts", isolate: "thread" } }] }),

@@ -2,13 +2,13 @@
  * @module End to end on the reference gateway: transforms that loop, never settle or allocate without bound are
  * stopped in their workers while /wake keeps its latency, and the next request finds a fresh worker.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type GatewayLogger, silentGatewayLogger } from "../../src/gateway/logger.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { createHooksPlugin } from "../../src/index.js";
-import { cleanupCli, makeTempDir } from "../helpers/cli.js";
+import { cleanupCli, makeTempDir, pollFor } from "../helpers/cli.js";
 import type { LogLine } from "../helpers/test-host.js";
 import { AUTH, baseConfig, postJson } from "./support.js";
 
@@ -46,9 +46,18 @@ const BAD = [
 ] as const;
 
 let handle: GatewayHandle | undefined;
+/** Processes a transform started, killed after each test whatever it asserted, so a failure leaves none behind. */
+const spawned: number[] = [];
 afterEach(async () => {
   await handle?.close();
   handle = undefined;
+  for (const pid of spawned.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone, as it should be.
+    }
+  }
   await cleanupCli();
 });
 
@@ -170,5 +179,137 @@ describe("transform isolation on the reference gateway", () => {
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/^hooks_transform_worker_restarts_total\{reason="timeout"\} 2$/m);
     expect(metrics).toMatch(/^hooks_transform_worker_restarts_total\{reason="memory"\} 1$/m);
+  });
+});
+
+/**
+ * Whether `pid` still runs. A child of a stopped worker that was ended stays a zombie of this process (its worker
+ * is no longer there to collect its exit status), which `kill(pid, 0)` cannot tell from a live one: /proc can.
+ */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** The pids a transform wrote into `file` (one a line), kept for the clean-up. */
+async function pidsIn(file: string, count: number): Promise<number[]> {
+  const pids = await pollFor(() => {
+    if (!existsSync(file)) return undefined;
+    const found = readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map(Number);
+    return found.length >= count ? found : undefined;
+  }, `${count} pid(s) in ${file}`);
+  spawned.push(...pids);
+  return pids;
+}
+
+const PRIVATE_ENV = {
+  HOOKS_TOKEN: "hook-token-in-the-environment",
+  GITHUB_WEBHOOK_SECRET: "signing-secret-in-the-environment",
+  TRANSFORM_SETTING: "named in hooks.transforms.env",
+};
+
+/**
+ * Transforms that read the environment and start processes: a child and a shell with a child of its own, then a
+ * loop (stopped at its limit); a child left running (ended with the gateway); a child run synchronously.
+ */
+const CHILD_MODULES: Record<string, string> = {
+  "env.ts": `import { writeFileSync } from "node:fs";
+export default (context: { payload: { out: string } }) => {
+  writeFileSync(context.payload.out, JSON.stringify(process.env));
+  return null;
+};
+`,
+  "spawn-loop.ts": `import { exec, spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
+export default (context: { payload: { out: string } }) => {
+  const child = spawn("sleep", ["60"], { stdio: "ignore" });
+  appendFileSync(context.payload.out, child.pid + "\\n");
+  exec("sleep 61 & echo $! >> " + context.payload.out + "; wait");
+  for (;;) {}
+};
+`,
+  "spawn-return.ts": `import { spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
+export default (context: { payload: { out: string } }) => {
+  const child = spawn("sleep", ["60"], { stdio: "ignore" });
+  appendFileSync(context.payload.out, child.pid + "\\n");
+  return null;
+};
+`,
+  "spawn-sync.ts": `import { execSync } from "node:child_process";
+export default (context: { payload: { out: string } }) => {
+  execSync("echo $$ >> " + context.payload.out + "; exec sleep 60");
+  return null;
+};
+`,
+};
+
+describe("what a transform can reach", () => {
+  it("gives workers only an allow-listed environment, and ends the processes a transform started when its worker stops", async () => {
+    const dir = makeTempDir();
+    for (const [name, source] of Object.entries(CHILD_MODULES)) writeFileSync(path.join(dir, name), source);
+    const saved = Object.fromEntries(Object.keys(PRIVATE_ENV).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, PRIVATE_ENV);
+    try {
+      handle = await startGateway({
+        config: baseConfig(
+          {},
+          {
+            transformsDir: dir,
+            transforms: { env: ["TRANSFORM_SETTING"] },
+            mappings: Object.keys(CHILD_MODULES).map((name) => ({
+              id: name.replace(".ts", ""),
+              match: { path: name.replace(".ts", "") },
+              transform: { module: name },
+            })),
+          },
+        ),
+        configDir: dir,
+        port: 0,
+        stateDir: path.join(dir, "state"),
+        logger: silentGatewayLogger,
+        plugin: createHooksPlugin({ transformTimeoutMs: TRANSFORM_TIMEOUT_MS / 2 }),
+      });
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    const post = (name: string, out: string) => postJson(`${handle!.url}/hooks/${name}`, { out }, AUTH);
+
+    const envFile = path.join(dir, "env.json");
+    expect((await post("env", envFile)).status).toBe(204);
+    const seen: Record<string, string> = JSON.parse(readFileSync(envFile, "utf8"));
+    expect(JSON.stringify(seen)).not.toMatch(/in-the-environment/);
+    expect(seen.TRANSFORM_SETTING).toBe(PRIVATE_ENV.TRANSFORM_SETTING);
+    expect(
+      Object.keys(seen).every((name) => ["PATH", "HOME", "LANG", "TZ", "TRANSFORM_SETTING"].includes(name)),
+    ).toBe(true);
+
+    // Stopped at its time limit: the child and the shell's own child end with the worker.
+    const loopFile = path.join(dir, "loop.pids");
+    expect((await post("spawn-loop", loopFile)).status).toBe(500);
+    const loopPids = await pidsIn(loopFile, 2);
+    await pollFor(() => (loopPids.some(isAlive) ? undefined : true), `processes ${loopPids} to end`);
+
+    // Run synchronously: bounded by the transform's time limit, as the worker cannot be stopped while it waits.
+    const syncFile = path.join(dir, "sync.pids");
+    expect((await post("spawn-sync", syncFile)).status).toBe(500);
+    const [syncPid] = await pidsIn(syncFile, 1);
+    await pollFor(() => (isAlive(syncPid!) ? undefined : true), `process ${syncPid} to end`);
+
+    // Left running by a transform that answered: it ends when the gateway stops.
+    const returnFile = path.join(dir, "return.pids");
+    expect((await post("spawn-return", returnFile)).status).toBe(204);
+    const [leftPid] = await pidsIn(returnFile, 1);
+    expect(isAlive(leftPid!)).toBe(true);
+    await handle.close();
+    handle = undefined;
+    await pollFor(() => (isAlive(leftPid!) ? undefined : true), `process ${leftPid} to end`);
   });
 });
