@@ -1,5 +1,5 @@
 /** @module The event record's JSON-lines file: one whole line per write, write errors reported and survived. */
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fstatSync, mkdirSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { reportOncePerFailure, reportOnStderr, type WriteErrorHandler } from "./write-errors.js";
 
@@ -24,16 +24,29 @@ function writeAll(fd: number, data: Buffer): void {
   while (offset < data.length) offset += writeSync(fd, data, offset);
 }
 
+/**
+ * The record holds payloads, as the journal does, so it is the owner's only: 0600, in a directory made 0700 when
+ * this creates it. A file that was there already is made 0600 too; a device or a pipe (`/dev/stdout`) is left as is.
+ */
+function openPrivate(file: string): number {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const fd = openSync(file, "a", 0o600);
+  try {
+    if (fstatSync(fd).isFile()) fchmodSync(fd, 0o600);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return fd;
+}
+
 /** Opens lazily in append mode. A full disk is said once, not once per line, until a write succeeds. */
 export function createJsonlWriter(file: string, options: JsonlWriterOptions = {}): JsonlWriter {
   const report = reportOncePerFailure(options.onError ?? reportOnStderr);
   let fd: number | undefined;
 
   const open = (): number => {
-    if (fd === undefined) {
-      mkdirSync(path.dirname(file), { recursive: true });
-      fd = openSync(file, "a");
-    }
+    fd ??= openPrivate(file);
     return fd;
   };
 

@@ -27,7 +27,8 @@ const TRANSPORT_HEADERS = new Set([
 
 export function createRequestCapture(dir: string, logger: GatewayLogger): (request: CapturedRequest) => void {
   const target = path.resolve(dir);
-  mkdirSync(target, { recursive: true });
+  // Fixtures hold payloads, as the journal does: the owner's only.
+  mkdirSync(target, { recursive: true, mode: 0o700 });
   return (request) => {
     const at = new Date().toISOString();
     const headers = Object.fromEntries(
@@ -49,7 +50,9 @@ export function createRequestCapture(dir: string, logger: GatewayLogger): (reque
       `${at.replace(/[:.]/g, "-")}-${slug}-${request.requestId.slice(0, 8)}.json5`,
     );
     const header = `// Captured by hooks serve --capture (request id ${request.requestId}); credentials removed.\n// Replay: hooks replay ${path.relative(process.cwd(), file)}\n`;
-    writeFileSync(file, `${header}${JSON5.stringify(fixture, { space: 2, quote: '"' })}\n`);
+    writeFileSync(file, `${header}${JSON5.stringify(fixture, { space: 2, quote: '"' })}\n`, {
+      mode: 0o600,
+    });
     logger.info("captured request", { requestId: request.requestId, file: path.basename(file) });
   };
 }

@@ -1,10 +1,10 @@
 /** @module `hooks serve` as a black box: real CLI, real HTTP, then the record, the logs and the state database. */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import * as v from "valibot";
 import { afterEach, describe, expect, it } from "vitest";
 import { HOOK_EVENT_SCHEMAS, type HookEventName } from "../../src/events.js";
-import { cleanupCli, makeTempDir, startServe } from "../helpers/cli.js";
+import { cleanupCli, makeTempDir, pollFor, startServe } from "../helpers/cli.js";
 import { AUTH, baseConfig, postJson, readRecord, readState, TOKEN, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);
@@ -188,5 +188,66 @@ describe("hooks serve with a config file", () => {
     expect(readState(state, (reader) => reader.outbox())).toEqual([
       expect.objectContaining({ channel: "whatsapp", status: "undeliverable", text: "nobody to tell" }),
     ]);
+  });
+});
+
+describe("files that hold payloads", () => {
+  /** The permission bits of a file or directory, as `ls -l` shows them in octal. */
+  const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
+
+  it("writes --capture fixtures and the --record file for their owner only: files 0600, directories it makes 0700", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(dir, baseConfig());
+    const captures = path.join(dir, "captures", "today");
+    const record = path.join(dir, "records", "today", "events.jsonl");
+    // A record file that is already there (an earlier run's, 0644) is appended to, and made private as well.
+    const earlier = path.join(dir, "earlier.jsonl");
+    writeFileSync(earlier, "", { mode: 0o644 });
+    const first = await startServe([
+      "--config",
+      config,
+      "--state-dir",
+      path.join(dir, "state"),
+      "--capture",
+      captures,
+      "--record",
+      record,
+    ]);
+    expect((await postJson(`${first.url}/hooks/wake`, { text: "a private payload" })).status).toBe(200);
+    const [fixture] = await pollFor(() => {
+      const files = readdirSync(captures);
+      return files.length > 0 ? files : undefined;
+    }, "a captured fixture");
+    await pollFor(() => (readRecord(record).length > 0 ? true : undefined), "a recorded event");
+    expect(readFileSync(record, "utf8")).toContain("a private payload");
+
+    const second = await startServe([
+      "--config",
+      config,
+      "--state-dir",
+      path.join(dir, "state2"),
+      "--record",
+      earlier,
+    ]);
+    expect((await postJson(`${second.url}/hooks/wake`, { text: "another payload" })).status).toBe(200);
+    await pollFor(() => (readRecord(earlier).length > 0 ? true : undefined), "a recorded event");
+
+    expect({
+      fixture: mode(path.join(captures, fixture!)),
+      captures: mode(captures),
+      capturesParent: mode(path.dirname(captures)),
+      record: mode(record),
+      records: mode(path.dirname(record)),
+      recordsParent: mode(path.dirname(path.dirname(record))),
+      earlier: mode(earlier),
+    }).toEqual({
+      fixture: "600",
+      captures: "700",
+      capturesParent: "700",
+      record: "600",
+      records: "700",
+      recordsParent: "700",
+      earlier: "600",
+    });
   });
 });
