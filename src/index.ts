@@ -6,6 +6,8 @@ import { ConfigError } from "./config/issues.js";
 import { resolvePorts } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
 import type { HooksPluginOptions } from "./options.js";
+import { type AuthThrottle, createAuthThrottle } from "./pipeline/auth-throttle.js";
+import { createClientAddressResolver } from "./pipeline/client-address.js";
 import { prepareHooks } from "./prepare-hooks.js";
 import { describeStatus, type HooksStatus } from "./status.js";
 
@@ -51,6 +53,7 @@ export type {
   TurnOutcome,
 } from "./metrics/metrics.js";
 export type { HooksPluginOptions } from "./options.js";
+export type { AuthThrottle } from "./pipeline/auth-throttle.js";
 export type { CapturedRequest } from "./pipeline/request.js";
 export type { HooksStatus, MappingSummary } from "./status.js";
 export type {
@@ -78,19 +81,28 @@ export interface HooksPlugin extends HookPlugin {
    * when hooks are disabled, and when `options.metrics` replaced or turned off the default metrics.
    */
   metrics(): Registry | undefined;
+  /**
+   * Counts failed attempts at a credential of the host's own (`scope` names it, e.g. `metrics`) per client address,
+   * with the hook token's store, window and limit (`hooks.authFailures`) and client address (`hooks.trustedProxies`),
+   * apart from the hook token's own count. Undefined before `register` and when hooks are disabled.
+   */
+  authThrottle(scope: string): AuthThrottle | undefined;
 }
 
 export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin {
   let status: HooksStatus | undefined;
   let registry: Registry | undefined;
+  let throttle: ((scope: string) => AuthThrottle) | undefined;
   return {
     id: "hooks",
     name: "Webhook intake",
     configSchema: manifest.configSchema,
     status: () => status,
     metrics: () => registry,
+    authThrottle: (scope) => throttle?.(scope),
     register(host: PluginHost) {
       registry = undefined;
+      throttle = undefined;
       const result = prepareHooks(host.config, {
         configDir: host.configDir ?? process.cwd(),
         stateDir: host.stateDir,
@@ -132,6 +144,17 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
       });
       host.registerHttpRoute({ path: config.path, match: "prefix", auth: "plugin", handler: hooks.handler });
       registry = ports.metrics.registry;
+      const clientAddress = createClientAddressResolver(config.trustedProxies);
+      throttle = (scope) =>
+        createAuthThrottle({
+          store: ports.store,
+          clientAddress,
+          clock: ports.clock,
+          logger: host.logger,
+          limit: config.authFailures.limit,
+          windowMs: config.authFailures.windowSeconds * 1000,
+          scope,
+        });
       host.registerService({ id: "hooks", ...hooks.service });
     },
   };

@@ -1,7 +1,13 @@
 /** @module `GET /metrics`: the plugin's registry and the process's own metrics in Prometheus text format, behind an optional bearer token. */
 import type { IncomingMessage } from "node:http";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { createTokenComparer, type HttpRoute, type MetricsRegistry } from "../index.js";
+import {
+  type AuthThrottle,
+  createTokenComparer,
+  type HookPlugin,
+  type HttpRoute,
+  type MetricsRegistry,
+} from "../index.js";
 import { sendGatewayError } from "./router.js";
 
 export const METRICS_PATH = "/metrics";
@@ -11,6 +17,18 @@ export interface MetricsRouteOptions {
   hooks: MetricsRegistry | undefined;
   /** `server.metricsToken`: when set, a scrape must send it as `Authorization: Bearer`. */
   token: string | undefined;
+  /**
+   * Counts wrong tokens per client address as the hook token's are counted (the plugin's store, window and limit):
+   * past the limit an address gets 429, so the token cannot be guessed at wire speed. Undefined: hooks disabled.
+   */
+  throttle?: AuthThrottle | undefined;
+}
+
+/** The plugin's counter of failed metrics tokens, when it is one that keeps one (a `createHooksPlugin` instance). */
+export function metricsThrottleOf(plugin: HookPlugin): AuthThrottle | undefined {
+  return "authThrottle" in plugin && typeof plugin.authThrottle === "function"
+    ? (plugin.authThrottle("metrics") as AuthThrottle | undefined)
+    : undefined;
 }
 
 const BEARER = /^bearer[ \t]+(.+)$/i;
@@ -55,10 +73,25 @@ export function createMetricsRoute(options: MetricsRouteOptions): HttpRoute {
         sendGatewayError(res, 405, "METHOD_NOT_ALLOWED", "Metrics are read with GET.");
         return true;
       }
-      if (!authorized(req)) {
-        res.setHeader("WWW-Authenticate", 'Bearer realm="metrics"');
-        sendGatewayError(res, 401, "UNAUTHORIZED", "The metrics token is missing or not valid.");
-        return true;
+      if (options.token !== undefined) {
+        const { remoteAddress } = req.socket;
+        if (!authorized(req)) {
+          const retryAfter = await options.throttle?.failed(remoteAddress, req.headers);
+          if (retryAfter !== undefined) {
+            res.setHeader("Retry-After", String(retryAfter));
+            sendGatewayError(
+              res,
+              429,
+              "AUTH_THROTTLED",
+              "Too many failed authentications from this address; retry later.",
+            );
+            return true;
+          }
+          res.setHeader("WWW-Authenticate", 'Bearer realm="metrics"');
+          sendGatewayError(res, 401, "UNAUTHORIZED", "The metrics token is missing or not valid.");
+          return true;
+        }
+        options.throttle?.succeeded(remoteAddress, req.headers);
       }
       const metrics = registry();
       const text = await metrics.metrics();

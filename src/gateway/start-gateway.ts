@@ -20,7 +20,7 @@ import { startHeartbeatSubsystem } from "./heartbeat-subsystem.js";
 import { listenGatewayServer } from "./http-server.js";
 import { resolveLogFile } from "./log-file.js";
 import { createGatewayLogger, type GatewayLogger } from "./logger.js";
-import { createMetricsRoute, METRICS_PATH } from "./metrics-endpoint.js";
+import { createMetricsRoute, METRICS_PATH, metricsThrottleOf } from "./metrics-endpoint.js";
 import { createOutbox } from "./outbox.js";
 import { createRequestCapture } from "./request-capture.js";
 import { createRouter } from "./router.js";
@@ -133,7 +133,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
         message: `${METRICS_PATH} is where the gateway serves its metrics: choose another path, or set server.metrics to false`,
       });
     } else {
-      router.add(createMetricsRoute({ hooks: registryOf(plugin), token: sections.server.metricsToken }));
+      const throttle = metricsThrottleOf(plugin);
+      router.add(
+        createMetricsRoute({ hooks: registryOf(plugin), token: sections.server.metricsToken, throttle }),
+      );
     }
   }
   if (issues.length > 0) throw new ConfigError(issues);

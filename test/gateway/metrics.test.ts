@@ -176,6 +176,36 @@ describe("hooks serve: GET /metrics after a scripted mix", () => {
   });
 });
 
+describe("hooks serve: guessing the metrics token", () => {
+  it("counts wrong metrics tokens per address like wrong hook tokens: 429 with Retry-After past the limit, a right one still served and clearing the count", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        { server: { metricsToken: "${METRICS_TOKEN}" } },
+        { authFailures: { limit: 3, windowSeconds: 600 } },
+      ),
+    );
+    const gateway = await startServe(["--config", config, "--state-dir", `${dir}/state`], {
+      env: { METRICS_TOKEN },
+    });
+    const guesses = [];
+    for (let i = 0; i < 20; i++) guesses.push(await scrape(gateway.url, `guess-${i}`));
+    expect(guesses.map((guess) => guess.status)).toEqual([401, 401, 401, ...Array(17).fill(429)]);
+    const throttled = guesses.at(-1)!;
+    expect(JSON.parse(throttled.text)).toMatchObject({ ok: false, code: "AUTH_THROTTLED" });
+    const retryAfter = Number(throttled.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(590);
+    expect(retryAfter).toBeLessThanOrEqual(600);
+    // Counted apart from the hook token: the same address's hook requests are not throttled by it.
+    expect(await post(`${gateway.url}/hooks/wake`, "{}", { authorization: "Bearer wrong" })).toBe(401);
+    // The right token is served even now, and clears the count.
+    expect((await scrape(gateway.url)).status).toBe(200);
+    expect((await scrape(gateway.url, "guess-again")).status).toBe(401);
+    expect(gateway.stdout() + gateway.stderr()).not.toContain(METRICS_TOKEN);
+  });
+});
+
 describe("startGateway: the metrics endpoint's settings", () => {
   let handle: GatewayHandle | undefined;
   afterEach(async () => {
