@@ -3,7 +3,7 @@ import type { AgentTurnFinished, HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Ids } from "../ids.js";
 import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
-import { neutraliseMarkers, wrapExternalContent } from "../safety/wrap-external.js";
+import { wrapExternalContent } from "../safety/wrap-external.js";
 import type { PendingRun } from "./plan-action.js";
 import { deliverableReply, type ReplyKind, replyKind, summaryParts } from "./summarize-run.js";
 
@@ -39,11 +39,11 @@ export const INTERRUPTED_TEXT = "interrupted by a restart";
 const MAX_NAME_CHARS = 80;
 
 /**
- * The run's name as it stands outside the wrapper: it may come from the payload (a mapping's `name` template),
- * so it is one line, short, and cannot hold a marker.
+ * The run's name as it stands in its summary line: it may come from the payload (a mapping's `name` template, an
+ * `/agent` body), so it is one line and short. It stands inside the wrapper with the rest of the line.
  */
 function plainName(name: string): string {
-  const line = neutraliseMarkers(name).replace(/\s+/g, " ").trim();
+  const line = name.replace(/\s+/g, " ").trim();
   return line.length > MAX_NAME_CHARS ? `${line.slice(0, MAX_NAME_CHARS - 1)}…` : line || "Hook";
 }
 
@@ -121,14 +121,11 @@ export class RunCompletionTracker {
 
   /**
    * Publishes the summary of a turn a previous process handed over and never saw finish: `<name> (error):
-   * interrupted by a restart`. The text is the plugin's own, so it is not wrapped as external content.
+   * interrupted by a restart`. The reason is the plugin's own, but the name may be the payload's: the line is
+   * wrapped like any other summary of an untrusted run.
    */
   interrupted(run: PendingRun): void {
-    this.publish(
-      run,
-      { source: run.source, runId: run.runId, status: "error", error: INTERRUPTED_TEXT },
-      false,
-    );
+    this.publish(run, { source: run.source, runId: run.runId, status: "error", error: INTERRUPTED_TEXT });
     this.metrics.turnFinished("interrupted");
   }
 
@@ -137,7 +134,7 @@ export class RunCompletionTracker {
     if (!tracked) return;
     this.pending.delete(runId);
     clearTimeout(tracked.deadline);
-    const delivered = this.publish(tracked.run, finished, tracked.run.untrusted);
+    const delivered = this.publish(tracked.run, finished);
     this.metrics.turnFinished(finished.status);
     tracked.onPublished?.(finished.status);
     const waiter = this.waiters.get(runId);
@@ -153,18 +150,20 @@ export class RunCompletionTracker {
   }
 
   /** Publishes the summary, heartbeat and delivery; true when a reply was sent for delivery. */
-  private publish(run: PendingRun, finished: AgentTurnFinished, wrap: boolean): boolean {
+  private publish(run: PendingRun, finished: AgentTurnFinished): boolean {
     const { runId } = run;
     const source = run.source;
-    // The summary is a model's answer to external content (with the echo runner, the content itself): it is
-    // wrapped like any payload-derived text, with the run's name outside the wrapper.
-    const { prefix, text } = summaryParts(run.untrusted ? plainName(run.name) : run.name, finished);
-    const body = wrap ? wrapExternalContent(text, run.contentSource, this.ids.markerId()) : text;
+    // The summary is a model's answer to external content (with the echo runner, the content itself), and the
+    // run's name may be the payload's too (a `name` template, an `/agent` body): the whole line is wrapped like any
+    // payload-derived text, so nothing a sender chose stands outside the wrapper.
+    const wrap = run.untrusted;
+    const { prefix, text } = summaryParts(wrap ? plainName(run.name) : run.name, finished);
+    const line = `${prefix} ${text}`;
     this.bus.emit("session:system-event", {
       source,
       sessionKey: this.mainSessionKey,
-      text: `${prefix} ${body}`,
-      raw: `${prefix} ${text}`,
+      text: wrap ? wrapExternalContent(line, run.contentSource, this.ids.markerId()) : line,
+      raw: line,
       untrusted: wrap,
       eventId: `${run.runId}:summary`,
     });

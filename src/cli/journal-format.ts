@@ -1,6 +1,7 @@
 /** @module How `hooks journal` prints requests: one line each for a listing, ids and outcomes for one request; never payload text. */
 import type { PlannedEvent } from "../events.js";
 import type { JournalEntry } from "../journal/read-journal.js";
+import { isCredentialHeader, REDACTED, redactCredentials } from "../safety/credentials.js";
 
 function time(at: number): string {
   return new Date(at)
@@ -57,7 +58,10 @@ export function formatJournalEntry(entry: JournalEntry): string {
       lines.push(
         "stored request",
         `  ${request.method} ${request.url}`,
-        `  headers: ${Object.keys(request.headers).sort().join(", ")}`,
+        `  headers: ${Object.keys(request.headers)
+          .sort()
+          .map((name) => (isCredentialHeader(name) ? `${name} ${REDACTED}` : name))
+          .join(", ")}`,
         `  body: ${bytes} bytes (hooks journal replay ${entry.requestId} --fixture <file> writes it out)`,
       );
     } else {
@@ -78,7 +82,8 @@ export function journalEntryToJson(entry: JournalEntry): Record<string, unknown>
     request: request && {
       method: request.method,
       url: request.url,
-      headers: request.headers,
+      // A record written before a header was known for a credential may still hold its value.
+      headers: redactCredentials(request.headers),
       bodyBytes: bodyBytes(request),
     },
   };

@@ -4,6 +4,7 @@ import path from "node:path";
 import JSON5 from "json5";
 import { substituteEnvVars } from "./env-vars.js";
 import type { ConfigIssue } from "./issues.js";
+import { checkSecretVariables } from "./secret-variables.js";
 
 export interface LoadedConfigFile {
   /** Absolute path of the file read. */
@@ -43,6 +44,8 @@ export function parseGatewayConfigText(text: string, file: string, env: NodeJS.P
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     return { ...base, issues: [{ path: "", message: `${file} must hold a JSON5 object` }] };
   }
+  // Before substitution: a secret's variable is told apart from other text by its name, never by its value.
+  const misused = checkSecretVariables(parsed as Record<string, unknown>);
   const { value, issues } = substituteEnvVars(parsed, env);
-  return { ...base, config: value as Record<string, unknown>, issues };
+  return { ...base, config: value as Record<string, unknown>, issues: [...misused, ...issues] };
 }

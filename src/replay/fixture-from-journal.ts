@@ -1,5 +1,6 @@
 /** @module Turns a journal record's stored request into a fixture: replayed through the pipeline, sent again, or saved. */
 import type { AdmittedRecord } from "../journal/journal.js";
+import { isCredentialHeader } from "../safety/credentials.js";
 import type { FixtureInput } from "./fixture-schema.js";
 
 /** Headers that describe one transfer (or this request's identity), not the request: a fixture leaves them out. */
@@ -17,8 +18,11 @@ export function fixtureFromRecord(record: AdmittedRecord): FixtureInput | undefi
   const stored = record.request;
   if (stored === undefined) return undefined;
   const url = new URL(stored.url, "http://journal.invalid");
+  // A record written before a header was known for a credential may still hold it: a fixture never does.
   const headers = Object.fromEntries(
-    Object.entries(stored.headers).filter(([name]) => !TRANSFER_HEADERS.has(name)),
+    Object.entries(stored.headers).filter(
+      ([name]) => !TRANSFER_HEADERS.has(name) && !isCredentialHeader(name),
+    ),
   );
   const query = Object.fromEntries(url.searchParams);
   return {

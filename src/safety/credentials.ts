@@ -3,8 +3,9 @@ import type { IncomingHttpHeaders } from "node:http";
 import { SIGNATURE_HEADERS } from "../verify/schemes/index.js";
 
 /**
- * Headers that carry credentials. No template, transform, capture or log line ever sees them: a template that
- * names one renders empty, and the views below drop them.
+ * Headers that carry credentials whatever their name says. No template, transform, capture or log line ever sees
+ * them, nor any header named like a credential (`isCredentialHeader`): a template that names one renders empty,
+ * and the views below drop them.
  */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "authorization",
@@ -18,6 +19,35 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   ...SIGNATURE_HEADERS,
 ]);
 
+/**
+ * Words that, in a header's name, say it carries a credential: a sender's or a proxy's own spelling of a token
+ * (`X-Auth-Token`, `X-Original-Authorization`, `Proxy-Authorization`), an API key, a signature (`X-Shopify-Hmac-Sha256`),
+ * a cookie or a session. Unknown headers are judged by their name, so a new sender's credential is hidden too.
+ */
+const CREDENTIAL_NAME = /auth|token|key|secret|signature|cookie|session|passw(or)?d|credential|hmac|jwt/;
+/**
+ * Names the words above catch that carry no secret and that mappings read or route on: the caller's
+ * `Idempotency-Key` (a delivery id) and Bitbucket's `X-Event-Key` (the event's type, `repo:push`).
+ */
+const NOT_CREDENTIALS: ReadonlySet<string> = new Set(["idempotency-key", "x-event-key"]);
+
+/** A header (any case) that carries a credential: listed, or named like one. */
+export function isCredentialHeader(name: string, listed: ReadonlySet<string> = CREDENTIAL_HEADERS): boolean {
+  const lower = name.toLowerCase();
+  return listed.has(lower) || (CREDENTIAL_NAME.test(lower) && !NOT_CREDENTIALS.has(lower));
+}
+
+/** What is shown for a credential's value where headers are listed (a record written before it was hidden). */
+export const REDACTED = "[redacted]";
+
+/** Headers with every credential's value replaced by `[redacted]`, for display. */
+export function redactCredentials(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers))
+    out[name] = isCredentialHeader(name) ? REDACTED : value;
+  return out;
+}
+
 /** Query parameters that carry credentials (the deprecated `?token=`). */
 export const CREDENTIAL_QUERY: ReadonlySet<string> = new Set(["token"]);
 
@@ -28,7 +58,7 @@ export function credentialHeadersWith(extra: Iterable<string>): ReadonlySet<stri
   return all;
 }
 
-/** Headers minus credentials, names lower-cased, repeated values joined with ", ". */
+/** Headers minus credentials (listed or named like one), names lower-cased, repeated values joined with ", ". */
 export function headersWithoutCredentials(
   headers: IncomingHttpHeaders,
   credentials: ReadonlySet<string> = CREDENTIAL_HEADERS,
@@ -37,7 +67,7 @@ export function headersWithoutCredentials(
   for (const name in headers) {
     const value = headers[name];
     const lower = name.toLowerCase();
-    if (value === undefined || credentials.has(lower)) continue;
+    if (value === undefined || isCredentialHeader(lower, credentials)) continue;
     out[lower] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;

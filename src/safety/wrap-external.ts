@@ -1,4 +1,6 @@
-/** @module The safety boundary around untrusted content that reaches a model (SPEC §8). */
+/** @module The safety boundary around untrusted content that reaches a model. */
+import { foldCharacter, lookAlikePattern } from "./confusables.js";
+
 export type ExternalSource = "Webhook" | "Email";
 
 const BEGIN = "<<<EXTERNAL_UNTRUSTED_CONTENT";
@@ -26,109 +28,101 @@ export function endMarker(markerId: string): string {
   return `${END} id="${markerId}">>>`;
 }
 
-// Letters from other scripts that render like the Latin letters of the marker keyword.
-const HOMOGLYPHS: Record<string, string> = {
-  А: "A",
-  В: "B",
-  Е: "E",
-  К: "K",
-  М: "M",
-  Н: "H",
-  О: "O",
-  Р: "P",
-  С: "C",
-  Т: "T",
-  Х: "X",
-  У: "Y",
-  а: "a",
-  е: "e",
-  о: "o",
-  р: "p",
-  с: "c",
-  х: "x",
-  у: "y",
-  і: "i",
-  І: "I",
-  ѕ: "s",
-  Ѕ: "S",
-  Α: "A",
-  Β: "B",
-  Ε: "E",
-  Ζ: "Z",
-  Η: "H",
-  Ι: "I",
-  Κ: "K",
-  Μ: "M",
-  Ν: "N",
-  Ο: "O",
-  Ρ: "P",
-  Τ: "T",
-  Χ: "X",
-  ο: "o",
-  ν: "v",
-  ı: "i",
-  ſ: "s",
-  "‹": "<",
-  "›": ">",
-  "〈": "<",
-  "〉": ">",
-  "⟨": "<",
-  "⟩": ">",
-  "«": "<",
-  "»": ">",
-  "＜": "<",
-  "＞": ">",
-  "﹤": "<",
-  "﹥": ">",
-  "˂": "<",
-  "˃": ">",
-};
-// Characters that are invisible or nearly so; dropped before matching so they cannot split the keyword.
-function isInvisible(code: number): boolean {
-  return (
-    code === 0xad ||
-    code === 0x34f ||
-    code === 0x61c ||
-    code === 0x115f ||
-    code === 0x1160 ||
-    code === 0x17b4 ||
-    code === 0x17b5 ||
-    code === 0x180e ||
-    (code >= 0x200b && code <= 0x200f) ||
-    (code >= 0x202a && code <= 0x202e) ||
-    (code >= 0x2060 && code <= 0x206f) ||
-    code === 0xfeff
-  );
-}
-const KEYWORD = /EXTERNAL[\s_\-.]*UNTRUSTED[\s_\-.]*CONTENT/gi;
-const CHEAP_CHECK = /untrusted|[^\x00-\x7f]/i;
+/**
+ * The keyword every marker needs, as it reads. It is looked for in the text itself when that is ASCII, in its
+ * compatibility decomposition (NFKD) otherwise, so fullwidth, mathematical and accented letters count.
+ */
+const KEYWORD = new RegExp(lookAlikePattern(["external", "untrusted", "content"]), "giu");
+/** A keyword match on folded text (runs of spaces and punctuation made one space) is at most this long. */
+const MAX_MATCH = "external  untrusted  content".length;
+const NON_ASCII = /[^\x00-\x7f]/;
+const SPACE = 0x20;
+/** ASCII letters, digits and `|` stand for themselves (the keyword is matched without case); the rest separates. */
+const ASCII_FOLD: readonly number[] = Array.from({ length: 128 }, (_, code) =>
+  /[A-Za-z0-9|]/.test(String.fromCharCode(code)) ? code : SPACE,
+);
+/** How much of a large text is folded at a time: bounds the memory of the slow path. */
+const CHUNK = 65_536;
 
 /**
- * Replaces anything that reads as the marker keyword once case, fullwidth letters, homoglyphs and
- * invisible characters are folded away. The keyword is what every marker needs, so content without it
- * cannot open or close a block.
+ * Replaces anything that reads as the marker keyword once case, compatibility forms (fullwidth, mathematical,
+ * circled letters), look-alike letters of other scripts, accents, dashes and invisible characters are folded
+ * away. The keyword is what every marker needs, so content without it cannot open or close a block.
+ *
+ * Linear in the content, and cheap for what is common: ASCII text is searched as it is; other text is first
+ * decomposed whole with one native call, and only text that holds a look-alike is folded character by
+ * character, a chunk at a time.
  */
 export function neutraliseMarkers(content: string): string {
-  if (!CHEAP_CHECK.test(content)) return content;
-  let folded = "";
-  const origin: number[] = [];
-  for (let i = 0; i < content.length; i++) {
-    const ch = content[i]!;
-    const code = ch.charCodeAt(0);
-    if (isInvisible(code)) continue;
-    let mapped = ch;
-    if (code >= 0xff01 && code <= 0xff5e) mapped = String.fromCharCode(code - 0xfee0);
-    else if (HOMOGLYPHS[ch] !== undefined) mapped = HOMOGLYPHS[ch];
-    folded += mapped;
-    origin.push(i);
-  }
-  let out = "";
+  if (!NON_ASCII.test(content)) return content.replace(KEYWORD, NEUTRALISED);
+  if (content.normalize("NFKD").search(KEYWORD) === -1) return content;
+  return neutraliseFolded(content);
+}
+
+/**
+ * Folds the content a chunk at a time into UTF-16 codes, remembering where each folded code came from, and
+ * cuts each match out. Typed arrays, not strings built a character at a time: this runs over every character
+ * of a large body that holds look-alikes.
+ */
+function neutraliseFolded(content: string): string {
+  const folds = new Map<string, string>();
+  const decoder = new TextDecoder("utf-16le");
+  let codes = new Uint16Array(CHUNK * 2);
+  let origin = new Int32Array(CHUNK * 2);
+  let length = 0;
+  const pieces: string[] = [];
   let cursor = 0;
-  for (const match of folded.matchAll(KEYWORD)) {
-    const start = origin[match.index]!;
-    const end = origin[match.index + match[0].length - 1]! + 1;
-    out += content.slice(cursor, start) + NEUTRALISED;
-    cursor = end;
+  const push = (code: number, at: number) => {
+    // Runs of spaces and punctuation become one space, so a match has a bounded length.
+    if (code === SPACE && length > 0 && codes[length - 1] === SPACE) return;
+    if (length === codes.length) {
+      codes = grow(codes, new Uint16Array(length * 2));
+      origin = grow(origin, new Int32Array(length * 2));
+    }
+    codes[length] = code;
+    origin[length++] = at;
+  };
+  let i = 0;
+  while (i < content.length) {
+    // What the previous chunk left (its last characters) may be the start of a match that ends in this one.
+    const carried = length;
+    const stop = Math.min(content.length, i + CHUNK);
+    while (i < stop) {
+      const code = content.charCodeAt(i);
+      if (code < 0x80) {
+        push(ASCII_FOLD[code]!, i++);
+        continue;
+      }
+      const width = code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+      const char = content.slice(i, i + width);
+      let text = folds.get(char);
+      if (text === undefined) {
+        text = foldCharacter(char);
+        folds.set(char, text);
+      }
+      for (let k = 0; k < text.length; k++) push(text.charCodeAt(k), i);
+      i += width;
+    }
+    const folded = decoder.decode(codes.subarray(0, length));
+    for (const match of folded.matchAll(KEYWORD)) {
+      const last = match.index + match[0].length - 1;
+      const start = origin[match.index]!;
+      if (last < carried || start < cursor) continue; // found with the previous chunk
+      const lastAt = origin[last]!;
+      pieces.push(content.slice(cursor, start), NEUTRALISED);
+      cursor = lastAt + (content.codePointAt(lastAt)! > 0xffff ? 2 : 1);
+    }
+    const keep = Math.max(0, length - MAX_MATCH);
+    codes.copyWithin(0, keep, length);
+    origin.copyWithin(0, keep, length);
+    length -= keep;
   }
-  return cursor === 0 ? content : out + content.slice(cursor);
+  if (cursor === 0) return content;
+  pieces.push(content.slice(cursor));
+  return pieces.join("");
+}
+
+function grow<T extends Uint16Array | Int32Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
 }

@@ -56,6 +56,72 @@ describe("hooks check", () => {
     expect(result.stdout).toContain("ok: config is valid");
   });
 
+  it("refuses a secret's variable in rendered text, naming the field and the variable, never the value; hooks serve does not start", async () => {
+    const dir = makeTempDir();
+    const env = {
+      CHECK_HOOK_TOKEN: "hook-token-value-0123456789abcdef",
+      CHECK_GH_SECRET: "gh-secret-value-0123456789",
+      CHECK_METRICS_TOKEN: "metrics-token-value-0123456789",
+      CHECK_IMAP_PASSWORD: "imap-password-value",
+      CHECK_TEAM: "platform",
+    };
+    const config = writeConfig(dir, {
+      hooks: {
+        enabled: true,
+        token: "${CHECK_HOOK_TOKEN}",
+        mailbox: { passwordEnv: "CHECK_IMAP_PASSWORD" },
+        mappings: [
+          {
+            id: "leaky",
+            match: { path: "leaky" },
+            name: "${CHECK_TEAM} build",
+            messageTemplate: "Deploy {{ref}} with token ${CHECK_HOOK_TOKEN} (literal: $${CHECK_HOOK_TOKEN})",
+            verify: { scheme: "github", secret: "${CHECK_GH_SECRET}" },
+            response: { body: "ok ${CHECK_GH_SECRET}" },
+          },
+          { id: "metrics", match: { path: "m" }, action: "wake", textTemplate: "${CHECK_METRICS_TOKEN}" },
+          { id: "mail", match: { path: "mail" }, sessionKey: "hook:${CHECK_IMAP_PASSWORD}" },
+        ],
+      },
+      server: { metricsToken: "${CHECK_METRICS_TOKEN}" },
+    });
+    const result = await runCli(["check", "--config", config], { env });
+    expect(result.code).toBe(1);
+    const problems = result.stderr.split("\n").filter((line) => line.startsWith("  - "));
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^ {2}- hooks\.mappings\[0\]\.messageTemplate: uses \$\{CHECK_HOOK_TOKEN\}, which hooks\.token uses for a secret/,
+      ),
+      expect.stringMatching(
+        /^ {2}- hooks\.mappings\[0\]\.response\.body: uses \$\{CHECK_GH_SECRET\}, which hooks\.mappings\[0\]\.verify\.secret uses/,
+      ),
+      expect.stringMatching(
+        /^ {2}- hooks\.mappings\[1\]\.textTemplate: uses \$\{CHECK_METRICS_TOKEN\}, which server\.metricsToken uses/,
+      ),
+      expect.stringMatching(
+        /^ {2}- hooks\.mappings\[2\]\.sessionKey: uses \$\{CHECK_IMAP_PASSWORD\}, which hooks\.mailbox\.passwordEnv uses/,
+      ),
+    ]);
+    const output = result.stdout + result.stderr;
+    for (const name of [
+      "CHECK_HOOK_TOKEN",
+      "CHECK_GH_SECRET",
+      "CHECK_METRICS_TOKEN",
+      "CHECK_IMAP_PASSWORD",
+    ] as const)
+      expect(output).not.toContain(env[name]);
+
+    const serve = await runCli(
+      ["serve", "--port", "0", "--config", config, "--state-dir", path.join(dir, "state")],
+      {
+        env,
+      },
+    );
+    expect(serve.code).not.toBe(0);
+    expect(serve.stderr).toContain("hooks.mappings[0].messageTemplate: uses ${CHECK_HOOK_TOKEN}");
+    expect(serve.stdout + serve.stderr).not.toContain(env.CHECK_HOOK_TOKEN);
+  });
+
   it("accepts the bundled demo config", async () => {
     const result = await runCli(["check"], { cwd: makeTempDir(), env: { HOOKS_TOKEN: "" } });
     expect(result.code).toBe(0);

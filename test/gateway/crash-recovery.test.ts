@@ -162,7 +162,8 @@ describe("kill -9 under load, restart on the same state directory", () => {
       expect(runsTwice).toEqual([]);
       const outcomes = turns.map((turn) => byEventId.get(`${turn.runId}:summary`)!.text);
       const interrupted = outcomes.filter((text) => text.includes("(error): interrupted by a restart"));
-      const finished = outcomes.filter((text) => /^Job \d+: /.test(text));
+      // Each summary line stands inside the wrapper, its run's name included.
+      const finished = outcomes.filter((text) => /\nJob \d+: /.test(text));
       expect(interrupted.length + finished.length).toBe(turns.length);
       // The kills did land mid-turn, and between turns: both outcomes were put to the test.
       expect(interrupted.length).toBeGreaterThan(0);

@@ -64,9 +64,9 @@ describe("hooks serve with a config file", () => {
     const drained = transcript.filter((entry) => entry.kind === "system-event");
     expect(drained.map((entry) => entry.eventId)).toEqual([wake.body.eventId, `${runId}:summary`]);
     expect(drained[0]!.kind === "system-event" && drained[0]!.text).toContain("disk almost full");
-    // The echo runner's reply is the payload itself: its summary reaches the main session wrapped, name outside.
+    // The echo runner's reply is the payload itself: its summary reaches the main session wrapped, name inside.
     expect(drained[1]!.kind === "system-event" && drained[1]!.text).toMatch(
-      /^CI: SECURITY NOTICE[\s\S]*\nsummarize the build\n<<<END_EXTERNAL_UNTRUSTED_CONTENT/,
+      /^SECURITY NOTICE[\s\S]*\nCI: summarize the build\n<<<END_EXTERNAL_UNTRUSTED_CONTENT/,
     );
     expect(transcript.some((entry) => entry.kind === "heartbeat" && entry.drained > 0)).toBe(true);
     expect(readState(state, (reader) => reader.queue())).toEqual([]);

@@ -213,8 +213,12 @@ describe("a restart", () => {
     expect(summary).toMatchObject({
       eventId: `${turn!.runId}:summary`,
       sessionKey: "main",
-      text: "Builder (error): interrupted by a restart",
-      untrusted: false,
+      raw: "Builder (error): interrupted by a restart",
+      // The name came with the request: the line stands inside the wrapper like any other summary.
+      text: expect.stringMatching(
+        /^SECURITY NOTICE[\s\S]*\nBuilder \(error\): interrupted by a restart\n<<<END_/,
+      ),
+      untrusted: true,
     });
     expect(host!.eventsOf("heartbeat:request")).toEqual([
       expect.objectContaining({ reason: `hook:${turn!.runId}` }),

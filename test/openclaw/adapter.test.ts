@@ -160,7 +160,7 @@ describe("OpenClaw adapter: effects", () => {
       }),
     ]);
     expect(fake.runs[0]?.sessionKey).toMatch(/^hook:/);
-    expect(fake.queue.drain("main")[0]).toMatch(/^CI: [\s\S]*All green\./);
+    expect(fake.queue.drain("main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nCI: [\s\S]*All green\./);
     expect(fake.heartbeats).toHaveLength(1);
   });
 
@@ -193,7 +193,7 @@ describe("OpenClaw adapter: effects", () => {
     const { post } = await serve(fake);
     await post("agent", { message: "hi", name: "Job" });
     await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0, { timeout: 5_000 }).toBe(1);
-    expect(fake.queue.drain("main")[0]).toMatch(/^Job: [\s\S]*Second try\./);
+    expect(fake.queue.drain("main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./);
     expect(fake.runs).toHaveLength(1);
   });
 
@@ -203,7 +203,9 @@ describe("OpenClaw adapter: effects", () => {
     const { post } = await serve(fake);
     await post("agent", { message: "hi", name: "Job" });
     await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0).toBe(1);
-    expect(fake.queue.drain("main")[0]).toMatch(/^Job \(error\): [\s\S]*No route-compatible/);
+    expect(fake.queue.drain("main")[0]).toMatch(
+      /^SECURITY NOTICE[\s\S]*\nJob \(error\): [\s\S]*No route-compatible/,
+    );
   });
 
   it("delivers through a configured channel, and logs a failure for one OpenClaw has not configured", async () => {

@@ -1,0 +1,61 @@
+/** @module What text reads as, for the letters of the wrapper's marker words: compatibility folding, look-alike letters, invisible characters. */
+
+/**
+ * Letters of other scripts (and a few symbols) that render like a Latin letter of the marker words
+ * (EXTERNAL, UNTRUSTED, CONTENT), after compatibility decomposition has already turned fullwidth,
+ * mathematical, circled, superscript and Roman-numeral forms into plain letters. Drawn from Unicode's
+ * confusables list (UTS #39) for just these letters: a full skeleton is not needed to recognise three words.
+ * `I`, `1` and `|` read as `l` in many fonts, and `0` as `o`: those two collect them.
+ */
+export const LOOK_ALIKES: Readonly<Record<string, string>> = {
+  a: "аАɑαΑⲁⲀꓮᎪᴀ",
+  c: "сСϲϹⲥⲤꓚᏟᴄ",
+  d: "ԁꓒꓓᎠᴅ",
+  e: "еЕҽεΕɛЄ℮ᴇᎬꓰⴹ",
+  l: "1i|іІӀǀ∣ιΙıꓡᏞʟⵏ",
+  n: "пոηɴΝⲛⲚꓠ",
+  o: "0оОοΟσօՕⲟⲞᴏꓳ০୦०൦",
+  r: "гʀꓣᏒ",
+  s: "ѕЅꜱՏꓢᏚ",
+  t: "тТτΤᴛⲧⲦꓔᎢ",
+  u: "սՍυʋᴜꓴ",
+  x: "хХχΧ×⨯ⲭⲬꓫ",
+};
+
+/**
+ * What shows nothing: zero-width characters, joiners, direction marks, variation selectors, tags, and
+ * combining marks (accents come off a letter once it is decomposed). The four Hangul fillers are letters by
+ * category but blank on screen.
+ */
+export const INVISIBLE = "\\p{Default_Ignorable_Code_Point}\\p{M}";
+/** The invisible characters that are letters by category, so not already spaces or punctuation. */
+export const INVISIBLE_LETTERS = "\\u115f\\u1160\\u3164\\uffa0";
+
+const INVISIBLE_CHAR = new RegExp(`[${INVISIBLE}]`, "u");
+const LETTER_OR_DIGIT = /[\p{L}\p{N}|]/u;
+
+/**
+ * One non-ASCII character as it reads: what its compatibility decomposition (the NFKC family; the decomposed
+ * form, so that accents come off too) gives, less what shows nothing, with spaces and punctuation as `" "`.
+ * Look-alike letters stay as they are: the pattern that looks for a word knows them.
+ */
+export function foldCharacter(char: string): string {
+  let out = "";
+  for (const part of char.normalize("NFKD")) {
+    if (INVISIBLE_CHAR.test(part)) continue;
+    out += LETTER_OR_DIGIT.test(part) ? part : " ";
+  }
+  return out;
+}
+
+/**
+ * A pattern source that finds `words` as they read: each letter or one of its look-alikes, invisible
+ * characters allowed inside a word, anything but letters and digits between words. Linear: what may stand
+ * between two letters never overlaps the letters themselves, so no character is tried twice.
+ */
+export function lookAlikePattern(words: readonly string[]): string {
+  const inside = `[${INVISIBLE}]*`;
+  const between = `(?:[^\\p{L}\\p{N}]|[${INVISIBLE_LETTERS}])*`;
+  const letter = (char: string) => `[${char}${LOOK_ALIKES[char] ?? ""}]`;
+  return words.map((word) => [...word].map(letter).join(inside)).join(between);
+}
