@@ -19,10 +19,11 @@ export const REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_CONNECTIONS = 1024;
 /**
  * Connections one client address may hold, and how many of them may be sending a request (headers or body) at
- * once: well below the server's cap, so one address cannot take every connection before any token is checked.
+ * once: a quarter of the server's cap, so one address cannot take every connection before any token is checked,
+ * and above a burst one client may send at once (a burst's connections all count as sending when they arrive).
  */
-export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 128;
-export const DEFAULT_MAX_PENDING_PER_ADDRESS = 32;
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+export const DEFAULT_MAX_PENDING_PER_ADDRESS = 256;
 /** Days the state database keeps the transcript, the outbox and session messages. */
 export const DEFAULT_RETAIN_DAYS = 30;
 /** The log file is rotated when it passes this size, and this many rotated files are kept. */
