@@ -6,6 +6,7 @@ import type { HostLogger, HostService, RouteHandler } from "./host/contract.js";
 import { createHooksHandler } from "./http/hooks-handler.js";
 import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
+import { Admission } from "./pipeline/admission.js";
 import { createAuthenticator } from "./pipeline/authenticate.js";
 import { createClientAddressResolver } from "./pipeline/client-address.js";
 import type { DuplicateDeps } from "./pipeline/duplicates.js";
@@ -67,9 +68,13 @@ export function composeHooks(
     metrics,
   );
   const duplicates: DuplicateDeps = { store, keepMs: config.dedupe.windowSeconds * 1000, logger, metrics };
+  const clientAddress = createClientAddressResolver(config.trustedProxies);
   const pipeline = createPipeline({
     basePath: config.path,
     bodyTimeoutMs: config.bodyTimeoutMs,
+    unverifiedBodyTimeoutMs: config.admission.unverifiedBodyTimeoutMs,
+    admission: new Admission(config.admission),
+    clientAddress,
     verifiers,
     duplicates,
     credentialHeaders: credentialHeadersWith(
@@ -77,7 +82,7 @@ export function composeHooks(
     ),
     authenticate: createAuthenticator({
       store,
-      clientAddress: createClientAddressResolver(config.trustedProxies),
+      clientAddress,
       logger,
       clock,
       limit: config.authFailures.limit,

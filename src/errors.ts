@@ -13,9 +13,11 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   AUTH_THROTTLED: 429,
+  CLIENT_BUSY: 429,
   MAPPING_FAILED: 500,
   INTERNAL: 500,
   UNAVAILABLE: 503,
+  SERVER_BUSY: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

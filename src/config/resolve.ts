@@ -13,6 +13,7 @@ import {
 } from "./mapping-schema.js";
 import { createModelPolicy, type ModelPolicy } from "./models.js";
 import {
+  AdmissionSchema,
   AuthFailuresSchema,
   DedupeSchema,
   type HooksConfig,
@@ -92,6 +93,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   "hooks.authFailures": Object.keys(AuthFailuresSchema.entries),
   "hooks.journal": Object.keys(JournalSchema.entries),
   "hooks.transforms": Object.keys(TransformsSchema.entries),
+  "hooks.admission": Object.keys(AdmissionSchema.entries),
   "hooks.store": [...new Set(StoreSchema.options.flatMap((option) => Object.keys(option.entries)))],
   "hooks.mailbox": Object.keys(MailboxConfigSchema.entries),
 };

@@ -57,6 +57,31 @@ export const JournalSchema = v.strictObject({
   storePayloads: v.optional(v.boolean(), true),
 });
 
+/**
+ * What one client address (and everyone together) may hold before its request is known to be genuine, and how
+ * many callers may wait for an agent turn. The address is the one failed authentications are counted against
+ * (`trustedProxies` decides it).
+ */
+export const AdmissionSchema = v.strictObject({
+  /**
+   * Bytes of bodies being read on signed paths, not verified yet, from one address. A body is counted at its
+   * declared length (at the path's limit when it declares none). One body over this is still read when the
+   * address has nothing else in flight.
+   */
+  unverifiedBytesPerAddress: v.optional(PositiveInt, 16 * 1024 * 1024),
+  /** The same for all addresses together; one body over it is still read when nothing else is in flight. */
+  unverifiedBytes: v.optional(PositiveInt, 64 * 1024 * 1024),
+  /**
+   * Milliseconds a signed path's body has to arrive before its signature can be checked: shorter than
+   * `bodyTimeoutMs`, which applies to bodies whose token was checked first.
+   */
+  unverifiedBodyTimeoutMs: v.optional(PositiveInt, 10_000),
+  /** Callers of one address waiting for their agent turn (`waitForCompletion`); more get the admission answer. */
+  waitersPerAddress: v.optional(PositiveInt, 16),
+  /** Callers waiting for their agent turn, all addresses together. */
+  waiters: v.optional(PositiveInt, 256),
+});
+
 /** Transforms in the worker pool: each worker's heap limit and how many run at once. */
 export const TransformsSchema = v.strictObject({
   /**
@@ -126,6 +151,7 @@ export const HooksConfigSchema = v.strictObject({
   transforms: v.optional(TransformsSchema, {}),
   /** Whether a waiting caller (`waitForCompletion`) gets the agent's reply text, not only its kind. */
   exposeReplies: v.optional(v.boolean(), false),
+  admission: v.optional(AdmissionSchema, {}),
   mailbox: v.optional(MailboxConfigSchema),
 });
 
@@ -151,6 +177,7 @@ export const PluginGatewayConfigSchema = v.looseObject({
 
 export type HooksConfig = v.InferOutput<typeof HooksConfigSchema>;
 export type HooksConfigInput = v.InferInput<typeof HooksConfigSchema>;
+export type AdmissionConfig = v.InferOutput<typeof AdmissionSchema>;
 export type TransformsConfig = v.InferOutput<typeof TransformsSchema>;
 export type StoreConfig = v.InferOutput<typeof StoreSchema>;
 export type JournalConfig = v.InferOutput<typeof JournalSchema>;

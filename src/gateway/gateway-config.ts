@@ -17,6 +17,13 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 60_000;
 /** Simultaneous connections the gateway accepts; more are closed as they arrive. */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
+/**
+ * Connections one client address may hold, and how many of them may be sending a request (headers or body) at
+ * once: a quarter of the server's cap, so one address cannot take every connection before any token is checked,
+ * and above a burst one client may send at once (a burst's connections all count as sending when they arrive).
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+export const DEFAULT_MAX_PENDING_PER_ADDRESS = 256;
 /** Days the state database keeps the transcript, the outbox and session messages. */
 export const DEFAULT_RETAIN_DAYS = 30;
 /** The log file is rotated when it passes this size, and this many rotated files are kept. */
@@ -55,6 +62,13 @@ export const ServerSchema = v.strictObject({
   ),
   /** Simultaneous connections; one more is closed at once. */
   maxConnections: v.optional(PositiveInt, DEFAULT_MAX_CONNECTIONS),
+  /**
+   * Connections one client address (the socket's peer) may hold; one more is answered 429 and closed. A trusted
+   * proxy (`hooks.trustedProxies`) is not held to it: it speaks for many clients.
+   */
+  maxConnectionsPerAddress: v.optional(PositiveInt, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
+  /** Of those, connections still sending their request's headers or body; one more is answered 429 and closed. */
+  maxPendingPerAddress: v.optional(PositiveInt, DEFAULT_MAX_PENDING_PER_ADDRESS),
   /** `GET /metrics` in Prometheus text format; `false` serves none and the plugin counts nothing. */
   metrics: v.optional(v.boolean(), true),
   /** When set, `GET /metrics` requires `Authorization: Bearer <metricsToken>`. Never logged. */

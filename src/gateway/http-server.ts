@@ -2,7 +2,14 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from "./gateway-config.js";
+import { createAddressCaps } from "./address-caps.js";
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+  DEFAULT_MAX_PENDING_PER_ADDRESS,
+  REQUEST_TIMEOUT_MS,
+} from "./gateway-config.js";
 
 /** Node's own default, kept: an idle kept-alive connection is closed after this. */
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
@@ -16,6 +23,12 @@ export interface GatewayServerOptions {
   requestTimeoutMs?: number;
   /** Simultaneous connections (`server.maxConnections`); default 1024. */
   maxConnections?: number;
+  /** Connections one client address may hold (`server.maxConnectionsPerAddress`). */
+  maxConnectionsPerAddress?: number;
+  /** Requests of one address still arriving, headers or body (`server.maxPendingPerAddress`). */
+  maxPendingPerAddress?: number;
+  /** Peers the per-address caps do not apply to (trusted proxies, which speak for many clients). */
+  exemptAddress?: ((address: string) => boolean) | undefined;
 }
 
 /** How long the answers that `beforeCut` brought about may take to leave before their connections are cut. */
@@ -53,7 +66,14 @@ export async function listenGatewayServer(
     // Node checks both deadlines on this timer (30 s by default), so it must tick well within them.
     connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))),
   };
+  // Before a token is checked, one address could otherwise fill every connection the server has.
+  const caps = createAddressCaps({
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    maxPendingPerAddress: options.maxPendingPerAddress ?? DEFAULT_MAX_PENDING_PER_ADDRESS,
+    exempt: options.exemptAddress,
+  });
   const server = createServer(serverOptions, (req, res) => {
+    if (!caps.requested(req, res)) return;
     inFlight++;
     // A kept-alive connection must not carry more requests into a stopping gateway.
     if (closing) res.setHeader("Connection", "close");
@@ -67,6 +87,7 @@ export async function listenGatewayServer(
 
   // Past the cap a new connection is closed as it arrives; the ones already open are served as before.
   server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  server.on("connection", (socket) => caps.connected(socket));
   server.listen(options.port, options.host);
   // Rejects with the listen error (EADDRINUSE, EACCES) instead of waiting forever.
   await once(server, "listening");

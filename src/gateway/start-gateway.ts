@@ -1,6 +1,7 @@
 /** @module Starts the reference gateway: bus, subsystems, the plugin on a host it builds, and the HTTP server. */
 import path from "node:path";
 import { EventEmitter } from "eventemitter3";
+import proxyAddr from "proxy-addr";
 import {
   ConfigError,
   createHooksPlugin,
@@ -219,6 +220,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       port: options.port ?? sections.server.port,
       headersTimeoutMs: sections.server.headersTimeoutMs,
       maxConnections: sections.server.maxConnections,
+      maxConnectionsPerAddress: sections.server.maxConnectionsPerAddress,
+      maxPendingPerAddress: sections.server.maxPendingPerAddress,
+      exemptAddress: trustedPeers(options.config),
       // The plugin enforces its own body deadline; Node's request timeout only backs it up.
       requestTimeoutMs: Math.max(
         60_000,
@@ -270,6 +274,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       return closing;
     },
   };
+}
+
+/**
+ * The plugin's trusted proxies (`hooks.trustedProxies`, already checked by the plugin), as a test of a socket's
+ * peer: they are not held to the per-address caps, since every client behind them shares their address.
+ */
+function trustedPeers(config: unknown): ((address: string) => boolean) | undefined {
+  const list = (config as { hooks?: { trustedProxies?: unknown } } | undefined)?.hooks?.trustedProxies;
+  if (!Array.isArray(list) || list.length === 0) return undefined;
+  const trust = proxyAddr.compile(list.map(String));
+  return (address) => trust(address, 0);
 }
 
 /** The plugin's metrics registry, when it is one that keeps one (a `createHooksPlugin` instance). */

@@ -40,7 +40,17 @@ export interface Authenticated {
   viaQuery: boolean;
 }
 
-export type Authenticator = (input: AuthenticateInput) => Promise<Authenticated>;
+/** Judges a request's credentials; `refuseThrottled` is the check that may run before its body is read. */
+export interface Authenticator {
+  (input: AuthenticateInput): Promise<Authenticated>;
+  /**
+   * Throws the 429 an address over the limit gets, without counting a failure, reading the body or computing a
+   * hash: what a signed path checks first. A store that cannot answer lets the request on (counting fails open).
+   */
+  refuseThrottled(input: ThrottleInput): Promise<void>;
+}
+
+export type ThrottleInput = Pick<AuthenticateInput, "headers" | "remoteAddress" | "requestId">;
 
 const QUERY_WARNING_INTERVAL_MS = 60_000;
 const STORE_WARNING_INTERVAL_MS = 60_000;
@@ -79,9 +89,28 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
     warnAboutStore(requestId);
   };
 
-  return async (input) => {
-    const address = deps.clientAddress(input.remoteAddress, input.headers);
-    const key = `auth-failures:${address}`;
+  const throttledError = (resetAt: number) => {
+    const retryAfter = Math.max(1, Math.ceil((resetAt - deps.clock.now()) / 1000));
+    return new HookError(
+      "AUTH_THROTTLED",
+      "Too many failed authentications from this address; retry later.",
+      {
+        headers: { "Retry-After": String(retryAfter) },
+      },
+    );
+  };
+  const keyOf = (input: ThrottleInput) =>
+    `auth-failures:${deps.clientAddress(input.remoteAddress, input.headers)}`;
+
+  const refuseThrottled = async (input: ThrottleInput) => {
+    const window = await deps.store.peek(keyOf(input)).catch(storeFailed("count", input.requestId));
+    if (window === undefined || window.count <= deps.limit) return;
+    metrics.authFailure("throttled");
+    throw throttledError(window.resetAt);
+  };
+
+  const authenticate = async (input: AuthenticateInput): Promise<Authenticated> => {
+    const key = keyOf(input);
     const verdict = await input.verifier.verify({ ...input, now: deps.clock.now() });
     if (verdict.ok) {
       // A correct credential is always accepted and clears the address's failures; its answer does not wait for that.
@@ -106,16 +135,7 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
     const throttled = window !== undefined && window.count > deps.limit;
     // One reason per refused request: a throttled one is counted as throttled, whatever its credential was.
     metrics.authFailure(throttled ? "throttled" : (verdict.credential ?? "invalid"));
-    if (throttled) {
-      const retryAfter = Math.max(1, Math.ceil((window.resetAt - deps.clock.now()) / 1000));
-      throw new HookError(
-        "AUTH_THROTTLED",
-        "Too many failed authentications from this address; retry later.",
-        {
-          headers: { "Retry-After": String(retryAfter) },
-        },
-      );
-    }
+    if (throttled) throw throttledError(window.resetAt);
     // The challenge names the one scheme HTTP has a word for; a path that takes only signatures offers none.
     throw new HookError(
       "UNAUTHORIZED",
@@ -123,4 +143,5 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
       input.verifier.acceptsToken ? { headers: { "WWW-Authenticate": 'Bearer realm="hooks"' } } : {},
     );
   };
+  return Object.assign(authenticate, { refuseThrottled });
 }

@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { ActionPlan } from "../actions/plan-action.js";
 import { HookError } from "../errors.js";
 import type { Ids } from "../ids.js";
+import { compactBody, compactEvents } from "../journal/compact-line.js";
 import type { AdmittedRecord, Journal } from "../journal/journal.js";
 import { headersWithoutCredentials } from "../safety/credentials.js";
 import type { PipelineResponse } from "./request.js";
@@ -56,6 +57,7 @@ export interface StoredRequestInput {
 /** Records the accepted request; a journal that cannot is a 503 the sender retries, with nothing emitted. */
 export async function admit(journal: Journal, input: AdmissionInput): Promise<void> {
   const { response } = input;
+  const events = input.plans.flatMap((plan) => plan.events);
   // One literal with every field, always in this order: a spread or a field added later gives each record a
   // hidden class of its own, which made building it 10x slower (bench/PROFILE.md). Undefined fields are left out
   // of the line by JSON.stringify.
@@ -68,9 +70,11 @@ export async function admit(journal: Journal, input: AdmissionInput): Promise<vo
     // The answer as a duplicate will get it again, after a restart too.
     response: { status: response.status, contentType: response.headers["Content-Type"], body: response.body },
     delivery: input.delivery,
-    events: input.plans.flatMap((plan) => plan.events),
+    // A large payload is kept once, not as the body, the event's raw text and its wrapped copy: a 30 MB body
+    // made a 90 MB line whose encoding held the event loop (bench/PROFILE.md, "Hostile load").
+    events: compactEvents(events),
     runs: input.plans.flatMap((plan) => (plan.run ? [plan.run] : [])),
-    request: input.request ? storedRequest(input.request) : undefined,
+    request: input.request ? storedRequest(input.request, events) : undefined,
   };
   try {
     await journal.admit(record);
@@ -82,13 +86,20 @@ export async function admit(journal: Journal, input: AdmissionInput): Promise<vo
   }
 }
 
-/** The request as `hooks journal replay` will need it: credentials removed, the body as text or base64. */
-function storedRequest(input: StoredRequestInput): NonNullable<AdmittedRecord["request"]> {
+/**
+ * The request as `hooks journal replay` will need it: credentials removed, the body as text (or as what surrounds
+ * an event's raw text, which the journal puts back when it reads the line) or base64.
+ */
+function storedRequest(
+  input: StoredRequestInput,
+  events: AdmittedRecord["events"],
+): NonNullable<AdmittedRecord["request"]> {
   // A direct wake or agent request skipped building the view; its headers are taken now, the same way.
   const headers = input.view ?? headersWithoutCredentials(input.headers, input.credentialHeaders);
   const { method, url, raw } = input;
+  // The compacted form is a shape only the journal's reader knows; the type describes the line as read back.
   return isUtf8(raw)
-    ? { method, url, headers, body: input.text }
+    ? ({ method, url, headers, ...compactBody(input.text, events) } as NonNullable<AdmittedRecord["request"]>)
     : { method, url, headers, bodyBase64: raw.toString("base64") };
 }
 

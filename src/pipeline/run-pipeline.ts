@@ -12,7 +12,9 @@ import {
   urlWithoutCredentials,
 } from "../safety/credentials.js";
 import type { Verifiers } from "../verify/verifier.js";
+import type { Admission, Release } from "./admission.js";
 import type { Authenticated, Authenticator } from "./authenticate.js";
+import type { ClientAddressResolver } from "./client-address.js";
 import { completionBody } from "./completion-body.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
 import { emitRequestEvent } from "./emit.js";
@@ -36,6 +38,12 @@ import { checkMethod, hookName, notFound, type RequestTarget, splitTarget } from
 export interface PipelineDeps {
   basePath: string;
   bodyTimeoutMs: number;
+  /** The deadline of a body read before its signature can be checked (shorter: nothing vouches for it yet). */
+  unverifiedBodyTimeoutMs: number;
+  /** What unverified bodies and waiting callers may hold, per client address and in all. */
+  admission: Admission;
+  /** The client address budgets are counted against (the same one failed authentications are). */
+  clientAddress: ClientAddressResolver;
   /** Which verifier guards each hook: the token, or a signature on the body's bytes. */
   verifiers: Verifiers;
   authenticate: Authenticator;
@@ -112,8 +120,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       remoteAddress: request.remoteAddress,
       requestId,
     };
-    // A token is judged before any byte of the body is read; a signature can only be judged on those bytes.
+    // A token is judged before any byte of the body is read; a signature can only be judged on those bytes, so
+    // there a throttled address is refused first, without a byte read or a hash computed.
     if (!verifier.needsBody) noteAuthenticated(progress, await deps.authenticate(credentials));
+    else await deps.authenticate.refuseThrottled(credentials);
     const route = deps.resolver.route(hook);
     if (!route) {
       if (deps.capture) await captureUnclaimed(request, exchange, query);
@@ -122,10 +132,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const kind = classifyContentType(request.headers["content-type"]);
     const maxBytes = deps.resolver.bodyLimit(route);
     checkDeclaredLength(request.headers, maxBytes);
-    const raw = await readLimitedBody(request.body, { maxBytes, timeoutMs: deps.bodyTimeoutMs });
+    let raw: Buffer;
+    if (verifier.needsBody) {
+      raw = await readSigned(request, maxBytes, (rawBody) =>
+        deps.authenticate({ ...credentials, rawBody }).then((auth) => noteAuthenticated(progress, auth)),
+      );
+    } else {
+      raw = await readLimitedBody(request.body, { maxBytes, timeoutMs: deps.bodyTimeoutMs });
+    }
     progress.bodyBytes = raw.length;
-    if (verifier.needsBody)
-      noteAuthenticated(progress, await deps.authenticate({ ...credentials, rawBody: raw }));
     // Mappings and captures see the request without credentials; a direct wake or agent body needs none of it.
     const view =
       route.kind === "mapped" || deps.capture
@@ -196,10 +211,29 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const emit = () => handOff(handOffDeps, progress.journalKey.id, resolution.plans);
     const run = resolution.awaitRun;
     if (run === undefined || !deps.awaitCompletions) return { response, after: emit };
-    // `waitForCompletion`: the turn is emitted first and the answer waits for its outcome. Admission already
+    // Waiting callers hold connections for as long as a turn runs: beyond their bound a caller gets the admission
+    // answer at once, and its turn runs all the same.
+    const leave = deps.admission.enterWait(deps.clientAddress(request.remoteAddress, request.headers));
+    if (leave === undefined) return { response, after: emit };
+    try {
+      return await awaitOutcome(resolution, run.runId, emit, progress);
+    } finally {
+      leave();
+    }
+  }
+
+  /** `waitForCompletion`: the turn is emitted, and the answer is its outcome. */
+  async function awaitOutcome(
+    resolution: Resolution,
+    runId: string,
+    emit: () => void,
+    progress: Progress,
+  ): Promise<Answer> {
+    const { exchange } = progress;
+    // The turn is emitted first and the answer waits for its outcome. Admission already
     // happened (journaled, delivery id remembered with the admission answer), so a caller that disconnects
     // meanwhile cancels nothing, and a failing listener still leaves the caller an answer.
-    const completion = deps.tracker.completion(run.runId);
+    const completion = deps.tracker.completion(runId);
     try {
       emit();
     } catch (error) {
@@ -209,7 +243,35 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const outcome = await completion;
     exchange.status = 200;
     const answer = completionBody(resolution, outcome, deps.exposeReplies);
-    return { response: jsonResponse(200, answer, requestId, progress.extra) };
+    return { response: jsonResponse(200, answer, exchange.requestId, progress.extra) };
+  }
+
+  /**
+   * A signed path's body, verified: room for it is reserved among the unverified bodies before a byte is read (its
+   * declared length, or the limit when it declares none), it gets the shorter deadline, and the room is given back
+   * once its signature was judged.
+   */
+  async function readSigned(
+    request: PipelineRequest,
+    maxBytes: number,
+    verify: (raw: Buffer) => Promise<void>,
+  ): Promise<Buffer> {
+    const declared = Number(request.headers["content-length"]);
+    const bytes = Number.isSafeInteger(declared) && declared >= 0 ? declared : maxBytes;
+    const release: Release = deps.admission.reserveUnverified(
+      deps.clientAddress(request.remoteAddress, request.headers),
+      bytes,
+    );
+    try {
+      const raw = await readLimitedBody(request.body, {
+        maxBytes,
+        timeoutMs: Math.min(deps.unverifiedBodyTimeoutMs, deps.bodyTimeoutMs),
+      });
+      await verify(raw);
+      return raw;
+    } finally {
+      release();
+    }
   }
 
   /** `hooks serve --capture` also records authenticated requests no mapping claims yet: a new sender's first payload. */

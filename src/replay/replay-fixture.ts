@@ -67,6 +67,7 @@ export interface FixtureRequest {
 /** Replays never throttle (a folder of negative fixtures must not lock the next one out) nor remember deliveries. */
 const replayStore: Store = {
   increment: async (_key, windowMs) => ({ count: 1, resetAt: Date.now() + windowMs }),
+  peek: async () => undefined,
   reset: async () => undefined,
   claimDelivery: async () => ({ state: "first", claim: "replay" }),
   settleDelivery: async () => undefined,

@@ -63,6 +63,12 @@ export class MemoryStore implements Store {
     return { count: window.count, resetAt: window.resetAt };
   }
 
+  async peek(key: string): Promise<CounterWindow | undefined> {
+    const window = this.counters.get(key);
+    if (!window || window.resetAt <= this.clock.now()) return undefined;
+    return { count: window.count, resetAt: window.resetAt };
+  }
+
   async reset(key: string): Promise<void> {
     this.counters.delete(key);
   }

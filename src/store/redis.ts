@@ -221,6 +221,16 @@ export class RedisStore implements Store {
     return { count: Number(count), resetAt: this.clock.now() + Number(left) };
   }
 
+  async peek(key: string): Promise<CounterWindow | undefined> {
+    const replies = await this.redis.multi().get(key).pttl(key).exec();
+    const [count, left] = (replies ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return Number(value);
+    });
+    if (!count || left === undefined || left <= 0) return undefined;
+    return { count, resetAt: this.clock.now() + left };
+  }
+
   async reset(key: string): Promise<void> {
     // A stopping gateway has nothing left to clear (and its connection is going: a DEL would only fail).
     if (this.closed) return;

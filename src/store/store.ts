@@ -48,6 +48,11 @@ export interface Store {
   open?(): Promise<void>;
   /** Counts one hit on `key`; a missing or expired counter starts a new window of `windowMs`. */
   increment(key: string, windowMs: number): Promise<CounterWindow>;
+  /**
+   * Reads `key`'s running window without counting a hit (undefined when none runs): lets a throttled address be
+   * refused before anything is read or hashed for it.
+   */
+  peek(key: string): Promise<CounterWindow | undefined>;
   /** Forgets `key`'s counter. */
   reset(key: string): Promise<void>;
   /** Claims a delivery id atomically: of requests arriving together with one id, exactly one is first. */

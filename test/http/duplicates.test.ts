@@ -106,6 +106,7 @@ describe("Idempotency-Key on any hook", () => {
 describe("a store that cannot settle the question", () => {
   const storeAnswering = (claim: () => Promise<DeliveryClaim>): Store => ({
     increment: async (_key, windowMs) => ({ count: 1, resetAt: Date.now() + windowMs }),
+    peek: async () => undefined,
     reset: async () => undefined,
     claimDelivery: claim,
     settleDelivery: async () => undefined,

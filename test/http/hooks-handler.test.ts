@@ -448,6 +448,9 @@ describe("ports swapped through createHooksPlugin", () => {
             hits.push(key);
             return { count: 99, resetAt: 1_000_000 + windowMs };
           },
+          async peek() {
+            return undefined;
+          },
           async reset() {},
           async claimDelivery() {
             return { state: "first", claim: "c" };

@@ -1,0 +1,154 @@
+/** @module What one client address may hold of the gateway's connections: connections open, and requests still arriving (headers or body). */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+
+/** How long a refused connection may linger after its answer before it is cut. */
+const REFUSED_LINGER_MS = 1_000;
+/** Seconds a refused client is asked to wait: a slot frees as soon as one of its requests ends. */
+const RETRY_AFTER_SECONDS = 1;
+
+const REFUSAL_BODY = JSON.stringify({
+  ok: false,
+  error: "This address holds too many connections or unfinished requests; retry later.",
+  code: "CLIENT_BUSY",
+});
+/** Written before any request was read, so it is raw bytes: the connection closes after it. */
+const REFUSAL = [
+  "HTTP/1.1 429 Too Many Requests",
+  "Content-Type: application/json; charset=utf-8",
+  `Content-Length: ${Buffer.byteLength(REFUSAL_BODY)}`,
+  `Retry-After: ${RETRY_AFTER_SECONDS}`,
+  "Connection: close",
+  "",
+  REFUSAL_BODY,
+].join("\r\n");
+
+export interface AddressCapsOptions {
+  /** Connections one address may hold, whatever they are doing. */
+  maxConnectionsPerAddress: number;
+  /** Of those, how many may be sending a request (its headers or its body) at once. */
+  maxPendingPerAddress: number;
+  /**
+   * Peers the caps do not apply to: trusted proxies, which speak for many clients from one address. They are
+   * bounded by the server's own connection cap; the plugin's budgets still count each client they forward.
+   */
+  exempt?: ((address: string) => boolean) | undefined;
+}
+
+export interface AddressCaps {
+  /** On a new connection: false when it was refused (answered 429 and closing). */
+  connected(socket: Socket): boolean;
+  /** On a request's headers: false when it was refused (answered 429, the connection closing). */
+  requested(req: IncomingMessage, res: ServerResponse): boolean;
+  /** Addresses that hold something now (tests: the map is as large as what is open, not the history). */
+  readonly addresses: number;
+}
+
+interface Held {
+  connections: number;
+  pending: number;
+}
+
+/** A connection's own state: whether its current request is still arriving. */
+interface ConnectionState {
+  held: Held;
+  address: string;
+  pending: boolean;
+}
+
+/** `::ffff:10.0.0.1` and `10.0.0.1` are one client. */
+function normalizeAddress(address: string | undefined): string {
+  if (address === undefined) return "unknown";
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}
+
+function refuse(socket: Socket): void {
+  socket.end(REFUSAL);
+  setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+}
+
+/**
+ * A connection is pending from its arrival until its first request's body has arrived (or its answer left), and
+ * again from each later request's headers: a client that sends its headers or body slowly holds one of these,
+ * an idle kept-alive connection does not.
+ */
+export function createAddressCaps(options: AddressCapsOptions): AddressCaps {
+  const held = new Map<string, Held>();
+  const states = new WeakMap<Socket, ConnectionState>();
+  const refused = new WeakSet<Socket>();
+
+  const settle = (state: ConnectionState) => {
+    if (!state.pending) return;
+    state.pending = false;
+    state.held.pending--;
+  };
+
+  return {
+    connected(socket) {
+      const address = normalizeAddress(socket.remoteAddress);
+      if (options.exempt?.(address)) return true;
+      let entry = held.get(address);
+      if (entry === undefined) {
+        entry = { connections: 0, pending: 0 };
+        held.set(address, entry);
+      }
+      if (
+        entry.connections >= options.maxConnectionsPerAddress ||
+        entry.pending >= options.maxPendingPerAddress
+      ) {
+        if (entry.connections === 0) held.delete(address);
+        refused.add(socket);
+        refuse(socket);
+        return false;
+      }
+      entry.connections++;
+      entry.pending++;
+      const state: ConnectionState = { held: entry, address, pending: true };
+      states.set(socket, state);
+      socket.once("close", () => {
+        settle(state);
+        state.held.connections--;
+        if (state.held.connections === 0) held.delete(state.address);
+      });
+      return true;
+    },
+
+    requested(req, res) {
+      const socket = req.socket;
+      if (refused.has(socket)) {
+        socket.destroy();
+        return false;
+      }
+      const state = states.get(socket);
+      if (state === undefined) return true; // an exempt peer
+      if (!state.pending) {
+        // A kept-alive connection starting its next request.
+        if (state.held.pending >= options.maxPendingPerAddress) {
+          res.shouldKeepAlive = false;
+          res.writeHead(429, {
+            "Content-Type": "application/json; charset=utf-8",
+            "Retry-After": String(RETRY_AFTER_SECONDS),
+            Connection: "close",
+          });
+          res.end(REFUSAL_BODY);
+          setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+          return false;
+        }
+        state.pending = true;
+        state.held.pending++;
+      }
+      // The body has arrived once it ended; a body nobody reads ends its phase when the answer has gone.
+      const done = () => settle(state);
+      if (req.complete) done();
+      else {
+        req.once("end", done);
+        res.once("close", done);
+      }
+      return true;
+    },
+
+    get addresses() {
+      return held.size;
+    },
+  };
+}

@@ -1,0 +1,307 @@
+/** @module Hostile load on a real `hooks serve`: slow headers, unverified bodies and waiting callers from one address do not lock out the others. */
+import { once } from "node:events";
+import { readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  cleanupCli,
+  makeTempDir,
+  pollFor,
+  type Serve,
+  startServe,
+  startServeProcess,
+} from "../helpers/cli.js";
+import { AUTH, baseConfig, writeConfig } from "./support.js";
+
+const sockets: net.Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  await cleanupCli();
+});
+
+/** Loopback addresses other than 127.0.0.1 (Linux answers the whole 127.0.0.0/8): a second and third client. */
+const ATTACKER = "127.0.0.1";
+const OTHER = "127.0.0.2";
+
+interface Answer {
+  status: number;
+  body: any;
+}
+
+/** A POST from a chosen local address, on a connection of its own. */
+function post(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  localAddress: string,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: "POST",
+        agent: false,
+        localAddress,
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          ...headers,
+        },
+      },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          text += chunk;
+        });
+        response.on("end", () =>
+          resolve({ status: response.statusCode ?? 0, body: text ? JSON.parse(text) : {} }),
+        );
+      },
+    );
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+/** A raw socket from `localAddress`: what it received so far, and a promise of its close. */
+async function open(url: string, localAddress: string) {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect({ host: hostname, port: Number(port), localAddress });
+  sockets.push(socket);
+  let received = "";
+  socket.on("data", (chunk: Buffer) => {
+    received += chunk.toString("latin1");
+  });
+  socket.on("error", () => undefined);
+  // Not events.once: that rejects on the EPIPE of a socket the server refused mid-body.
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  await once(socket, "connect");
+  return { socket, received: () => received, closed };
+}
+
+const WAKE = JSON.stringify({ text: "still here", mode: "next-heartbeat" });
+
+describe("slow headers from one address", () => {
+  it("keep other addresses answered: the excess sockets get 429 and are closed, /wake from elsewhere gets 200", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig({
+        server: {
+          maxConnections: 40,
+          maxConnectionsPerAddress: 8,
+          maxPendingPerAddress: 4,
+          headersTimeoutMs: 5_000,
+        },
+      }),
+    );
+    const gateway = await startServe(["--config", config, "--state-dir", path.join(dir, "state")]);
+    // More slow-header sockets than the whole server takes, all from one address, each stalled mid-headers.
+    const attackers = await Promise.all(Array.from({ length: 60 }, () => open(gateway.url, ATTACKER)));
+    for (const attacker of attackers) attacker.socket.write("POST /hooks/wake HTTP/1.1\r\nHost: x\r\n");
+
+    for (let i = 0; i < 10; i++) {
+      const answer = await post(`${gateway.url}/hooks/wake`, WAKE, AUTH, OTHER);
+      expect(answer.status).toBe(200);
+    }
+    // The address keeps its share (4 requests still arriving); every other socket was answered and closed.
+    const refused = attackers.filter((attacker) => attacker.received().startsWith("HTTP/1.1 429 "));
+    expect(refused).toHaveLength(56);
+    await Promise.all(refused.map((attacker) => attacker.closed));
+    expect(refused[0]!.received()).toMatch(/\r\nRetry-After: 1\r\n/);
+  }, 20_000);
+});
+
+/** The server process's memory, from /proc (MiB). */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
+  return { rss: field("VmRSS"), peak: field("VmHWM") };
+}
+
+describe("unverified bodies on a signed path", () => {
+  it("are bounded together, and a throttled address gets 429 before a byte of its body is read", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
+          authFailures: { limit: 3, windowSeconds: 60 },
+          admission: { unverifiedBytesPerAddress: 8 * 1024 * 1024, unverifiedBytes: 16 * 1024 * 1024 },
+          mappings: [
+            {
+              id: "gh",
+              match: { path: "github" },
+              action: "wake",
+              textTemplate: "push",
+              maxBodyBytes: 32 * 1024 * 1024,
+              verify: { scheme: "github", secret: "hostile-load-secret" },
+            },
+          ],
+        },
+      ),
+    );
+    // A real process: its memory is read from /proc.
+    const gateway = await startServeProcess(["--config", config, "--state-dir", path.join(dir, "state")]);
+    const pid = gateway.child.pid!;
+    const before = memoryOf(pid);
+
+    // 24 sockets from 8 addresses each stream 24 MiB with a made-up signature: 576 MiB if all were read.
+    const size = 24 * 1024 * 1024;
+    const chunk = Buffer.alloc(1024 * 1024, "a");
+    const statuses = await Promise.all(
+      Array.from({ length: 24 }, async (_, i) => {
+        const client = await open(gateway.url, `127.0.1.${1 + (i % 8)}`);
+        client.socket.write(
+          `POST /hooks/github HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\nContent-Length: ${size}\r\n\r\n`,
+        );
+        for (let sent = 0; sent < size && !client.socket.destroyed; sent += chunk.length) {
+          if (!client.socket.write(chunk)) {
+            await Promise.race([
+              new Promise((resolve) => client.socket.once("drain", resolve)),
+              client.closed,
+            ]);
+          }
+        }
+        await client.closed;
+        return Number(/^HTTP\/1\.1 (\d+)/.exec(client.received())?.[1] ?? 0);
+      }),
+    );
+    const after = memoryOf(pid);
+    // The ones read were refused for their signature; the rest were refused before their body was read (429 for
+    // an address holding its share, 503 when all were taken), or cut while still sending it (0: no answer read).
+    expect(statuses.filter((status) => status === 401).length).toBeGreaterThan(0);
+    expect(statuses.filter((status) => status === 429 || status === 503).length).toBeGreaterThan(12);
+    expect(statuses.every((status) => [0, 401, 429, 503].includes(status))).toBe(true);
+    expect(after.peak - before.rss).toBeLessThan(200);
+
+    // An address over its failure limit: refused on its headers alone, the declared body never sent.
+    const bad = JSON.stringify({ zen: "x" });
+    for (let i = 0; i < 4; i++) {
+      await post(
+        `${gateway.url}/hooks/github`,
+        bad,
+        { "x-hub-signature-256": `sha256=${"1".repeat(64)}` },
+        OTHER,
+      );
+    }
+    const throttled = await open(gateway.url, OTHER);
+    throttled.socket.write(
+      `POST /hooks/github HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=${"1".repeat(64)}\r\nContent-Length: 1048576\r\n\r\n`,
+    );
+    await throttled.closed;
+    expect(throttled.received()).toMatch(/^HTTP\/1\.1 429 [\s\S]*"code":"AUTH_THROTTLED"/);
+  }, 30_000);
+
+  it("get a shorter deadline than bodies whose token was checked first", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
+          bodyTimeoutMs: 20_000,
+          admission: { unverifiedBodyTimeoutMs: 300 },
+          mappings: [
+            {
+              match: { path: "github" },
+              action: "wake",
+              textTemplate: "push",
+              verify: { scheme: "github", secret: "hostile-load-secret" },
+            },
+          ],
+        },
+      ),
+    );
+    const gateway = await startServe(["--config", config, "--state-dir", path.join(dir, "state")]);
+    const client = await open(gateway.url, OTHER);
+    const started = performance.now();
+    client.socket.write(
+      `POST /hooks/github HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\nContent-Length: 100\r\n\r\n{"a":`,
+    );
+    await client.closed;
+    expect(client.received()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  }, 20_000);
+});
+
+/** A stand-in agent that holds its turn until a file "go" appears in its working directory. */
+const HOLDING_AGENT = `
+import { existsSync } from "node:fs";
+for await (const _ of process.stdin);
+while (!existsSync("go")) await new Promise((resolve) => setTimeout(resolve, 20));
+process.stdout.write("released\\n");
+`;
+
+describe("callers waiting for their turn", () => {
+  it("are bounded per address and in all; the excess gets the admission answer and its turn still runs", async () => {
+    const dir = makeTempDir();
+    writeFileSync(path.join(dir, "agent.mjs"), HOLDING_AGENT);
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        { runner: { kind: "command", command: process.execPath, args: ["agent.mjs"] } },
+        { admission: { waitersPerAddress: 2, waiters: 3 } },
+      ),
+    );
+    const gateway: Serve = await startServe(
+      [
+        "--config",
+        config,
+        "--state-dir",
+        path.join(dir, "state"),
+        "--record",
+        path.join(dir, "events.jsonl"),
+      ],
+      { cwd: dir },
+    );
+    const waitFor = (localAddress: string) =>
+      post(
+        `${gateway.url}/hooks/agent`,
+        JSON.stringify({ message: "hold", waitForCompletion: true, timeoutSeconds: 30 }),
+        AUTH,
+        localAddress,
+      );
+    const answers: Array<{ from: string; answer: Answer }> = [];
+    let threeAnswered!: () => void;
+    const three = new Promise<void>((resolve) => {
+      threeAnswered = resolve;
+    });
+    const pending = [ATTACKER, ATTACKER, ATTACKER, ATTACKER, OTHER, "127.0.0.3"].map((from) =>
+      waitFor(from).then((answer) => {
+        if (answers.push({ from, answer }) === 3) threeAnswered();
+      }),
+    );
+    // Two of the first address's four wait, one of OTHER's, none of the third's: three answered at admission.
+    await three;
+    const admitted = [...answers];
+    expect(admitted.map((entry) => entry.answer.status)).toEqual([202, 202, 202]);
+    expect(admitted.map((entry) => entry.from).sort()).toEqual([ATTACKER, ATTACKER, "127.0.0.3"]);
+    expect(admitted[0]!.answer.body).toEqual({
+      ok: true,
+      runId: expect.any(String),
+      sessionKey: expect.any(String),
+    });
+    // A /wake from yet another address is answered meanwhile.
+    expect((await post(`${gateway.url}/hooks/wake`, WAKE, AUTH, "127.0.0.4")).status).toBe(200);
+
+    writeFileSync(path.join(dir, "go"), "");
+    await Promise.all(pending);
+    const waited = answers.slice(3).map((entry) => entry.answer);
+    expect(waited.map((answer) => [answer.status, answer.body.status])).toEqual([
+      [200, "ok"],
+      [200, "ok"],
+      [200, "ok"],
+    ]);
+    // Every turn ran, the refused waiters' included (theirs may end just after the last waiter's answer).
+    const finished = () =>
+      readFileSync(path.join(dir, "events.jsonl"), "utf8")
+        .split("\n")
+        .filter((line) => line.includes('"session:agent-turn-finished"')).length;
+    await pollFor(() => (finished() === 6 ? true : undefined), "six finished turns");
+  }, 30_000);
+});
