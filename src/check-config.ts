@@ -29,6 +29,7 @@ export async function checkHooksConfig(rawConfig: unknown, context: ResolveConte
     reloadCheckMs: DEFAULT_RELOAD_CHECK_MS,
     maxMemoryMb: partial.config.transforms.maxMemoryMb,
     maxWorkers: 1,
+    env: partial.config.transforms.env,
     metrics: NO_METRICS,
   });
   const reports = await loadAllTransforms(runner, partial.mappings);

@@ -1,6 +1,6 @@
 /** @module `{{ expr }}` templates (SPEC §7.1): parsed once at startup, rendered per request without re-parsing. */
 import type { IncomingHttpHeaders } from "node:http";
-import { CREDENTIAL_QUERY, isCredentialHeader } from "../safety/credentials.js";
+import { isCredentialHeader, isCredentialQuery } from "../safety/credentials.js";
 
 export interface TemplateContext {
   payload: unknown;
@@ -93,7 +93,7 @@ export function parseExpression(input: string): Expression {
     (field === undefined ||
       (typeof field === "string" &&
         // Credentials never render: a template must not copy the hook token into a message or a session key.
-        (root === "headers" ? isCredentialHeader(field) : CREDENTIAL_QUERY.has(field.toLowerCase()))));
+        (root === "headers" ? isCredentialHeader(field) : isCredentialQuery(field.toLowerCase()))));
   const blocked = secret || segments.some((segment) => typeof segment === "string" && BLOCKED.has(segment));
   return { root, segments, blocked };
 }

@@ -51,6 +51,14 @@ export function redactCredentials(headers: Readonly<Record<string, string>>): Re
 /** Query parameters that carry credentials (the deprecated `?token=`). */
 export const CREDENTIAL_QUERY: ReadonlySet<string> = new Set(["token"]);
 
+/**
+ * A query parameter (any case) that carries a credential: `?token=`, or named like one by the header rule
+ * (`?api_key=`, `?access_token=`, `?signature=`): a sender that puts its secret in the URL is not shown either.
+ */
+export function isCredentialQuery(name: string): boolean {
+  return CREDENTIAL_QUERY.has(name) || isCredentialHeader(name.replaceAll("_", "-"), CREDENTIAL_QUERY);
+}
+
 /** The list plus headers a config names as its own signature headers (the generic hmac scheme's). */
 export function credentialHeadersWith(extra: Iterable<string>): ReadonlySet<string> {
   const all = new Set(CREDENTIAL_HEADERS);
@@ -76,7 +84,7 @@ export function headersWithoutCredentials(
 /** Query parameters (last value wins) minus credentials. */
 export function queryWithoutCredentials(query: URLSearchParams | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  if (query) for (const [key, value] of query) if (!CREDENTIAL_QUERY.has(key)) out[key] = value;
+  if (query) for (const [key, value] of query) if (!isCredentialQuery(key)) out[key] = value;
   return out;
 }
 
@@ -84,7 +92,7 @@ export function queryWithoutCredentials(query: URLSearchParams | undefined): Rec
 export function urlWithoutCredentials(pathname: string, query: URLSearchParams | undefined): string {
   if (!query) return pathname;
   const kept = new URLSearchParams(query);
-  for (const name of CREDENTIAL_QUERY) kept.delete(name);
+  for (const name of new Set(query.keys())) if (isCredentialQuery(name)) kept.delete(name);
   const rest = kept.toString();
   return rest ? `${pathname}?${rest}` : pathname;
 }
