@@ -34,18 +34,27 @@ redis.call('PEXPIREAT', KEYS[1], last[2])
 return 1`;
 
 /**
- * Puts back an answer: an answer already there is left alone, a claim in progress is overwritten. Such a claim
- * can only be this gateway's own (it answered, then the settle did not land), or, after a gateway's restart, its
- * crashed run's: left to lapse, it would free the id for the sender's retry while recovery also runs the original.
+ * Puts back a batch of ids (KEYS, their values in ARGV, then their milliseconds left). A claim goes in only where
+ * the key is free. An answer goes in unless an answer is already there; it replaces a claim in progress, which can
+ * only be this gateway's own (it answered, then the settle did not land) or, after a gateway's restart, its crashed
+ * run's: left to lapse, that claim would free the id for the sender's retry while recovery also runs the original.
+ * One script per batch: a command per id cost the gateway about ten times as much.
  */
 const REMEMBER = `
-local current = redis.call('GET', KEYS[1])
-if current and string.sub(current, 1, 1) == '!' then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1`;
+local count = #KEYS
+local stored = 0
+for i = 1, count do
+  local value = ARGV[i]
+  local current = redis.call('GET', KEYS[i])
+  local free = not current
+  if not free and string.sub(value, 1, 1) == '!' then free = string.sub(current, 1, 1) ~= '!' end
+  if free then
+    redis.call('SET', KEYS[i], value, 'PX', ARGV[count + i])
+    stored = stored + 1
+  end
+end
+return stored`;
 
-/** What a claim in progress is stored as (its owner's id after it); an answer starts with the other. */
-const CLAIMED = "?";
 /** Ids go to the server in batches of this many commands, one round trip each. */
 const BATCH = 500;
 /** How often a connected gateway looks whether the server still holds its generation (an emptied server keeps its connections). */
@@ -53,7 +62,8 @@ export const CHECK_MS = 1_000;
 
 export interface RefillScripts {
   hooksHold(key: string, member: string, holdMs: number): Promise<number>;
-  hooksRemember(key: string, answer: string, keepMs: number): Promise<number>;
+  /** The number of keys, the keys, their values, their milliseconds left. */
+  hooksRemember(count: number, ...keysValuesAndMs: Array<string | number>): Promise<number>;
 }
 
 export type RefillClient = Redis & RefillScripts;
@@ -61,7 +71,7 @@ export type RefillClient = Redis & RefillScripts;
 /** Gives a client the scripts this module calls. */
 export function defineRefillScripts(redis: Redis): void {
   redis.defineCommand("hooksHold", { numberOfKeys: 1, lua: HOLD });
-  redis.defineCommand("hooksRemember", { numberOfKeys: 1, lua: REMEMBER });
+  redis.defineCommand("hooksRemember", { lua: REMEMBER });
 }
 
 export interface RefillSettings {
@@ -145,17 +155,16 @@ export class Refill {
     for (let start = 0; start < entries.length; start += BATCH) {
       const batch = redis.pipeline() as ReturnType<Redis["pipeline"]> & RefillScripts;
       if (hold !== undefined) batch.hooksHold(REFILLING_KEY, this.member, hold);
-      for (const { key, value, leftMs } of entries.slice(start, start + BATCH)) {
-        const ms = Math.max(1, Math.round(leftMs));
-        if (value.startsWith(CLAIMED)) batch.set(key, value, "PX", ms, "NX");
-        else batch.hooksRemember(key, value, ms);
-      }
+      const slice = entries.slice(start, start + BATCH);
+      batch.hooksRemember(
+        slice.length,
+        ...slice.map(({ key }) => key),
+        ...slice.map(({ value }) => value),
+        ...slice.map(({ leftMs }) => Math.max(1, Math.round(leftMs))),
+      );
       const replies = (await batch.exec()) ?? [];
-      for (const [index, [error, reply]] of replies.entries()) {
-        if (error) throw error;
-        if (index === 0 && hold !== undefined) continue;
-        if (reply === 1 || reply === "OK") stored++;
-      }
+      for (const [error] of replies) if (error) throw error;
+      stored += Number(replies.at(-1)?.[1]);
     }
     return stored;
   }
