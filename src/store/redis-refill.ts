@@ -7,18 +7,19 @@ import type { KeptDeliveries, KeptDelivery } from "./kept-deliveries.js";
 
 /**
  * A random name for the server's current set of ids, written by the first gateway that finds none. A server that
- * lost its keys has lost this one too (or holds another gateway's new one): the gateway that notices knows that
- * the ids it wrote are gone. Every claim checks it in the same script, so none is taken from an emptied server.
+ * lost its keys has lost this one too (or holds a new one): the gateway that notices knows that the ids it wrote are
+ * gone. Every claim checks it in the same script, so none is taken from an emptied server; after a loss a new one
+ * is written only once every gateway's ids are back.
  */
 export const GENERATION_KEY = "store-generation";
 /**
  * Set by the first gateway to notice a loss, for long enough that every other gateway notices it too (its
- * reconnect or its periodic look) and starts putting its own ids back. Claims are refused while it exists.
+ * reconnect or its periodic look) and starts putting its own ids back: no new generation while it exists.
  */
 export const GATHERING_KEY = "store-gathering";
 /**
  * Every gateway putting ids back is a member, due by its score (the server's time, ms), renewed batch by batch and
- * removed when it is done: claims are refused while the key exists. A gateway that dies mid-way drops out when its
+ * removed when it is done: no new generation while the key exists. A gateway that dies mid-way drops out when its
  * time is up, so the key lasts until the last one is done, or at most one renewal after.
  */
 export const REFILLING_KEY = "store-refilling";
@@ -177,15 +178,8 @@ export class Refill {
       this.settings.logger.warn(
         `shared store ${this.settings.where} lost its delivery ids (restarted without persistence, or emptied): duplicate checks answer 503 until they are back`,
       );
-      // Before a new generation exists, so that no gateway takes a claim in it before everyone had time to notice.
-      await redis.set(GATHERING_KEY, "1", "PX", this.settings.gatherMs, "NX");
-    }
-    let generation = current;
-    if (generation === null) {
-      const fresh = randomUUID();
-      generation =
-        (await redis.set(GENERATION_KEY, fresh, "NX")) === "OK" ? fresh : await redis.get(GENERATION_KEY);
-      if (generation === null) throw new Error("the server was emptied again while this gateway looked");
+      // No new generation, so no claim anywhere, until every gateway has had time to notice and join the refill.
+      if (current === null) await redis.set(GATHERING_KEY, "1", "PX", this.settings.gatherMs, "NX");
     }
     let remembered = 0;
     let ms = 0;
@@ -203,8 +197,7 @@ export class Refill {
       }
       ms = Date.now() - started;
     }
-    await this.waitForHolds();
-    this.generation = generation;
+    this.generation = await this.currentGeneration();
     this.ready = true;
     if (refill) {
       this.settings.logger.info(
@@ -214,17 +207,27 @@ export class Refill {
     }
   }
 
-  /** Until no gateway is gathering or putting ids back: claims would be refused by the server meanwhile. */
-  private async waitForHolds(): Promise<void> {
+  /**
+   * The server's generation; if it has none, a new one, written once no gateway is gathering or putting ids back
+   * (a claim is taken only in a generation, so none is taken before every gateway's ids are back).
+   */
+  private async currentGeneration(): Promise<string> {
     const redis = this.settings.client();
     for (;;) {
+      const current = await redis.get(GENERATION_KEY);
+      if (current !== null) return current;
       const [gathering, refilling] = await Promise.all([
         redis.pttl(GATHERING_KEY),
         redis.pttl(REFILLING_KEY),
       ]);
       const left = Math.max(gathering, refilling);
-      if (left <= 0 || this.settings.closed()) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(left, 250)).unref());
+      if (left > 0) {
+        if (this.settings.closed()) throw new Error("the store was closed");
+        await new Promise((resolve) => setTimeout(resolve, Math.min(left, 250)).unref());
+        continue;
+      }
+      const fresh = randomUUID();
+      if ((await redis.set(GENERATION_KEY, fresh, "NX")) === "OK") return fresh;
     }
   }
 

@@ -6,15 +6,7 @@ import type { HostLogger } from "../host/contract.js";
 import { KeptDeliveries } from "./kept-deliveries.js";
 import { MAX_DELIVERIES } from "./memory.js";
 import { OldestFirst } from "./oldest-first.js";
-import {
-  CHECK_MS,
-  defineRefillScripts,
-  GATHERING_KEY,
-  GENERATION_KEY,
-  REFILLING_KEY,
-  Refill,
-  type RefillScripts,
-} from "./redis-refill.js";
+import { CHECK_MS, defineRefillScripts, GENERATION_KEY, Refill, type RefillScripts } from "./redis-refill.js";
 import { describeRedisUrl } from "./redis-url.js";
 import type {
   ClaimTimes,
@@ -60,12 +52,11 @@ return {count, left}`;
 /**
  * Claims a delivery id: set-if-absent with expiry, and in the same step the value already there (a claim in
  * progress, or the first answer) when it was not absent. One round trip, and atomic: of two gateways claiming
- * at once, exactly one finds the key absent. Refused (`#`) when the server no longer holds the generation the
- * gateway's ids are in (it lost its keys), and (`~`) while gateways put their ids back after such a loss.
+ * at once, exactly one finds the key absent. Refused (`#`) when the server does not hold the generation the
+ * gateway's ids are in: it lost its keys, and the ids are not all back yet.
  */
 const CLAIM = `
 if redis.call('GET', KEYS[2]) ~= ARGV[3] then return '#' end
-if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 then return '~' end
 local existing = redis.call('GET', KEYS[1])
 if existing then return existing end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -89,9 +80,8 @@ return 1`;
 /** A claim in progress is stored as this prefix and its owner's id; an answer as the other prefix and its JSON. */
 const CLAIMED = "?";
 const ANSWERED = "!";
-/** What a claim says when the server lost its keys, and while the gateways put them back. */
+/** What a claim says when the server lost its keys. */
 const LOST = "#";
-const HELD = "~";
 const DEFAULT_POLL = { first: 10, max: 200 };
 /**
  * After clearing an address's failure count, further clears from this gateway are skipped for this long unless it
@@ -119,8 +109,6 @@ interface StoreScripts extends RefillScripts {
   hooksClaim(
     key: string,
     generationKey: string,
-    gatheringKey: string,
-    refillingKey: string,
     marker: string,
     holdMs: number,
     generation: string,
@@ -221,7 +209,7 @@ export class RedisStore implements Store {
     // Closed while ioredis was being loaded: never connect.
     if (this.closed) return;
     redis.defineCommand("hooksIncrement", { numberOfKeys: 1, lua: INCREMENT });
-    redis.defineCommand("hooksClaim", { numberOfKeys: 4, lua: CLAIM });
+    redis.defineCommand("hooksClaim", { numberOfKeys: 2, lua: CLAIM });
     redis.defineCommand("hooksSettle", { numberOfKeys: 1, lua: SETTLE });
     defineRefillScripts(redis);
     // Without an "error" listener ioredis prints every failed reconnect to the console itself.
@@ -297,15 +285,7 @@ export class RedisStore implements Store {
       }
       const claim = randomUUID();
       const existing = await this.redis
-        .hooksClaim(
-          key,
-          GENERATION_KEY,
-          GATHERING_KEY,
-          REFILLING_KEY,
-          CLAIMED + claim,
-          times.holdMs,
-          generation,
-        )
+        .hooksClaim(key, GENERATION_KEY, CLAIMED + claim, times.holdMs, generation)
         .catch((error: unknown) => {
           // A server that answers late may still carry the claim out after this request gave up on it (a 503): release
           // it, best effort, behind the claim on the same connection, so the sender's retry is not told to wait a
@@ -321,7 +301,6 @@ export class RedisStore implements Store {
         this.refill.lost();
         throw new Error(`shared store ${this.where} lost its delivery ids`);
       }
-      if (existing === HELD) throw new Error(`shared store ${this.where} is putting delivery ids back`);
       if (existing.startsWith(ANSWERED)) {
         return { state: "answered", response: JSON.parse(existing.slice(1)) as StoredResponse };
       }
