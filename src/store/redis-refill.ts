@@ -83,7 +83,7 @@ export interface RefillSettings {
   /** Where the server is, for log lines (never its credentials). */
   where: string;
   timeoutMs: number;
-  /** How long the first gateway to notice a loss holds everyone's claims off: until every other has noticed it too. */
+  /** How long the first gateway to notice a loss holds off a new generation (and so every claim): until every other has noticed it too. */
   gatherMs: number;
 }
 
