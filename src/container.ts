@@ -72,7 +72,12 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
     single(() => {
       if (options.store) return options.store;
       if (config.store.kind === "redis") {
-        return new RedisStore({ ...config.store, logger, clock: c.resolve(PORTS.clock) });
+        return new RedisStore({
+          ...config.store,
+          logger,
+          clock: c.resolve(PORTS.clock),
+          maxDeliveries: config.dedupe.maxEntries,
+        });
       }
       return new MemoryStore(c.resolve(PORTS.clock), { maxDeliveries: config.dedupe.maxEntries });
     }),

@@ -3,7 +3,10 @@ import { randomUUID } from "node:crypto";
 import type { Redis, RedisOptions } from "ioredis";
 import { type Clock, systemClock } from "../clock.js";
 import type { HostLogger } from "../host/contract.js";
+import { KeptDeliveries } from "./kept-deliveries.js";
+import { MAX_DELIVERIES } from "./memory.js";
 import { OldestFirst } from "./oldest-first.js";
+import { CHECK_MS, defineRefillScripts, GENERATION_KEY, Refill, type RefillScripts } from "./redis-refill.js";
 import { describeRedisUrl } from "./redis-url.js";
 import type {
   ClaimTimes,
@@ -26,6 +29,10 @@ export interface RedisStoreSettings {
   clock?: Clock;
   /** How long a duplicate waits between looks at an unanswered claim (the first look is at once). */
   pollMs?: { first: number; max: number };
+  /** The most delivery ids kept to put back into a server that lost them (`hooks.dedupe.maxEntries`). */
+  maxDeliveries?: number;
+  /** How long claims stay refused after a loss, so that every gateway notices it (tests shorten it). */
+  gatherMs?: number;
 }
 
 /**
@@ -45,9 +52,11 @@ return {count, left}`;
 /**
  * Claims a delivery id: set-if-absent with expiry, and in the same step the value already there (a claim in
  * progress, or the first answer) when it was not absent. One round trip, and atomic: of two gateways claiming
- * at once, exactly one finds the key absent.
+ * at once, exactly one finds the key absent. Refused (`#`) when the server does not hold the generation the
+ * gateway's ids are in: it lost its keys, and the ids are not all back yet.
  */
 const CLAIM = `
+if redis.call('GET', KEYS[2]) ~= ARGV[3] then return '#' end
 local existing = redis.call('GET', KEYS[1])
 if existing then return existing end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -68,22 +77,11 @@ if current and current ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1`;
 
-/**
- * Remembers an answer from a restarted gateway's journal: an answer already there is left alone, a claim in
- * progress is overwritten. That claim can only be the crashed run's own (it wrote the journal, then died before
- * settling): left to lapse, it would free the id for the sender's retry while recovery also runs the original.
- */
-const REMEMBER = `
-local current = redis.call('GET', KEYS[1])
-if current and string.sub(current, 1, 1) == '!' then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1`;
-
 /** A claim in progress is stored as this prefix and its owner's id; an answer as the other prefix and its JSON. */
 const CLAIMED = "?";
 const ANSWERED = "!";
-/** Remembered answers go to the server in batches of this many SET NX commands (one round trip each). */
-const REMEMBER_BATCH = 500;
+/** What a claim says when the server lost its keys. */
+const LOST = "#";
 const DEFAULT_POLL = { first: 10, max: 200 };
 /**
  * After clearing an address's failure count, further clears from this gateway are skipped for this long unless it
@@ -94,12 +92,28 @@ const DEFAULT_POLL = { first: 10, max: 200 };
 const RESET_QUIET_MS = 1_000;
 /** Addresses remembered as recently cleared, at most. */
 const MAX_CLEARED = 10_000;
+/** The longest pause between reconnect attempts, and the random part added to each. */
+const RECONNECT_MAX_MS = 2_000;
+const RECONNECT_JITTER_MS = 100;
+/**
+ * After a server lost its keys, claims stay refused this long at least, so that every gateway notices the loss and
+ * starts putting its ids back before any takes a claim: at its reconnect (one pause at most) or its periodic look,
+ * plus one command's time.
+ */
+function gatherMsOf(timeoutMs: number): number {
+  return Math.max(RECONNECT_MAX_MS + RECONNECT_JITTER_MS, CHECK_MS) + timeoutMs;
+}
 
-interface StoreScripts {
+interface StoreScripts extends RefillScripts {
   hooksIncrement(key: string, windowMs: number): Promise<[number, number]>;
-  hooksClaim(key: string, marker: string, holdMs: number): Promise<string | null>;
+  hooksClaim(
+    key: string,
+    generationKey: string,
+    marker: string,
+    holdMs: number,
+    generation: string,
+  ): Promise<string | null>;
   hooksSettle(key: string, marker: string, answer: string, keepMs: number): Promise<number>;
-  hooksRemember(key: string, answer: string, keepMs: number): Promise<number>;
 }
 
 type ClientOptions = RedisOptions & { replyMapping?: "legacy" };
@@ -132,7 +146,8 @@ function redisOptions(settings: Pick<RedisStoreSettings, "keyPrefix" | "timeoutM
     enableAutoPipelining: true,
     connectionName: "hooks",
     // Reconnects on its own, forever, at most two seconds apart.
-    retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 2_000) + Math.floor(Math.random() * 100),
+    retryStrategy: (attempt: number) =>
+      Math.min(50 * 2 ** attempt, RECONNECT_MAX_MS) + Math.floor(Math.random() * RECONNECT_JITTER_MS),
   };
 }
 
@@ -163,15 +178,26 @@ export class RedisStore implements Store {
   private closed = false;
   /** Counters this gateway cleared, and until when it need not clear them again (epoch milliseconds). */
   private readonly cleared = new Map<string, number>();
-  /** A restarted gateway's delivery ids that could not be put in the store yet, and when that was tried. */
-  private unremembered: { answers: readonly RememberedAnswer[]; at: number } | undefined;
   private readonly clock: Clock;
   private readonly oldestCleared = new OldestFirst(this.cleared);
+  /** This gateway's ids, to put back into a server that lost them; and the watch for such a loss. */
+  private readonly kept: KeptDeliveries;
+  private readonly refill: Refill;
 
   constructor(private readonly settings: RedisStoreSettings) {
     this.where = describeRedisUrl(settings.url);
     this.poll = settings.pollMs ?? DEFAULT_POLL;
     this.clock = settings.clock ?? systemClock;
+    this.kept = new KeptDeliveries(settings.maxDeliveries ?? MAX_DELIVERIES, this.clock);
+    this.refill = new Refill({
+      client: () => this.redis,
+      closed: () => this.closed,
+      kept: this.kept,
+      logger: settings.logger,
+      where: this.where,
+      timeoutMs: settings.timeoutMs,
+      gatherMs: settings.gatherMs ?? gatherMsOf(settings.timeoutMs),
+    });
   }
 
   /**
@@ -183,31 +209,40 @@ export class RedisStore implements Store {
     // Closed while ioredis was being loaded: never connect.
     if (this.closed) return;
     redis.defineCommand("hooksIncrement", { numberOfKeys: 1, lua: INCREMENT });
-    redis.defineCommand("hooksClaim", { numberOfKeys: 1, lua: CLAIM });
+    redis.defineCommand("hooksClaim", { numberOfKeys: 2, lua: CLAIM });
     redis.defineCommand("hooksSettle", { numberOfKeys: 1, lua: SETTLE });
-    redis.defineCommand("hooksRemember", { numberOfKeys: 1, lua: REMEMBER });
+    defineRefillScripts(redis);
     // Without an "error" listener ioredis prints every failed reconnect to the console itself.
     redis.on("error", (error: Error) => this.unreachable(error));
     redis.on("ready", () => {
       if (this.reachable === false)
         this.settings.logger.info(`shared store ${this.where} is reachable again`);
       this.reachable = true;
-      this.rememberLater();
+      // Every connect may be to a server that restarted empty: no claim until its generation was checked.
+      void this.refill.sync();
     });
     redis.on("close", () => this.unreachable(new Error("connection closed")));
     this.client = redis;
     // Bounded: a server that takes the connection and then says nothing (stopped, overloaded) must not hold up the
     // gateway's start; ioredis goes on trying behind it.
-    const connected = redis.connect().catch((error: Error) => this.unreachable(error));
+    let answered = false;
+    const connected = redis.connect().then(
+      () => {
+        answered = true;
+      },
+      (error: Error) => this.unreachable(error),
+    );
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        this.unreachable(new Error(`no answer within ${connectTimeoutOf(this.settings)} ms`));
+        if (!answered) this.unreachable(new Error(`no answer within ${connectTimeoutOf(this.settings)} ms`));
         resolve();
       }, connectTimeoutOf(this.settings));
     });
-    await Promise.race([connected, waited]);
+    // The first look at the server's generation too, so that the first delivery after start is not refused.
+    await Promise.race([connected.then(() => this.refill.settled()), waited]);
     clearTimeout(timer);
+    if (!this.closed) this.refill.start();
   }
 
   private get redis(): Redis & StoreScripts {
@@ -254,9 +289,13 @@ export class RedisStore implements Store {
     const giveUpAt = Date.now() + times.waitMs;
     let pause = this.poll.first;
     for (;;) {
+      const generation = this.refill.generation;
+      if (!this.refill.usable || generation === undefined) {
+        throw new Error(`shared store ${this.where} is putting delivery ids back`);
+      }
       const claim = randomUUID();
       const existing = await this.redis
-        .hooksClaim(key, CLAIMED + claim, times.holdMs)
+        .hooksClaim(key, GENERATION_KEY, CLAIMED + claim, times.holdMs, generation)
         .catch((error: unknown) => {
           // A server that answers late may still carry the claim out after this request gave up on it (a 503): release
           // it, best effort, behind the claim on the same connection, so the sender's retry is not told to wait a
@@ -264,7 +303,14 @@ export class RedisStore implements Store {
           this.client?.hooksSettle(key, CLAIMED + claim, "", 1).catch(() => undefined);
           throw error;
         });
-      if (existing === null) return { state: "first", claim };
+      if (existing === null) {
+        this.kept.keep(key, CLAIMED + claim, times.holdMs);
+        return { state: "first", claim };
+      }
+      if (existing === LOST) {
+        this.refill.lost();
+        throw new Error(`shared store ${this.where} lost its delivery ids`);
+      }
       if (existing.startsWith(ANSWERED)) {
         return { state: "answered", response: JSON.parse(existing.slice(1)) as StoredResponse };
       }
@@ -284,59 +330,34 @@ export class RedisStore implements Store {
     keepMs: number,
   ): Promise<void> {
     const answer = response === undefined ? "" : ANSWERED + JSON.stringify(response);
+    // Kept first: an answer the server did not take (an outage, a restart) is still put back.
+    if (response === undefined) this.kept.forget(key, CLAIMED + claim);
+    else this.kept.keep(key, answer, keepMs);
     await this.redis.hooksSettle(key, CLAIMED + claim, answer, Math.max(1, Math.round(keepMs)));
   }
 
   async rememberDeliveries(answers: readonly RememberedAnswer[]): Promise<number> {
+    const entries = answers.map(({ key, response, keepMs }) => ({
+      key,
+      value: ANSWERED + JSON.stringify(response),
+      leftMs: keepMs,
+    }));
+    for (const { key, value, leftMs } of entries) this.kept.keep(key, value, leftMs);
+    await this.refill.settled();
     try {
-      return await this.rememberInBatches(answers);
+      if (!this.refill.usable) throw new Error(`shared store ${this.where} is not reachable`);
+      return await this.refill.write(entries);
     } catch (error) {
-      // Kept until the server is reachable: a Redis that comes up after the gateway (or restarted without
-      // persistence) still gets this gateway's ids.
-      this.unremembered = { answers, at: this.clock.now() };
+      // Kept: a Redis that comes up after the gateway (or restarted without persistence) still gets these ids.
+      this.refill.missed();
       throw error;
     }
-  }
-
-  private async rememberInBatches(answers: readonly RememberedAnswer[]): Promise<number> {
-    let remembered = 0;
-    for (let start = 0; start < answers.length; start += REMEMBER_BATCH) {
-      const batch = this.redis.pipeline() as ReturnType<Redis["pipeline"]> & StoreScripts;
-      for (const { key, response, keepMs } of answers.slice(start, start + REMEMBER_BATCH)) {
-        batch.hooksRemember(key, ANSWERED + JSON.stringify(response), Math.max(1, Math.round(keepMs)));
-      }
-      for (const [error, reply] of (await batch.exec()) ?? []) {
-        if (error) throw error;
-        if (reply === 1) remembered++;
-      }
-    }
-    return remembered;
-  }
-
-  /** Puts back the ids a failed `rememberDeliveries` kept, once the server answers again. */
-  private rememberLater(): void {
-    const pending = this.unremembered;
-    if (pending === undefined) return;
-    this.unremembered = undefined;
-    // What is left of each id's window has shrunk while the server was away.
-    const away = this.clock.now() - pending.at;
-    const answers = pending.answers.flatMap((answer) =>
-      answer.keepMs > away ? [{ ...answer, keepMs: answer.keepMs - away }] : [],
-    );
-    this.rememberInBatches(answers).then(
-      (remembered) =>
-        this.settings.logger.info(`shared store ${this.where}: the journal's delivery ids were put back`, {
-          remembered,
-        }),
-      () => {
-        this.unremembered ??= pending;
-      },
-    );
   }
 
   async close(): Promise<void> {
     const redis = this.client;
     this.closed = true;
+    this.refill.stop();
     if (redis === undefined) return;
     if (redis.status === "ready") {
       // QUIT lets replies in flight arrive; a server that does not answer it is cut off after the command timeout.

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { sign as githubSign } from "@octokit/webhooks-methods";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/cli.js";
+import { cleanupCli, makeTempDir, pollFor, runCli, type Serve, startServe } from "../helpers/cli.js";
 import { parseMetrics, sampleValue } from "../helpers/prometheus-text.js";
 import { type RedisServer, redisSkipReason, startRedis } from "../helpers/redis-server.js";
 import { AUTH, baseConfig, readRecord, writeConfig } from "./support.js";
@@ -200,9 +200,11 @@ describe.skipIf(skipReason !== undefined)(
       expect(check.stderr).toContain(`shared store redis://127.0.0.1:${redis.port} is unreachable`);
 
       await redis.start();
+      // The server came back empty: each gateway puts its ids back before its duplicate checks resume.
       for (const gateway of gateways) {
-        await gateway.waitForLog((line) => String(line.msg).includes("is reachable again"), 15_000);
+        await gateway.waitForLog((line) => String(line.msg).includes("duplicate checks resume"), 15_000);
       }
+      expect((await post(`${a.url}/hooks/wake`, wake, keyed("before"))).replay).toBe(true);
       const first = await post(`${b.url}/hooks/wake`, wake, keyed("after"));
       expect(first).toMatchObject({ status: 200, replay: false });
       expect(await post(`${a.url}/hooks/wake`, wake, keyed("after"))).toMatchObject({
@@ -222,6 +224,135 @@ describe.skipIf(skipReason !== undefined)(
       for (const gateway of gateways) expect(gateway.stdout()).not.toContain("gateway-test-token");
     });
 
+    /**
+     * Accepts `count` wakes with ids, alternating gateways: each id's first answer and the gateway that gave it.
+     * Each wake's text names its delivery, so the record shows whether one ran twice.
+     */
+    async function acceptDeliveries(gateways: readonly Serve[], label: string, count: number) {
+      return inFlight(
+        Array.from({ length: count }, (_, i) => async () => {
+          const key = `${label}-${i}`;
+          const body = JSON.stringify({ text: `delivery ${key}` });
+          const first = i % gateways.length;
+          const answer = await post(`${gateways[first]!.url}/hooks/wake`, body, {
+            ...AUTH,
+            "idempotency-key": key,
+          });
+          expect(answer).toMatchObject({ status: 200, replay: false });
+          return { key, body, first, answer: answer.body };
+        }),
+        20,
+      );
+    }
+
+    /**
+     * Sends every delivery again, each to the gateway that did not accept it, until each is answered as a duplicate
+     * (bounded): every answer must be that or a 503 with Retry-After, never a first acceptance.
+     */
+    async function resendUntilReplayed(
+      gateways: readonly Serve[],
+      deliveries: Awaited<ReturnType<typeof acceptDeliveries>>,
+    ) {
+      let pending = deliveries;
+      let refused = 0;
+      const acceptedAgain: string[] = [];
+      const deadline = Date.now() + 20_000;
+      while (pending.length > 0 && Date.now() < deadline) {
+        const answers = await inFlight(
+          pending.map((delivery) => async () => {
+            const gateway = gateways[(delivery.first + 1) % gateways.length]!;
+            const answer = await post(`${gateway.url}/hooks/wake`, delivery.body, {
+              ...AUTH,
+              "idempotency-key": delivery.key,
+            });
+            return { delivery, answer };
+          }),
+          20,
+        );
+        pending = [];
+        for (const { delivery, answer } of answers) {
+          if (answer.status === 503) {
+            expect(JSON.parse(answer.body).code).toBe("UNAVAILABLE");
+            expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+            refused++;
+            pending.push(delivery);
+          } else if (answer.status === 200 && answer.replay) {
+            expect(answer.body).toBe(delivery.answer);
+          } else {
+            acceptedAgain.push(`${delivery.key}: ${answer.status}`);
+          }
+        }
+        // A pause between rounds while refused: the gateways are putting the ids back.
+        if (pending.length > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return { acceptedAgain, refused, unanswered: pending.length };
+    }
+
+    /** How many wakes each delivery caused, over both gateways' records. */
+    function wakesPerDelivery(records: readonly string[]) {
+      const counts = new Map<string, number>();
+      for (const line of records.flatMap((record) => readRecord(record))) {
+        if (line.event !== "session:system-event") continue;
+        const delivery = /delivery [\w-]+/.exec(String(line.payload.text))?.[0];
+        if (delivery !== undefined) counts.set(delivery, (counts.get(delivery) ?? 0) + 1);
+      }
+      return counts;
+    }
+
+    it("Redis restarted empty under two running gateways: 200 earlier deliveries all answered as duplicates, 503 until their ids are back, none run twice", async () => {
+      const { gateways } = await twoGateways();
+      const deliveries = await acceptDeliveries(gateways, "restart", 200);
+      await redis.stop();
+      await redis.start();
+      // Both are connected again: from here on only the lost ids stand between a copy and a second acceptance.
+      for (const gateway of gateways) {
+        await gateway.waitForLog((line) => String(line.msg).includes("is reachable again"), 15_000);
+      }
+      const started = Date.now();
+      const { acceptedAgain, refused, unanswered } = await resendUntilReplayed(gateways, deliveries);
+      expect(acceptedAgain).toEqual([]);
+      expect(unanswered).toBe(0);
+      // The window was there, and closed: refused first, then every copy got its first answer.
+      expect(refused).toBeGreaterThan(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      for (const gateway of gateways) {
+        await gateway.waitForLog((line) => String(line.msg).includes("lost its delivery ids"));
+      }
+      // A new id is accepted once, afterwards.
+      const fresh = JSON.stringify({ text: "delivery after" });
+      const first = await post(`${gateways[0].url}/hooks/wake`, fresh, {
+        ...AUTH,
+        "idempotency-key": "after",
+      });
+      expect(first).toMatchObject({ status: 200, replay: false });
+      const copy = await post(`${gateways[1].url}/hooks/wake`, fresh, {
+        ...AUTH,
+        "idempotency-key": "after",
+      });
+      expect(copy).toMatchObject({ status: 200, replay: true });
+      const wakes = wakesPerDelivery(gateways.map(({ record }) => record));
+      for (const delivery of deliveries) expect(wakes.get(`delivery ${delivery.key}`)).toBe(1);
+      expect(wakes.get("delivery after")).toBe(1);
+    });
+
+    it("Redis emptied by FLUSHALL under two running gateways: copies refused with 503 until the ids are back, then answered as duplicates", async () => {
+      const { gateways } = await twoGateways();
+      const deliveries = await acceptDeliveries(gateways, "flush", 50);
+      const { Redis } = await import("ioredis");
+      const admin = new Redis(redis.url);
+      try {
+        await admin.flushall();
+      } finally {
+        admin.disconnect();
+      }
+      const { acceptedAgain, refused, unanswered } = await resendUntilReplayed(gateways, deliveries);
+      expect(acceptedAgain).toEqual([]);
+      expect(unanswered).toBe(0);
+      expect(refused).toBeGreaterThan(0);
+      const wakes = wakesPerDelivery(gateways.map(({ record }) => record));
+      for (const delivery of deliveries) expect(wakes.get(`delivery ${delivery.key}`)).toBe(1);
+    });
+
     it("a restarted gateway puts the delivery ids of its journal back into a Redis that lost them", async () => {
       const { gateways, start } = await twoGateways();
       const [a, b] = gateways;
@@ -238,7 +369,7 @@ describe.skipIf(skipReason !== undefined)(
       a.signal("SIGTERM");
       expect((await a.exited).code).toBe(0);
       const again = await start("a");
-      await b.waitForLog((line) => String(line.msg).includes("is reachable again"), 15_000);
+      await b.waitForLog((line) => String(line.msg).includes("duplicate checks resume"), 15_000);
       for (const key of keys) {
         const answer = await post(`${b.url}/hooks/wake`, wake, { ...AUTH, "idempotency-key": key });
         expect(answer).toMatchObject({ status: 200, replay: true });
