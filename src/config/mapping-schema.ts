@@ -6,7 +6,19 @@ import { WakeModeSchema } from "../vocabulary.js";
 /** Largest body a mapping may accept for its own path (32 MiB). */
 export const MAX_MAPPING_BODY_BYTES = 33_554_432;
 
-const TemplateField = v.optional(v.string());
+const TemplateText = v.optional(v.string());
+
+/** A mapping's fields that are `{{templates}}`, rendered into text: a message, a session's name or key, a recipient. */
+export const TEMPLATE_FIELDS = [
+  "name",
+  "sessionKey",
+  "to",
+  "model",
+  "thinking",
+  "textTemplate",
+  "messageTemplate",
+] as const;
+export type TemplateField = (typeof TEMPLATE_FIELDS)[number];
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 /** A secret's value never appears in a message: valibot's default messages quote what they received. */
 const Secret = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"));
@@ -86,13 +98,13 @@ export const MappingSchema = v.strictObject({
   match: v.optional(MappingMatchSchema),
   action: v.optional(v.picklist(["wake", "agent"]), "agent"),
   wakeMode: v.optional(WakeModeSchema, "now"),
-  name: TemplateField,
-  sessionKey: TemplateField,
-  to: TemplateField,
-  model: TemplateField,
-  thinking: TemplateField,
-  textTemplate: TemplateField,
-  messageTemplate: TemplateField,
+  name: TemplateText,
+  sessionKey: TemplateText,
+  to: TemplateText,
+  model: TemplateText,
+  thinking: TemplateText,
+  textTemplate: TemplateText,
+  messageTemplate: TemplateText,
   deliver: v.optional(v.boolean(), true),
   channel: v.optional(v.pipe(v.string(), v.minLength(1)), "last"),
   timeoutSeconds: v.optional(v.number(), 600),

@@ -1,19 +1,12 @@
 /** @module A `${VAR}` that a secret field reads may not stand in text the gateway renders or answers with. */
 import { type ConfigIssue, joinPath } from "./issues.js";
+import { TEMPLATE_FIELDS } from "./mapping-schema.js";
 
 /** `${NAME}`, as the substitution reads it (`$${` is a literal `${`, not a variable). */
 const VARIABLE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** A mapping's fields that become text: a message, a session's name or key, a recipient, the answer to the sender. */
-const RENDERED_FIELDS = [
-  "name",
-  "sessionKey",
-  "to",
-  "model",
-  "thinking",
-  "textTemplate",
-  "messageTemplate",
-] as const;
+/** A mapping's fields that become text: its templates, and the answer to the sender. */
+const RENDERED_FIELDS = TEMPLATE_FIELDS;
 const RESPONSE_FIELDS = ["body", "contentType"] as const;
 
 type Json = Record<string, unknown>;

@@ -1,7 +1,12 @@
 /** @module Compiles mappings once at startup: templates parsed, transforms located, presets appended. */
 import * as v from "valibot";
 import type { ConfigIssue } from "../config/issues.js";
-import { type MappingConfig, MappingSchema } from "../config/mapping-schema.js";
+import {
+  type MappingConfig,
+  MappingSchema,
+  TEMPLATE_FIELDS,
+  type TemplateField,
+} from "../config/mapping-schema.js";
 import type { ResolvedHooksConfig } from "../config/resolve.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
 import type { WakeMode } from "../vocabulary.js";
@@ -18,16 +23,7 @@ import { type CompiledTemplate, compileTemplate } from "./template.js";
 import { checkTransformPath } from "./transform-loader.js";
 import type { TransformRef } from "./transform-types.js";
 
-export const TEMPLATE_FIELDS = [
-  "name",
-  "sessionKey",
-  "to",
-  "model",
-  "thinking",
-  "textTemplate",
-  "messageTemplate",
-] as const;
-export type TemplateField = (typeof TEMPLATE_FIELDS)[number];
+export { TEMPLATE_FIELDS, type TemplateField } from "../config/mapping-schema.js";
 
 const RESERVED_NAMES = new Set(["wake", "agent"]);
 /** What a URL path may hold unencoded (RFC 3986 pchar and `/`), or percent-encoded bytes. */
