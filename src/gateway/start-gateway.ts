@@ -140,7 +140,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   const hooksStatus = statusOf(plugin);
 
   // Opened before anything starts: without better-sqlite3, or with a database it cannot use, the gateway does not start.
-  const state = openStateDb(stateDir, { onError });
+  const state = openStateDb(stateDir, {
+    onError,
+    onGiveUp: (writes) =>
+      logger.error(
+        "state writes given up after failing for too long; the journal finishes their requests at the next start",
+        { writes },
+      ),
+  });
   // The plugin's journal marks a request done only once the events it caused are committed here.
   host.persisted = () => state.committed();
   const retention = startRetention(state, { retainDays: sections.state.retainDays, logger });

@@ -23,6 +23,11 @@ export const SEGMENT_BYTES = 64 * 1024 * 1024;
 /** …or this age, so that retention can drop whole files: the journal holds at most one segment past its retention. */
 export const SEGMENT_MS = HOUR_MS;
 const COMPACT_EVERY_MS = 10 * 60_000;
+/**
+ * How long a stop waits for the host to confirm what it stored. A host that cannot write (a full disk) may keep its
+ * writes and try again for longer; the records it has not confirmed stay unfinished, and the next start finishes them.
+ */
+const HOST_WAIT_AT_CLOSE_MS = 2_000;
 
 export interface FileJournalSettings {
   dir: string;
@@ -74,6 +79,8 @@ export class FileJournal implements Journal {
   /** `done` lines waiting for the host to store what their events caused, with their record ids. */
   private doneLines: Array<{ id: string; line: string }> = [];
   private awaitingHost: Promise<void> | undefined;
+  /** Counts close() calls: a wait for the host that outlives its run writes nothing into the next one's file. */
+  private run = 0;
 
   constructor(private readonly settings: FileJournalSettings) {
     const metrics = settings.metrics;
@@ -155,18 +162,23 @@ export class FileJournal implements Journal {
    * arrive meanwhile wait for the next round.
    */
   private async writeDoneLines(): Promise<void> {
+    const run = this.run;
     while (this.doneLines.length > 0) {
       const lines = this.doneLines;
       this.doneLines = [];
+      let stored = true;
       try {
         await this.settings.hostPersisted?.();
       } catch (error) {
+        stored = false;
         // Left unfinished: the next start hands their events over again.
         this.settings.logger.warn(
           `journal: the gateway could not store what was handed over: ${errorMessage(error)}`,
         );
-        continue;
       }
+      // Stopped meanwhile: the file is closed (or another run's), and these records are left for the next start.
+      if (this.run !== run) return;
+      if (!stored) continue;
       for (const { id, line } of lines) {
         this.log.note(line);
         this.finished(id);
@@ -185,10 +197,13 @@ export class FileJournal implements Journal {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.awaitingHost !== undefined) await withinMs(this.awaitingHost, HOST_WAIT_AT_CLOSE_MS);
+    this.run++;
+    this.awaitingHost = undefined;
+    this.doneLines = [];
     if (this.opening === undefined) return;
     await this.opening.catch(() => undefined);
     await this.compacting;
-    await this.awaitingHost;
     await this.log.drain();
     this.log.close();
     // Nothing of this run is kept: a later open() reads the directory afresh.
@@ -365,6 +380,16 @@ export class FileJournal implements Journal {
       if (target) target.unfinished++;
     }
   }
+}
+
+/** Waits for `promise`, but no longer than `ms`. */
+async function withinMs(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([promise, timeout]);
+  clearTimeout(timer);
 }
 
 /** A `done` line, written for every admitted request: built as text, without an object to stringify per request. */
