@@ -27,6 +27,7 @@ import { createRouter } from "./router.js";
 import { createRunner } from "./runners/create-runner.js";
 import { createSessionStore } from "./session-store.js";
 import { startSessionSubsystem } from "./session-subsystem.js";
+import { checkStateHolds } from "./state-check.js";
 import { DEFAULT_STATE_DIR, openStateDb } from "./state-db.js";
 import { startRetention } from "./state-retention.js";
 import { logWriteError } from "./write-errors.js";
@@ -168,6 +169,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   );
 
   const store = createSessionStore(state, sections.session.lastRoute);
+  // Asked by the plugin's start, before it takes requests: a database that lost what was acknowledged stops here.
+  host.checkStored = (events) =>
+    checkStateHolds(state, store, events, { retainDays: sections.state.retainDays });
   const outbox = createOutbox(state);
   const session = startSessionSubsystem({
     bus,

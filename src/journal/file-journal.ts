@@ -12,6 +12,7 @@ import type {
   JournalBacklog,
   RememberedDelivery,
   RunOutcome,
+  StoredEvent,
   UnfinishedRecord,
 } from "./journal.js";
 import type { AdmittedLine } from "./records.js";
@@ -228,6 +229,7 @@ export class FileJournal implements Journal {
     const now = clock.now();
     const admitted = new Map<string, { record: AdmittedLine; handed: boolean; seq: number }>();
     const deliveries = new Map<string, RememberedDelivery>();
+    const stored = new NewestStored();
     let unreadable = 0;
     let lastSeq = 0;
     for (const found of await listSegments(dir)) {
@@ -258,6 +260,8 @@ export class FileJournal implements Journal {
           const entry = admitted.get(line.id);
           if (entry) entry.handed = true;
         } else if (line.t === "done") {
+          const entry = admitted.get(line.id);
+          if (entry) stored.add(entry.record);
           admitted.delete(line.id);
         }
       });
@@ -276,7 +280,7 @@ export class FileJournal implements Journal {
       this.inFlight.set(id, { record: kept, seq, handed });
       this.segments.get(seq)!.unfinished++;
     }
-    if (this.closed) return { unfinished: [], deliveries: [] };
+    if (this.closed) return { unfinished: [], deliveries: [], stored: [] };
     // Always a fresh segment: the last one may end in a torn line.
     this.startSegment(lastSeq + 1, now);
     this.log.openFile(lastSeq + 1, segmentFile(dir, lastSeq + 1));
@@ -285,7 +289,11 @@ export class FileJournal implements Journal {
     this.timer = setInterval(() => void this.compact(), compactEveryMs);
     this.timer.unref();
     await this.compact();
-    return { unfinished, deliveries: remembered.slice(-this.settings.maxDeliveries) };
+    return {
+      unfinished,
+      deliveries: remembered.slice(-this.settings.maxDeliveries),
+      stored: stored.events(),
+    };
   }
 
   /** A segment's longest life before the next starts: an hour, or a quarter of the retention when that is shorter. */
@@ -379,6 +387,29 @@ export class FileJournal implements Journal {
       const target = this.segments.get(seq);
       if (target) target.unfinished++;
     }
+  }
+}
+
+/** How many of the newest finished records with system events the host is asked about at start. */
+const STORED_CHECKED = 8;
+
+/** The newest finished records' system events, for the host's check at start. */
+class NewestStored {
+  private readonly records: StoredEvent[][] = [];
+
+  add(record: Pick<AdmittedRecord, "at" | "events">): void {
+    const events = record.events.flatMap((planned) =>
+      planned.event === "session:system-event"
+        ? [{ eventId: planned.payload.eventId, sessionKey: planned.payload.sessionKey, at: record.at }]
+        : [],
+    );
+    if (events.length === 0) return;
+    this.records.push(events);
+    if (this.records.length > STORED_CHECKED) this.records.shift();
+  }
+
+  events(): StoredEvent[] {
+    return this.records.flat();
   }
 }
 
