@@ -5,18 +5,17 @@ import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
 import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
+import { BacklogScan, NewestStored, RecentDeliveries } from "./backlog-scan.js";
+import { type Checkpoint, readCheckpoint, writeCheckpoint } from "./checkpoint.js";
 import type {
   AdmittedRecord,
   AnsweredRecord,
   Journal,
   JournalBacklog,
-  RememberedDelivery,
   RunOutcome,
-  StoredEvent,
   UnfinishedRecord,
 } from "./journal.js";
-import type { AdmittedLine } from "./records.js";
-import { listSegments, readSegment, segmentFile } from "./segments.js";
+import { listSegments, readSegment, type Segment, segmentFile } from "./segments.js";
 
 const HOUR_MS = 3_600_000;
 /** A segment is closed past this size… */
@@ -57,6 +56,8 @@ interface SegmentState {
   /** Time of its newest line: the segment expires a retention period after it. */
   newestAt: number;
   holdsDeliveries: boolean;
+  /** Its finished records were rewritten small. */
+  compacted: boolean;
   /** Admitted records in it that are not done. */
   unfinished: number;
 }
@@ -82,6 +83,12 @@ export class FileJournal implements Journal {
   private awaitingHost: Promise<void> | undefined;
   /** Counts close() calls: a wait for the host that outlives its run writes nothing into the next one's file. */
   private run = 0;
+  /** Delivery ids admitted lately, for the checkpoint (the store keeps its own copy). */
+  private deliveries: RecentDeliveries;
+  private stored = new NewestStored();
+  /** Checkpoint writes, one after the other. */
+  private checkpointing: Promise<void> = Promise.resolve();
+  private checkpointFailing = false;
 
   constructor(private readonly settings: FileJournalSettings) {
     const metrics = settings.metrics;
@@ -90,7 +97,10 @@ export class FileJournal implements Journal {
       (size) => this.rollover(size),
       settings.io ?? nodeIo,
       metrics ? (seconds) => metrics.journalFsync(seconds) : undefined,
+      // A new segment: the one before is complete, and the next start need not read it.
+      () => this.checkpoint(),
     );
+    this.deliveries = new RecentDeliveries(settings.maxDeliveries);
     metrics?.journalBacklog?.(() => this.pending());
   }
 
@@ -121,14 +131,19 @@ export class FileJournal implements Journal {
     // What stays in memory until the record is done is the record without its stored request (which can be
     // megabytes); the caller hands the record over and does not read it again.
     delete record.request;
-    const seq = await this.log.append(line);
-    const segment = this.segments.get(seq);
-    if (segment) {
-      segment.unfinished++;
-      segment.newestAt = Math.max(segment.newestAt, record.at);
-      if (record.delivery !== undefined) segment.holdsDeliveries = true;
-    }
-    this.inFlight.set(record.id, { record, seq, handed: false });
+    // Tracked in the same turn as the sync that made it durable: a checkpoint taken at any moment has it.
+    await this.log.append(line, (seq) => {
+      const segment = this.segments.get(seq);
+      if (segment) {
+        segment.unfinished++;
+        segment.newestAt = Math.max(segment.newestAt, record.at);
+        if (record.delivery !== undefined) segment.holdsDeliveries = true;
+      }
+      if (record.delivery !== undefined) {
+        this.deliveries.add({ key: record.delivery, response: record.response, at: record.at });
+      }
+      this.inFlight.set(record.id, { record, seq, handed: false });
+    });
   }
 
   /**
@@ -153,6 +168,7 @@ export class FileJournal implements Journal {
     const entry = this.inFlight.get(id);
     if (!entry) return;
     this.inFlight.delete(id);
+    this.stored.add(entry.record);
     const segment = this.segments.get(entry.seq);
     if (segment) segment.unfinished--;
   }
@@ -206,6 +222,9 @@ export class FileJournal implements Journal {
     await this.opening.catch(() => undefined);
     await this.compacting;
     await this.log.drain();
+    // Everything is settled now: the next start reads nothing but this.
+    this.checkpoint();
+    await this.checkpointing;
     this.log.close();
     // Nothing of this run is kept: a later open() reads the directory afresh.
     this.opening = undefined;
@@ -223,48 +242,46 @@ export class FileJournal implements Journal {
     return this.compacting;
   }
 
+  /**
+   * Reads what the previous run left. With a checkpoint, only what it cannot answer is read: the lines after it
+   * (the rest of the segment it points into, and the segments after), so a start costs what is unfinished and what
+   * came last, not the journal's size. Without one (a journal of an older version, a checkpoint that does not fit
+   * the files), every segment is read, as before, and a checkpoint is written at once.
+   */
   private async load(): Promise<JournalBacklog> {
     const { dir, clock, logger } = this.settings;
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const now = clock.now();
-    const admitted = new Map<string, { record: AdmittedLine; handed: boolean; seq: number }>();
-    const deliveries = new Map<string, RememberedDelivery>();
-    const stored = new NewestStored();
+    const found = await listSegments(dir);
+    const checkpoint = fitting(await readCheckpoint(dir), found);
+    this.deliveries = new RecentDeliveries(this.settings.maxDeliveries);
+    this.stored = new NewestStored(checkpoint?.stored);
+    const scan = new BacklogScan(this.deliveries, this.stored);
+    const facts = new Map((checkpoint?.segments ?? []).map((known) => [known.seq, known]));
+    for (const delivery of checkpoint?.deliveries ?? []) this.deliveries.add(delivery);
+    for (const { record, handed, seq } of checkpoint?.unfinished ?? []) {
+      scan.admitted.set(record.id, { record: { t: "admitted", ...record }, handed, seq });
+    }
     let unreadable = 0;
     let lastSeq = 0;
-    for (const found of await listSegments(dir)) {
-      lastSeq = found.seq;
+    let bytesRead = 0;
+    for (const segmentFound of found) {
+      lastSeq = segmentFound.seq;
+      const known = facts.get(segmentFound.seq);
       const segment: SegmentState = {
-        seq: found.seq,
-        file: found.file,
+        seq: segmentFound.seq,
+        file: segmentFound.file,
         openedAt: now,
-        newestAt: 0,
-        holdsDeliveries: false,
+        newestAt: known?.newestAt ?? 0,
+        holdsDeliveries: known?.holdsDeliveries ?? false,
+        compacted: known?.compacted ?? false,
         unfinished: 0,
       };
-      this.segments.set(found.seq, segment);
-      unreadable += await readSegment(found.file, (line) => {
-        segment.newestAt = Math.max(segment.newestAt, line.at);
-        if (line.t === "admitted") {
-          // A record carried forward from an expired segment says in itself whether its turns were handed over.
-          admitted.set(line.id, { record: line, handed: line.handed === true, seq: found.seq });
-          if (line.delivery !== undefined) {
-            segment.holdsDeliveries = true;
-            if (line.at > now - this.settings.deliveryWindowMs) {
-              // Newest last, so the oldest go first when there are more than the store keeps.
-              deliveries.delete(line.delivery);
-              deliveries.set(line.delivery, { key: line.delivery, response: line.response, at: line.at });
-            }
-          }
-        } else if (line.t === "handed") {
-          const entry = admitted.get(line.id);
-          if (entry) entry.handed = true;
-        } else if (line.t === "done") {
-          const entry = admitted.get(line.id);
-          if (entry) stored.add(entry.record);
-          admitted.delete(line.id);
-        }
-      });
+      this.segments.set(segment.seq, segment);
+      if (checkpoint !== undefined && segment.seq < checkpoint.seq) continue;
+      const start = checkpoint?.seq === segment.seq ? checkpoint.offset : 0;
+      bytesRead += segmentFound.bytes - start;
+      unreadable += await readSegment(segment.file, (line) => scan.apply(line, segment), start);
     }
     if (unreadable > 0) {
       logger.warn("journal: unreadable lines skipped (a write cut short by a crash)", {
@@ -272,28 +289,75 @@ export class FileJournal implements Journal {
         dir,
       });
     }
-    const unfinished: UnfinishedRecord[] = [];
-    for (const [id, { record, handed, seq }] of admitted) {
-      const { t: _t, handed: _handed, ...rest } = record;
-      unfinished.push({ record: rest, handed });
-      const { request: _request, ...kept } = rest;
-      this.inFlight.set(id, { record: kept, seq, handed });
-      this.segments.get(seq)!.unfinished++;
-    }
+    logger.debug("journal: read", {
+      segments: found.length,
+      checkpoint: checkpoint !== undefined,
+      bytesRead,
+      unfinished: scan.admitted.size,
+    });
     if (this.closed) return { unfinished: [], deliveries: [], stored: [] };
     // Always a fresh segment: the last one may end in a torn line.
     this.startSegment(lastSeq + 1, now);
     this.log.openFile(lastSeq + 1, segmentFile(dir, lastSeq + 1));
-    const remembered = [...deliveries.values()];
+    const unfinished: UnfinishedRecord[] = [];
+    for (const [id, { record, handed, seq }] of scan.admitted) {
+      const { t: _t, handed: _handed, ...rest } = record;
+      unfinished.push({ record: rest, handed });
+      const { request: _request, ...kept } = rest;
+      // A record whose segment is gone (carried forward while a checkpoint named the old one) belongs to the newest.
+      const owner = this.segments.get(seq) ?? this.segments.get(lastSeq + 1)!;
+      this.inFlight.set(id, { record: kept, seq: owner.seq, handed });
+      owner.unfinished++;
+    }
+    // Oldest first, as admitted: a copy carried forward sits in a later file than records admitted after it.
+    unfinished.sort((a, b) => a.record.at - b.record.at);
+    this.checkpoint();
     const compactEveryMs = this.settings.compactEveryMs ?? Math.min(COMPACT_EVERY_MS, this.segmentMs);
     this.timer = setInterval(() => void this.compact(), compactEveryMs);
     this.timer.unref();
     await this.compact();
     return {
       unfinished,
-      deliveries: remembered.slice(-this.settings.maxDeliveries),
-      stored: stored.events(),
+      deliveries: this.deliveries.since(now - this.settings.deliveryWindowMs),
+      stored: this.stored.events(),
     };
+  }
+
+  /**
+   * Writes a checkpoint of this moment: every record admitted and durable so far is in memory (tracked in the turn
+   * its sync completed), so "everything before the settled end of the current segment" is summed up exactly.
+   * Written in the background, one after the other; a failure (a full disk) keeps the previous one, which is still
+   * true, only older.
+   */
+  private checkpoint(): void {
+    if (this.opening === undefined) return;
+    const now = this.settings.clock.now();
+    const snapshot: Checkpoint = {
+      v: 1,
+      seq: this.log.currentSeq,
+      offset: this.log.settledSize,
+      segments: [...this.segments.values()].map(({ seq, newestAt, holdsDeliveries, compacted }) => ({
+        seq,
+        newestAt,
+        holdsDeliveries,
+        ...(compacted ? { compacted } : {}),
+      })),
+      unfinished: [...this.inFlight.values()].map(({ record, seq, handed }) => ({ seq, handed, record })),
+      deliveries: this.deliveries.since(now - this.settings.deliveryWindowMs),
+      stored: this.stored.snapshot(),
+    };
+    this.checkpointing = this.checkpointing.then(() => {
+      try {
+        writeCheckpoint(this.settings.dir, snapshot);
+        this.checkpointFailing = false;
+      } catch (error) {
+        if (this.checkpointFailing) return;
+        this.checkpointFailing = true;
+        this.settings.logger.warn(
+          `journal: could not write its checkpoint (the next start reads more): ${errorMessage(error)}`,
+        );
+      }
+    });
   }
 
   /** A segment's longest life before the next starts: an hour, or a quarter of the retention when that is shorter. */
@@ -308,6 +372,7 @@ export class FileJournal implements Journal {
       openedAt: now,
       newestAt: now,
       holdsDeliveries: false,
+      compacted: false,
       unfinished: 0,
     };
     this.segments.set(seq, segment);
@@ -379,38 +444,30 @@ export class FileJournal implements Journal {
       if (entry.seq !== segment.seq) continue;
       // Durable before the old segment goes; the hand-over is part of the copied line, not a marker beside it.
       const line = { t: "admitted", ...entry.record, ...(entry.handed ? { handed: true } : {}) };
-      const seq = await this.log.append(JSON.stringify(line));
-      // The record may have been finished while it was being copied.
-      if (this.inFlight.get(id) !== entry) continue;
-      entry.seq = seq;
-      segment.unfinished--;
-      const target = this.segments.get(seq);
-      if (target) target.unfinished++;
+      await this.log.append(JSON.stringify(line), (seq) => {
+        // The record may have been finished while it was being copied.
+        if (this.inFlight.get(id) !== entry) return;
+        entry.seq = seq;
+        segment.unfinished--;
+        const target = this.segments.get(seq);
+        if (target) target.unfinished++;
+      });
     }
   }
 }
 
-/** How many of the newest finished records with system events the host is asked about at start. */
-const STORED_CHECKED = 8;
-
-/** The newest finished records' system events, for the host's check at start. */
-class NewestStored {
-  private readonly records: StoredEvent[][] = [];
-
-  add(record: Pick<AdmittedRecord, "at" | "events">): void {
-    const events = record.events.flatMap((planned) =>
-      planned.event === "session:system-event"
-        ? [{ eventId: planned.payload.eventId, sessionKey: planned.payload.sessionKey, at: record.at }]
-        : [],
-    );
-    if (events.length === 0) return;
-    this.records.push(events);
-    if (this.records.length > STORED_CHECKED) this.records.shift();
+/**
+ * The checkpoint, if it fits the files: every segment before its point must be one it knows, and the segment it
+ * points into must be at least as long as it says (a file cut shorter means it describes something else).
+ */
+function fitting(checkpoint: Checkpoint | undefined, found: readonly Segment[]): Checkpoint | undefined {
+  if (checkpoint === undefined) return undefined;
+  const known = new Set(checkpoint.segments.map((segment) => segment.seq));
+  for (const segment of found) {
+    if (segment.seq < checkpoint.seq && !known.has(segment.seq)) return undefined;
+    if (segment.seq === checkpoint.seq && segment.bytes < checkpoint.offset) return undefined;
   }
-
-  events(): StoredEvent[] {
-    return this.records.flat();
-  }
+  return checkpoint;
 }
 
 /** Waits for `promise`, but no longer than `ms`. */
