@@ -90,6 +90,13 @@ export class BacklogScan {
       const entry = this.admitted.get(line.id);
       if (entry) this.stored.add(entry.record);
       this.admitted.delete(line.id);
+    } else if (line.t === "finished") {
+      segment.newestAt = Math.max(segment.newestAt, line.doneAt ?? line.at);
+      this.admitted.delete(line.id);
+      if (line.delivery !== undefined && line.response !== undefined) {
+        segment.holdsDeliveries = true;
+        this.deliveries.add({ key: line.delivery, response: line.response, at: line.at });
+      }
     }
   }
 }

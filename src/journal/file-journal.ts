@@ -7,6 +7,7 @@ import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
 import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
 import { BacklogScan, NewestStored, RecentDeliveries } from "./backlog-scan.js";
 import { type Checkpoint, readCheckpoint, writeCheckpoint } from "./checkpoint.js";
+import { compactSegment } from "./compact-segment.js";
 import type {
   AdmittedRecord,
   AnsweredRecord,
@@ -89,6 +90,10 @@ export class FileJournal implements Journal {
   /** Checkpoint writes, one after the other. */
   private checkpointing: Promise<void> = Promise.resolve();
   private checkpointFailing = false;
+  /** The segment the newest written checkpoint points into: segments before it may be rewritten, it may not. */
+  private checkpointSeq = 0;
+  /** Rewriting finished segments small, in the background. */
+  private rewriting: Promise<void> | undefined;
 
   constructor(private readonly settings: FileJournalSettings) {
     const metrics = settings.metrics;
@@ -221,6 +226,7 @@ export class FileJournal implements Journal {
     if (this.opening === undefined) return;
     await this.opening.catch(() => undefined);
     await this.compacting;
+    await this.rewriting;
     await this.log.drain();
     // Everything is settled now: the next start reads nothing but this.
     this.checkpoint();
@@ -349,6 +355,7 @@ export class FileJournal implements Journal {
     this.checkpointing = this.checkpointing.then(() => {
       try {
         writeCheckpoint(this.settings.dir, snapshot);
+        this.checkpointSeq = snapshot.seq;
         this.checkpointFailing = false;
       } catch (error) {
         if (this.checkpointFailing) return;
@@ -402,6 +409,8 @@ export class FileJournal implements Journal {
    * expiring segment is copied into the current one before the file goes.
    */
   private async compactSegments(): Promise<void> {
+    // A file being rewritten is not deleted under it.
+    await this.rewriting;
     const now = this.settings.clock.now();
     const retainMs = this.settings.retainHours * HOUR_MS;
     const ordered = [...this.segments.values()].sort((a, b) => a.seq - b.seq);
@@ -436,6 +445,35 @@ export class FileJournal implements Journal {
       this.log.rollIfIdle();
     } catch (error) {
       this.settings.logger.warn(`journal: could not start a new segment: ${errorMessage(error)}`);
+    }
+    // Not awaited: a start must not wait for history to be rewritten.
+    this.rewriting ??= this.rewriteFinished().finally(() => {
+      this.rewriting = undefined;
+    });
+  }
+
+  /**
+   * Rewrites closed segments whose records are all finished so each record is one small line (compact-segment).
+   * Only segments before the one the last written checkpoint points into: that checkpoint's byte offset must stay
+   * true. One segment at a time, oldest first, stopping when the journal closes.
+   */
+  private async rewriteFinished(): Promise<void> {
+    const ordered = [...this.segments.values()].sort((a, b) => a.seq - b.seq);
+    for (const segment of ordered) {
+      if (this.closed || segment.seq >= this.checkpointSeq || segment.seq >= this.log.currentSeq) return;
+      if (segment.compacted || segment.unfinished > 0) continue;
+      try {
+        const result = await compactSegment(segment.file);
+        segment.compacted = true;
+        if (result !== undefined)
+          this.settings.logger.debug("journal: finished records compacted", { ...result });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        this.settings.logger.warn(`journal: could not compact a finished segment: ${errorMessage(error)}`, {
+          file: segment.file,
+        });
+        return;
+      }
     }
   }
 
