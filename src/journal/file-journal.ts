@@ -92,6 +92,8 @@ export class FileJournal implements Journal {
   private checkpointFailing = false;
   /** The segment the newest written checkpoint points into: segments before it may be rewritten, it may not. */
   private checkpointSeq = 0;
+  /** Where the last checkpoint was taken (segment, offset, unfinished count). */
+  private checkpointPoint: string | undefined;
   /** Rewriting finished segments small, in the background. */
   private rewriting: Promise<void> | undefined;
 
@@ -234,6 +236,7 @@ export class FileJournal implements Journal {
     this.log.close();
     // Nothing of this run is kept: a later open() reads the directory afresh.
     this.opening = undefined;
+    this.checkpointPoint = undefined;
     this.segments.clear();
     this.inFlight.clear();
     const { fsyncs, durableLines } = this.log.stats;
@@ -321,7 +324,11 @@ export class FileJournal implements Journal {
     const compactEveryMs = this.settings.compactEveryMs ?? Math.min(COMPACT_EVERY_MS, this.segmentMs);
     this.timer = setInterval(() => void this.compact(), compactEveryMs);
     this.timer.unref();
-    await this.compact();
+    // Expired segments go now; rewriting finished ones waits for the timer, so a start does not compete with it.
+    this.compacting = this.compactSegments(false).finally(() => {
+      this.compacting = undefined;
+    });
+    await this.compacting;
     return {
       unfinished,
       deliveries: this.deliveries.since(now - this.settings.deliveryWindowMs),
@@ -337,6 +344,10 @@ export class FileJournal implements Journal {
    */
   private checkpoint(): void {
     if (this.opening === undefined) return;
+    const point = `${this.log.currentSeq}:${this.log.settledSize}:${this.inFlight.size}`;
+    // Nothing moved since the last one (an idle journal's timer).
+    if (point === this.checkpointPoint) return;
+    this.checkpointPoint = point;
     const now = this.settings.clock.now();
     const snapshot: Checkpoint = {
       v: 1,
@@ -358,6 +369,8 @@ export class FileJournal implements Journal {
         this.checkpointSeq = snapshot.seq;
         this.checkpointFailing = false;
       } catch (error) {
+        // Tried again at the next occasion even if nothing moves.
+        this.checkpointPoint = undefined;
         if (this.checkpointFailing) return;
         this.checkpointFailing = true;
         this.settings.logger.warn(
@@ -408,7 +421,7 @@ export class FileJournal implements Journal {
    * hold the `done` line of an earlier one's record, and must not go first. A record still unfinished in an
    * expiring segment is copied into the current one before the file goes.
    */
-  private async compactSegments(): Promise<void> {
+  private async compactSegments(rewrite = true): Promise<void> {
     // A file being rewritten is not deleted under it.
     await this.rewriting;
     const now = this.settings.clock.now();
@@ -446,6 +459,9 @@ export class FileJournal implements Journal {
     } catch (error) {
       this.settings.logger.warn(`journal: could not start a new segment: ${errorMessage(error)}`);
     }
+    if (!rewrite || this.closed) return;
+    // Also on this timer: a crash reads at most ten minutes of lines past the checkpoint (or one segment).
+    this.checkpoint();
     // Not awaited: a start must not wait for history to be rewritten.
     this.rewriting ??= this.rewriteFinished().finally(() => {
       this.rewriting = undefined;
