@@ -2,7 +2,7 @@
 import { DEFAULT_DEADLINE_GRACE_MS, RunCompletionTracker } from "./actions/run-completion.js";
 import type { ActionPolicy } from "./actions/validate-action.js";
 import type { HookBus } from "./events.js";
-import type { HostLogger, HostService, RouteHandler } from "./host/contract.js";
+import type { HostLogger, HostService, RouteHandler, StoredEvent } from "./host/contract.js";
 import { createHooksHandler } from "./http/hooks-handler.js";
 import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
@@ -29,6 +29,8 @@ export interface CompositionContext {
   runDeadlineGraceMs?: number | undefined;
   /** Whether `waitForCompletion` holds the answer for the turn (a replay answers at admission: no turn runs). */
   awaitCompletions: boolean;
+  /** The host's check, at start, that it still holds what the journal says it stored. */
+  checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;
 }
 
 export interface ComposedHooks {
@@ -130,7 +132,15 @@ export function composeHooks(
           tracker.start();
           await store.open?.();
           // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
-          await recoverFromJournal({ journal, duplicates, bus, tracker, logger, clock });
+          await recoverFromJournal({
+            journal,
+            duplicates,
+            bus,
+            tracker,
+            logger,
+            clock,
+            checkStored: context.checkStored,
+          });
           const reports = await loadAllTransforms(transformRunner, mappings);
           for (const listener of loaded) listener(reports);
         } catch (error) {

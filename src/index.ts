@@ -131,6 +131,8 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         capture: options.capture,
         runDeadlineGraceMs: options.runDeadlineGraceMs,
         awaitCompletions: true,
+        // Read when called, like `persisted`.
+        checkStored: (events) => host.checkStored?.(events),
       });
       hooks.onTransformsLoaded((reports) => {
         status = describeStatus(config, mappings, reports, signedPaths);

@@ -22,6 +22,8 @@ export interface SessionStore {
   /** Adds a system event for another session to that session's messages; an event id seen before is ignored. */
   appendSystemNote(event: SystemEvent): void;
   pending(): QueuedSystemEvent[];
+  /** Whether a system event of this id is stored: queued, in the transcript, or among a session's messages. */
+  holds(eventId: string): boolean;
   /**
    * Moves every queued event into the transcript and records the heartbeat, in one transaction; returns how many
    * moved. When that cannot be written the events stay queued (and 0 moved), for the next heartbeat to try again.
@@ -98,6 +100,9 @@ export function createSessionStore(state: StateDb, initialRoute: LastRoute | und
     "INSERT INTO transcript (at, kind, reasons, drained) VALUES (?, 'heartbeat', ?, ?)",
   );
   const selectHistory = db.prepare<[string, number], ChatMessage>(SELECT_HISTORY_SQL);
+  // Both through unique indexes on event_id.
+  const inTranscript = db.prepare<[string], number>("SELECT 1 FROM transcript WHERE event_id = ?").pluck();
+  const inMessages = db.prepare<[string], number>("SELECT 1 FROM messages WHERE event_id = ?").pluck();
   const selectSetting = db.prepare<[string], string>("SELECT value FROM settings WHERE key = ?").pluck();
   const upsertSetting = db.prepare<[string, string]>(
     "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -126,6 +131,14 @@ export function createSessionStore(state: StateDb, initialRoute: LastRoute | und
     pending() {
       state.flush();
       return selectQueue.all().map(queuedEventOf);
+    },
+    holds(eventId) {
+      state.flush();
+      return (
+        queuedIds.has(eventId) ||
+        inTranscript.get(eventId) !== undefined ||
+        inMessages.get(eventId) !== undefined
+      );
     },
     drain(reasons) {
       let drained = 0;

@@ -28,6 +28,7 @@ import { createRouter } from "./router.js";
 import { createRunner } from "./runners/create-runner.js";
 import { createSessionStore } from "./session-store.js";
 import { startSessionSubsystem } from "./session-subsystem.js";
+import { checkStateHolds } from "./state-check.js";
 import { DEFAULT_STATE_DIR, openStateDb } from "./state-db.js";
 import { startRetention } from "./state-retention.js";
 import { logWriteError } from "./write-errors.js";
@@ -144,7 +145,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   const hooksStatus = statusOf(plugin);
 
   // Opened before anything starts: without better-sqlite3, or with a database it cannot use, the gateway does not start.
-  const state = openStateDb(stateDir, { onError });
+  const state = openStateDb(stateDir, {
+    onError,
+    onGiveUp: (writes) =>
+      logger.error(
+        "state writes given up after failing for too long; the journal finishes their requests at the next start",
+        { writes },
+      ),
+  });
   // The plugin's journal marks a request done only once the events it caused are committed here.
   host.persisted = () => state.committed();
   const retention = startRetention(state, { retainDays: sections.state.retainDays, logger });
@@ -165,6 +173,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   );
 
   const store = createSessionStore(state, sections.session.lastRoute);
+  // Asked by the plugin's start, before it takes requests: a database that lost what was acknowledged stops here.
+  host.checkStored = (events) =>
+    checkStateHolds(state, store, events, { retainDays: sections.state.retainDays });
   const outbox = createOutbox(state);
   const session = startSessionSubsystem({
     bus,

@@ -20,28 +20,64 @@ export interface StateDb {
   readonly db: SqliteDatabase;
   /** True when this open created the tables (a new state directory, or one from before the database). */
   readonly created: boolean;
+  /** True when there was no file before this open: nothing was there to lose (an existing empty file is not new). */
+  readonly createdFile: boolean;
   /** Queues a write for the transaction that commits at the end of this event-loop turn. */
   write(op: () => void): void;
-  /** Commits the queued writes now; false when they failed (reported, and those writes are lost). */
+  /**
+   * Commits the queued writes now; false when they failed (reported) or earlier failed writes are still waiting.
+   * Failed writes are kept and tried again on a back-off timer, with everything written since, until they commit.
+   */
   flush(): boolean;
-  /** Commits the queued writes, then runs `op` in a transaction of its own; false when it failed (reported, rolled back). */
+  /** Writes kept after a failed commit, waiting for the next try (0 when the database takes writes). */
+  readonly retained: number;
+  /**
+   * Commits the queued writes, then runs `op` in a transaction of its own; false when it failed (reported, rolled
+   * back), or when the writes before it could not be committed (it would read a state without them).
+   */
   transact(op: () => void): boolean;
   /** Reports a failed state write the way the store does (once per error code until a write succeeds). */
   reportError(error: unknown): void;
-  /** Called after every flush, committed or not: owners of "written but maybe not yet committed" sets clear them. */
+  /**
+   * Called once nothing written is waiting any more (committed, or given up): owners of "written but not yet
+   * committed" sets clear them. Not called while failed writes are kept for another try.
+   */
   onFlush(listener: () => void): void;
   /**
    * Resolves once every write queued so far is committed and on disk (the WAL synced, off the main thread, one sync
-   * shared by everyone waiting); rejects when that commit or sync failed.
+   * shared by everyone waiting). A commit that fails is tried again, and this waits for it; it rejects when the
+   * writes were given up (too many kept, or the database closed) or the sync failed.
    */
   committed(): Promise<void>;
-  /** Commits what is queued and closes the file; later writes are ignored. */
+  /** Commits what is queued (one last try for kept writes) and closes the file; later writes are ignored. */
   close(): void;
 }
 
 export interface StateDbOptions {
   /** Told when a write fails (a full disk, say); the gateway keeps going. Default: a line on stderr. */
   onError?: WriteErrorHandler;
+  /** Told when kept writes are given up (more than RETRY_MAX_WRITES); the plugin's journal finishes them at the next start. */
+  onGiveUp?: (writes: number) => void;
+  /** Delays of the retry timer after a failed commit: the first, and the most it doubles to. */
+  retryMs?: { first: number; max: number };
+}
+
+/**
+ * A failed commit (a full disk) is tried again after RETRY_FIRST_MS, doubling to RETRY_MAX_MS: a disk that has room
+ * again takes the kept writes within seconds, without a restart and without a busy loop while it stays full.
+ */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5_000;
+/**
+ * The most writes kept for another try. Beyond it the oldest are given up (their requests stay unfinished in the
+ * journal, which hands them over again at the next start): memory stays bounded if the database never recovers.
+ */
+export const RETRY_MAX_WRITES = 100_000;
+
+/** Writes of one flush and the callers waiting for them. */
+interface Batch {
+  ops: Array<() => void>;
+  waiters: Array<{ resolve(): void; reject(error: unknown): void }>;
 }
 
 /** The state directory is private to its user (0700), and so is the database (0600): it holds payload text. */
@@ -83,14 +119,40 @@ function prepareSchema(db: SqliteDatabase, file: string): boolean {
   return true;
 }
 
+/** What to do about a state database that cannot be used, said with every refusal. */
+function damagedAdvice(file: string): string {
+  return `restore it from a backup, or move ${path.basename(file)} (with its -wal and -shm files) out of ${path.dirname(file)} to start with an empty state`;
+}
+
+/**
+ * A damaged file must stop the gateway at start: SQLite reads pages only when a query needs them, so a file with a
+ * damaged table opens, answers requests with 200 and then fails every write. `quick_check` reads every page once
+ * (about 0.3 s for a 260 MB file, measured): it grows with the database, which retention bounds, not with uptime.
+ */
+function checkWhole(db: SqliteDatabase, file: string): void {
+  let problems: string[];
+  try {
+    problems = (db.pragma("quick_check(5)") as Array<{ quick_check: string }>).map((row) => row.quick_check);
+  } catch (error) {
+    throw new Error(`${file} is damaged (${(error as Error).message}): ${damagedAdvice(file)}`, {
+      cause: error,
+    });
+  }
+  if (problems.length === 1 && problems[0] === "ok") return;
+  throw new Error(
+    `${file} is damaged (${problems.join("; ").replace(/\s+/g, " ").slice(0, 300)}): ${damagedAdvice(file)}`,
+  );
+}
+
 /** Opens (creating when needed) the state database of `stateDir`; throws when better-sqlite3 cannot be loaded. */
 export function openStateDb(stateDir: string, options: StateDbOptions = {}): StateDb {
   const file = path.join(stateDir, STATE_DB_FILE);
   const Database = loadSqlite();
-  createPrivateFile(stateDir, file);
+  const createdFile = createPrivateFile(stateDir, file);
   const db = new Database(file);
   let created: boolean;
   try {
+    if (!createdFile) checkWhole(db, file);
     // Before switching to WAL: on a new file in WAL mode, setting auto_vacuum has no effect.
     created = prepareSchema(db, file);
     db.pragma("journal_mode = WAL");
@@ -106,50 +168,105 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
   }
 
   const report = reportOncePerFailure(options.onError ?? reportOnStderr);
+  const retryFirstMs = options.retryMs?.first ?? RETRY_FIRST_MS;
+  const retryMaxMs = options.retryMs?.max ?? RETRY_MAX_MS;
   const flushListeners: Array<() => void> = [];
-  // Waiting for the commit of what is queued now: told once that commit succeeded or failed.
-  let commitWaiters: Array<{ resolve(): void; reject(error: unknown): void }> = [];
+  // Waiting for the commit of what is queued now: told once that commit succeeded or was given up.
+  let commitWaiters: Batch["waiters"] = [];
   let queued: Array<() => void> = [];
+  // Batches whose commit failed, oldest first: tried again by the retry timer until they commit.
+  let kept: Batch[] = [];
+  let keptOps = 0;
   let scheduled: NodeJS.Immediate | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let retryDelayMs = retryFirstMs;
   let closed = false;
   const walSync = new WalSync(`${file}-wal`);
-  const commit = db.transaction((ops: ReadonlyArray<() => void>) => {
-    for (const op of ops) op();
+  const commit = db.transaction((batches: readonly Batch[]) => {
+    for (const batch of batches) for (const op of batch.ops) op();
   });
 
+  const settled = () => {
+    for (const listener of flushListeners) listener();
+  };
+
+  /** Drops the oldest kept batches beyond RETRY_MAX_WRITES; their waiters are told the writes are lost. */
+  const giveUp = (batches: Batch[], error: unknown) => {
+    let writes = 0;
+    for (const batch of batches) {
+      writes += batch.ops.length;
+      for (const waiter of batch.waiters) waiter.reject(error);
+    }
+    if (writes > 0) options.onGiveUp?.(writes);
+  };
+
+  const scheduleRetry = () => {
+    if (retryTimer !== undefined || closed) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      commitNow();
+    }, retryDelayMs);
+    // A kept write never keeps a stopping gateway alive: close() makes its last try.
+    retryTimer.unref();
+    retryDelayMs = Math.min(retryDelayMs * 2, retryMaxMs);
+  };
+
+  /**
+   * While writes are kept, only the retry timer (and close) tries again: a commit per event-loop turn of everything
+   * kept would spin on a disk that stays full. New writes wait in the queue and join that try.
+   */
   const flush = (): boolean => {
     if (scheduled !== undefined) {
       clearImmediate(scheduled);
       scheduled = undefined;
     }
-    const waiters = commitWaiters;
+    if (kept.length > 0 && !closed) return false;
+    return commitNow();
+  };
+
+  const commitNow = (): boolean => {
+    const batch: Batch = { ops: queued, waiters: commitWaiters };
+    queued = [];
     commitWaiters = [];
-    if (queued.length === 0 || closed) {
-      for (const waiter of waiters) waiter.resolve();
+    if ((batch.ops.length === 0 && kept.length === 0) || closed) {
+      for (const waiter of batch.waiters) waiter.resolve();
       return true;
     }
-    const ops = queued;
-    queued = [];
+    const batches = kept.length === 0 ? [batch] : [...kept, batch];
     try {
       // One transaction for everything one turn wrote: a commit per insert measured ~75 µs against ~9 µs per
       // insert in a shared transaction (WAL, synchronous NORMAL), a large share of a core at thousands a second.
-      commit(ops);
-      report.succeeded();
-      for (const waiter of waiters) waiter.resolve();
-      return true;
+      commit(batches);
     } catch (error) {
       report.failed(error, file);
-      for (const waiter of waiters) waiter.reject(error);
+      // Kept, in order, for the next try: a full disk that gets room again takes them without a restart.
+      kept = batches;
+      keptOps += batch.ops.length;
+      let drop = 0;
+      while (keptOps > RETRY_MAX_WRITES && drop < kept.length - 1) keptOps -= kept[drop++]!.ops.length;
+      if (drop > 0) giveUp(kept.splice(0, drop), error);
+      scheduleRetry();
       return false;
-    } finally {
-      for (const listener of flushListeners) listener();
     }
+    kept = [];
+    keptOps = 0;
+    retryDelayMs = retryFirstMs;
+    if (retryTimer !== undefined) clearTimeout(retryTimer);
+    retryTimer = undefined;
+    report.succeeded();
+    for (const done of batches) for (const waiter of done.waiters) waiter.resolve();
+    settled();
+    return true;
   };
 
   return {
     file,
     db,
     created,
+    createdFile,
+    get retained() {
+      return keptOps;
+    },
     write(op) {
       if (closed) return;
       queued.push(op);
@@ -158,7 +275,7 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
     flush,
     transact(op) {
       if (closed) return false;
-      flush();
+      if (!flush()) return false;
       try {
         db.transaction(op)();
         report.succeeded();
@@ -172,15 +289,23 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
     onFlush: (listener) => void flushListeners.push(listener),
     committed() {
       const commit =
-        queued.length === 0 || closed
+        (queued.length === 0 && kept.length === 0) || closed
           ? Promise.resolve()
           : new Promise<void>((resolve, reject) => commitWaiters.push({ resolve, reject }));
       return commit.then(() => walSync.sync());
     },
     close() {
       if (closed) return;
-      flush();
+      commitNow();
       closed = true;
+      if (retryTimer !== undefined) clearTimeout(retryTimer);
+      retryTimer = undefined;
+      if (kept.length > 0) {
+        giveUp(kept, new Error(`${file}: writes not committed before the gateway stopped`));
+        kept = [];
+        keptOps = 0;
+        settled();
+      }
       walSync.close();
       db.close();
     },

@@ -32,6 +32,14 @@ export interface HostService {
   stop(): void | Promise<void>;
 }
 
+/** A system event of a request the journal marked done: the host had said it stored it (see `persisted`). */
+export interface StoredEvent {
+  eventId: string;
+  sessionKey: string;
+  /** When its request was admitted (epoch ms). */
+  at: number;
+}
+
 export interface PluginHost {
   /** The whole gateway config, as the gateway loaded it (env substitution already applied). */
   config: unknown;
@@ -54,6 +62,13 @@ export interface PluginHost {
    * request is done when its events were emitted.
    */
   persisted?(): Promise<void>;
+  /**
+   * Asked once at start with the system events of the newest requests the journal marked done. Throws, with a
+   * message that names what is damaged and what to do, when the host does not hold them: its state was replaced,
+   * emptied or lost its last writes, and serving on it would acknowledge requests into a store that forgets. The
+   * plugin's start then fails with that error. Only the newest few are asked: the cost does not grow with history.
+   */
+  checkStored?(events: readonly StoredEvent[]): void;
 }
 
 export interface HookPlugin {

@@ -39,6 +39,8 @@ interface Waiter {
   /** Told which file (its sequence number) the line went into. */
   resolve(seq: number): void;
   reject(error: Error): void;
+  /** Called at once, in the same turn as the sync that made the line durable (before `resolve` reaches anyone). */
+  durable?: ((seq: number) => void) | undefined;
 }
 
 interface Entry {
@@ -66,6 +68,8 @@ export class AppendLog {
   private writtenDuringSync: Buffer[] = [];
   /** Lines of the batch whose fsync is running. */
   private syncingLines = 0;
+  /** Where the batch whose fsync is running starts. */
+  private syncStart = 0;
   /** Counters for the bench and the status line: fsyncs issued, lines made durable. */
   readonly stats = { fsyncs: 0, durableLines: 0 };
 
@@ -75,11 +79,21 @@ export class AppendLog {
     private readonly io: JournalIo = nodeIo,
     /** Told how long each fsync took, in seconds (the metrics' latency histogram). */
     private readonly onSync?: (seconds: number) => void,
+    /** Told after the log moved to a new file between batches. */
+    private readonly onRolled?: (seq: number) => void,
   ) {}
 
   /** Bytes written to the current file so far. */
   get size(): number {
     return this.goodSize;
+  }
+
+  /**
+   * Bytes of the current file whose lines are all settled: durable (or refused and cut off), none waiting on a sync.
+   * A checkpoint may say "everything before here is accounted for" up to this point.
+   */
+  get settledSize(): number {
+    return this.syncing ? this.syncStart : this.goodSize;
   }
 
   /** Lines queued or waiting on their fsync: the backlog a scrape reports. */
@@ -106,9 +120,9 @@ export class AppendLog {
   }
 
   /** Resolves with the file the line went into once it is as durable as the policy says; rejects when it could not be written. */
-  append(line: string): Promise<number> {
+  append(line: string, durable?: (seq: number) => void): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ text: `${line}\n`, waiter: { resolve, reject } });
+      this.queue.push({ text: `${line}\n`, waiter: { resolve, reject, durable } });
       this.schedule();
     });
   }
@@ -157,7 +171,9 @@ export class AppendLog {
   /** Between batches only: no sync of the current file is running, and the lines before are all in it. */
   private applyRollover(): void {
     const next = this.rollover(this.goodSize);
-    if (next !== undefined) this.openFile(next.seq, next.file);
+    if (next === undefined) return;
+    this.openFile(next.seq, next.file);
+    this.onRolled?.(next.seq);
   }
 
   /** Takes the lines of one batch: all of them, or (policy `always`) up to the first line someone waits on. */
@@ -195,11 +211,12 @@ export class AppendLog {
       return;
     }
     if (this.policy === "off" || waiters.length === 0) {
-      for (const waiter of waiters) waiter.resolve(seq);
+      settle(waiters, seq);
       this.continue();
       return;
     }
     this.syncing = true;
+    this.syncStart = start;
     this.syncingLines = batch.length;
     this.stats.fsyncs++;
     const syncStarted = performance.now();
@@ -223,7 +240,7 @@ export class AppendLog {
         for (const waiter of waiters) waiter.reject(error);
       } else {
         this.stats.durableLines += waiters.length;
-        for (const waiter of waiters) waiter.resolve(seq);
+        settle(waiters, seq);
       }
       // Lines that arrived during the sync form the next batch at once: they have waited one sync already.
       this.continue();
@@ -269,4 +286,10 @@ export class AppendLog {
       this.torn = true;
     }
   }
+}
+
+/** Tells each waiter its line is durable: every `durable` callback first, in this turn, then the promises. */
+function settle(waiters: readonly Waiter[], seq: number): void {
+  for (const waiter of waiters) waiter.durable?.(seq);
+  for (const waiter of waiters) waiter.resolve(seq);
 }

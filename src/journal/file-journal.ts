@@ -5,17 +5,18 @@ import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
 import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
+import { BacklogScan, NewestStored, RecentDeliveries } from "./backlog-scan.js";
+import { type Checkpoint, readCheckpoint, writeCheckpoint } from "./checkpoint.js";
+import { compactSegment } from "./compact-segment.js";
 import type {
   AdmittedRecord,
   AnsweredRecord,
   Journal,
   JournalBacklog,
-  RememberedDelivery,
   RunOutcome,
   UnfinishedRecord,
 } from "./journal.js";
-import type { AdmittedLine } from "./records.js";
-import { listSegments, readSegment, segmentFile } from "./segments.js";
+import { listSegments, readSegment, type Segment, segmentFile } from "./segments.js";
 
 const HOUR_MS = 3_600_000;
 /** A segment is closed past this size… */
@@ -23,6 +24,11 @@ export const SEGMENT_BYTES = 64 * 1024 * 1024;
 /** …or this age, so that retention can drop whole files: the journal holds at most one segment past its retention. */
 export const SEGMENT_MS = HOUR_MS;
 const COMPACT_EVERY_MS = 10 * 60_000;
+/**
+ * How long a stop waits for the host to confirm what it stored. A host that cannot write (a full disk) may keep its
+ * writes and try again for longer; the records it has not confirmed stay unfinished, and the next start finishes them.
+ */
+const HOST_WAIT_AT_CLOSE_MS = 2_000;
 
 export interface FileJournalSettings {
   dir: string;
@@ -51,6 +57,8 @@ interface SegmentState {
   /** Time of its newest line: the segment expires a retention period after it. */
   newestAt: number;
   holdsDeliveries: boolean;
+  /** Its finished records were rewritten small. */
+  compacted: boolean;
   /** Admitted records in it that are not done. */
   unfinished: number;
 }
@@ -74,6 +82,20 @@ export class FileJournal implements Journal {
   /** `done` lines waiting for the host to store what their events caused, with their record ids. */
   private doneLines: Array<{ id: string; line: string }> = [];
   private awaitingHost: Promise<void> | undefined;
+  /** Counts close() calls: a wait for the host that outlives its run writes nothing into the next one's file. */
+  private run = 0;
+  /** Delivery ids admitted lately, for the checkpoint (the store keeps its own copy). */
+  private deliveries: RecentDeliveries;
+  private stored = new NewestStored();
+  /** Checkpoint writes, one after the other. */
+  private checkpointing: Promise<void> = Promise.resolve();
+  private checkpointFailing = false;
+  /** The segment the newest written checkpoint points into: segments before it may be rewritten, it may not. */
+  private checkpointSeq = 0;
+  /** Where the last checkpoint was taken (segment, offset, unfinished count). */
+  private checkpointPoint: string | undefined;
+  /** Rewriting finished segments small, in the background. */
+  private rewriting: Promise<void> | undefined;
 
   constructor(private readonly settings: FileJournalSettings) {
     const metrics = settings.metrics;
@@ -82,7 +104,10 @@ export class FileJournal implements Journal {
       (size) => this.rollover(size),
       settings.io ?? nodeIo,
       metrics ? (seconds) => metrics.journalFsync(seconds) : undefined,
+      // A new segment: the one before is complete, and the next start need not read it.
+      () => this.checkpoint(),
     );
+    this.deliveries = new RecentDeliveries(settings.maxDeliveries);
     metrics?.journalBacklog?.(() => this.pending());
   }
 
@@ -113,14 +138,19 @@ export class FileJournal implements Journal {
     // What stays in memory until the record is done is the record without its stored request (which can be
     // megabytes); the caller hands the record over and does not read it again.
     delete record.request;
-    const seq = await this.log.append(line);
-    const segment = this.segments.get(seq);
-    if (segment) {
-      segment.unfinished++;
-      segment.newestAt = Math.max(segment.newestAt, record.at);
-      if (record.delivery !== undefined) segment.holdsDeliveries = true;
-    }
-    this.inFlight.set(record.id, { record, seq, handed: false });
+    // Tracked in the same turn as the sync that made it durable: a checkpoint taken at any moment has it.
+    await this.log.append(line, (seq) => {
+      const segment = this.segments.get(seq);
+      if (segment) {
+        segment.unfinished++;
+        segment.newestAt = Math.max(segment.newestAt, record.at);
+        if (record.delivery !== undefined) segment.holdsDeliveries = true;
+      }
+      if (record.delivery !== undefined) {
+        this.deliveries.add({ key: record.delivery, response: record.response, at: record.at });
+      }
+      this.inFlight.set(record.id, { record, seq, handed: false });
+    });
   }
 
   /**
@@ -145,6 +175,7 @@ export class FileJournal implements Journal {
     const entry = this.inFlight.get(id);
     if (!entry) return;
     this.inFlight.delete(id);
+    this.stored.add(entry.record);
     const segment = this.segments.get(entry.seq);
     if (segment) segment.unfinished--;
   }
@@ -155,18 +186,23 @@ export class FileJournal implements Journal {
    * arrive meanwhile wait for the next round.
    */
   private async writeDoneLines(): Promise<void> {
+    const run = this.run;
     while (this.doneLines.length > 0) {
       const lines = this.doneLines;
       this.doneLines = [];
+      let stored = true;
       try {
         await this.settings.hostPersisted?.();
       } catch (error) {
+        stored = false;
         // Left unfinished: the next start hands their events over again.
         this.settings.logger.warn(
           `journal: the gateway could not store what was handed over: ${errorMessage(error)}`,
         );
-        continue;
       }
+      // Stopped meanwhile: the file is closed (or another run's), and these records are left for the next start.
+      if (this.run !== run) return;
+      if (!stored) continue;
       for (const { id, line } of lines) {
         this.log.note(line);
         this.finished(id);
@@ -185,14 +221,22 @@ export class FileJournal implements Journal {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.awaitingHost !== undefined) await withinMs(this.awaitingHost, HOST_WAIT_AT_CLOSE_MS);
+    this.run++;
+    this.awaitingHost = undefined;
+    this.doneLines = [];
     if (this.opening === undefined) return;
     await this.opening.catch(() => undefined);
     await this.compacting;
-    await this.awaitingHost;
+    await this.rewriting;
     await this.log.drain();
+    // Everything is settled now: the next start reads nothing but this.
+    this.checkpoint();
+    await this.checkpointing;
     this.log.close();
     // Nothing of this run is kept: a later open() reads the directory afresh.
     this.opening = undefined;
+    this.checkpointPoint = undefined;
     this.segments.clear();
     this.inFlight.clear();
     const { fsyncs, durableLines } = this.log.stats;
@@ -207,45 +251,46 @@ export class FileJournal implements Journal {
     return this.compacting;
   }
 
+  /**
+   * Reads what the previous run left. With a checkpoint, only what it cannot answer is read: the lines after it
+   * (the rest of the segment it points into, and the segments after), so a start costs what is unfinished and what
+   * came last, not the journal's size. Without one (a journal of an older version, a checkpoint that does not fit
+   * the files), every segment is read, as before, and a checkpoint is written at once.
+   */
   private async load(): Promise<JournalBacklog> {
     const { dir, clock, logger } = this.settings;
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const now = clock.now();
-    const admitted = new Map<string, { record: AdmittedLine; handed: boolean; seq: number }>();
-    const deliveries = new Map<string, RememberedDelivery>();
+    const found = await listSegments(dir);
+    const checkpoint = fitting(await readCheckpoint(dir), found);
+    this.deliveries = new RecentDeliveries(this.settings.maxDeliveries);
+    this.stored = new NewestStored(checkpoint?.stored);
+    const scan = new BacklogScan(this.deliveries, this.stored);
+    const facts = new Map((checkpoint?.segments ?? []).map((known) => [known.seq, known]));
+    for (const delivery of checkpoint?.deliveries ?? []) this.deliveries.add(delivery);
+    for (const { record, handed, seq } of checkpoint?.unfinished ?? []) {
+      scan.admitted.set(record.id, { record: { t: "admitted", ...record }, handed, seq });
+    }
     let unreadable = 0;
     let lastSeq = 0;
-    for (const found of await listSegments(dir)) {
-      lastSeq = found.seq;
+    let bytesRead = 0;
+    for (const segmentFound of found) {
+      lastSeq = segmentFound.seq;
+      const known = facts.get(segmentFound.seq);
       const segment: SegmentState = {
-        seq: found.seq,
-        file: found.file,
+        seq: segmentFound.seq,
+        file: segmentFound.file,
         openedAt: now,
-        newestAt: 0,
-        holdsDeliveries: false,
+        newestAt: known?.newestAt ?? 0,
+        holdsDeliveries: known?.holdsDeliveries ?? false,
+        compacted: known?.compacted ?? false,
         unfinished: 0,
       };
-      this.segments.set(found.seq, segment);
-      unreadable += await readSegment(found.file, (line) => {
-        segment.newestAt = Math.max(segment.newestAt, line.at);
-        if (line.t === "admitted") {
-          // A record carried forward from an expired segment says in itself whether its turns were handed over.
-          admitted.set(line.id, { record: line, handed: line.handed === true, seq: found.seq });
-          if (line.delivery !== undefined) {
-            segment.holdsDeliveries = true;
-            if (line.at > now - this.settings.deliveryWindowMs) {
-              // Newest last, so the oldest go first when there are more than the store keeps.
-              deliveries.delete(line.delivery);
-              deliveries.set(line.delivery, { key: line.delivery, response: line.response, at: line.at });
-            }
-          }
-        } else if (line.t === "handed") {
-          const entry = admitted.get(line.id);
-          if (entry) entry.handed = true;
-        } else if (line.t === "done") {
-          admitted.delete(line.id);
-        }
-      });
+      this.segments.set(segment.seq, segment);
+      if (checkpoint !== undefined && segment.seq < checkpoint.seq) continue;
+      const start = checkpoint?.seq === segment.seq ? checkpoint.offset : 0;
+      bytesRead += segmentFound.bytes - start;
+      unreadable += await readSegment(segment.file, (line) => scan.apply(line, segment), start);
     }
     if (unreadable > 0) {
       logger.warn("journal: unreadable lines skipped (a write cut short by a crash)", {
@@ -253,24 +298,86 @@ export class FileJournal implements Journal {
         dir,
       });
     }
-    const unfinished: UnfinishedRecord[] = [];
-    for (const [id, { record, handed, seq }] of admitted) {
-      const { t: _t, handed: _handed, ...rest } = record;
-      unfinished.push({ record: rest, handed });
-      const { request: _request, ...kept } = rest;
-      this.inFlight.set(id, { record: kept, seq, handed });
-      this.segments.get(seq)!.unfinished++;
-    }
-    if (this.closed) return { unfinished: [], deliveries: [] };
+    logger.debug("journal: read", {
+      segments: found.length,
+      checkpoint: checkpoint !== undefined,
+      bytesRead,
+      unfinished: scan.admitted.size,
+    });
+    if (this.closed) return { unfinished: [], deliveries: [], stored: [] };
     // Always a fresh segment: the last one may end in a torn line.
     this.startSegment(lastSeq + 1, now);
     this.log.openFile(lastSeq + 1, segmentFile(dir, lastSeq + 1));
-    const remembered = [...deliveries.values()];
+    const unfinished: UnfinishedRecord[] = [];
+    for (const [id, { record, handed, seq }] of scan.admitted) {
+      const { t: _t, handed: _handed, ...rest } = record;
+      unfinished.push({ record: rest, handed });
+      const { request: _request, ...kept } = rest;
+      // A record whose segment is gone (carried forward while a checkpoint named the old one) belongs to the newest.
+      const owner = this.segments.get(seq) ?? this.segments.get(lastSeq + 1)!;
+      this.inFlight.set(id, { record: kept, seq: owner.seq, handed });
+      owner.unfinished++;
+    }
+    // Oldest first, as admitted: a copy carried forward sits in a later file than records admitted after it.
+    unfinished.sort((a, b) => a.record.at - b.record.at);
+    this.checkpoint();
     const compactEveryMs = this.settings.compactEveryMs ?? Math.min(COMPACT_EVERY_MS, this.segmentMs);
     this.timer = setInterval(() => void this.compact(), compactEveryMs);
     this.timer.unref();
-    await this.compact();
-    return { unfinished, deliveries: remembered.slice(-this.settings.maxDeliveries) };
+    // Expired segments go now; rewriting finished ones waits for the timer, so a start does not compete with it.
+    this.compacting = this.compactSegments(false).finally(() => {
+      this.compacting = undefined;
+    });
+    await this.compacting;
+    return {
+      unfinished,
+      deliveries: this.deliveries.since(now - this.settings.deliveryWindowMs),
+      stored: this.stored.events(),
+    };
+  }
+
+  /**
+   * Writes a checkpoint of this moment: every record admitted and durable so far is in memory (tracked in the turn
+   * its sync completed), so "everything before the settled end of the current segment" is summed up exactly.
+   * Written in the background, one after the other; a failure (a full disk) keeps the previous one, which is still
+   * true, only older.
+   */
+  private checkpoint(): void {
+    if (this.opening === undefined) return;
+    const point = `${this.log.currentSeq}:${this.log.settledSize}:${this.inFlight.size}`;
+    // Nothing moved since the last one (an idle journal's timer).
+    if (point === this.checkpointPoint) return;
+    this.checkpointPoint = point;
+    const now = this.settings.clock.now();
+    const snapshot: Checkpoint = {
+      v: 1,
+      seq: this.log.currentSeq,
+      offset: this.log.settledSize,
+      segments: [...this.segments.values()].map(({ seq, newestAt, holdsDeliveries, compacted }) => ({
+        seq,
+        newestAt,
+        holdsDeliveries,
+        ...(compacted ? { compacted } : {}),
+      })),
+      unfinished: [...this.inFlight.values()].map(({ record, seq, handed }) => ({ seq, handed, record })),
+      deliveries: this.deliveries.since(now - this.settings.deliveryWindowMs),
+      stored: this.stored.snapshot(),
+    };
+    this.checkpointing = this.checkpointing.then(() => {
+      try {
+        writeCheckpoint(this.settings.dir, snapshot);
+        this.checkpointSeq = snapshot.seq;
+        this.checkpointFailing = false;
+      } catch (error) {
+        // Tried again at the next occasion even if nothing moves.
+        this.checkpointPoint = undefined;
+        if (this.checkpointFailing) return;
+        this.checkpointFailing = true;
+        this.settings.logger.warn(
+          `journal: could not write its checkpoint (the next start reads more): ${errorMessage(error)}`,
+        );
+      }
+    });
   }
 
   /** A segment's longest life before the next starts: an hour, or a quarter of the retention when that is shorter. */
@@ -285,6 +392,7 @@ export class FileJournal implements Journal {
       openedAt: now,
       newestAt: now,
       holdsDeliveries: false,
+      compacted: false,
       unfinished: 0,
     };
     this.segments.set(seq, segment);
@@ -313,7 +421,9 @@ export class FileJournal implements Journal {
    * hold the `done` line of an earlier one's record, and must not go first. A record still unfinished in an
    * expiring segment is copied into the current one before the file goes.
    */
-  private async compactSegments(): Promise<void> {
+  private async compactSegments(rewrite = true): Promise<void> {
+    // A file being rewritten is not deleted under it.
+    await this.rewriting;
     const now = this.settings.clock.now();
     const retainMs = this.settings.retainHours * HOUR_MS;
     const ordered = [...this.segments.values()].sort((a, b) => a.seq - b.seq);
@@ -349,6 +459,38 @@ export class FileJournal implements Journal {
     } catch (error) {
       this.settings.logger.warn(`journal: could not start a new segment: ${errorMessage(error)}`);
     }
+    if (!rewrite || this.closed) return;
+    // Also on this timer: a crash reads at most ten minutes of lines past the checkpoint (or one segment).
+    this.checkpoint();
+    // Not awaited: a start must not wait for history to be rewritten.
+    this.rewriting ??= this.rewriteFinished().finally(() => {
+      this.rewriting = undefined;
+    });
+  }
+
+  /**
+   * Rewrites closed segments whose records are all finished so each record is one small line (compact-segment).
+   * Only segments before the one the last written checkpoint points into: that checkpoint's byte offset must stay
+   * true. One segment at a time, oldest first, stopping when the journal closes.
+   */
+  private async rewriteFinished(): Promise<void> {
+    const ordered = [...this.segments.values()].sort((a, b) => a.seq - b.seq);
+    for (const segment of ordered) {
+      if (this.closed || segment.seq >= this.checkpointSeq || segment.seq >= this.log.currentSeq) return;
+      if (segment.compacted || segment.unfinished > 0) continue;
+      try {
+        const result = await compactSegment(segment.file);
+        segment.compacted = true;
+        if (result !== undefined)
+          this.settings.logger.debug("journal: finished records compacted", { ...result });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        this.settings.logger.warn(`journal: could not compact a finished segment: ${errorMessage(error)}`, {
+          file: segment.file,
+        });
+        return;
+      }
+    }
   }
 
   private async carryForward(segment: SegmentState): Promise<void> {
@@ -356,15 +498,40 @@ export class FileJournal implements Journal {
       if (entry.seq !== segment.seq) continue;
       // Durable before the old segment goes; the hand-over is part of the copied line, not a marker beside it.
       const line = { t: "admitted", ...entry.record, ...(entry.handed ? { handed: true } : {}) };
-      const seq = await this.log.append(JSON.stringify(line));
-      // The record may have been finished while it was being copied.
-      if (this.inFlight.get(id) !== entry) continue;
-      entry.seq = seq;
-      segment.unfinished--;
-      const target = this.segments.get(seq);
-      if (target) target.unfinished++;
+      await this.log.append(JSON.stringify(line), (seq) => {
+        // The record may have been finished while it was being copied.
+        if (this.inFlight.get(id) !== entry) return;
+        entry.seq = seq;
+        segment.unfinished--;
+        const target = this.segments.get(seq);
+        if (target) target.unfinished++;
+      });
     }
   }
+}
+
+/**
+ * The checkpoint, if it fits the files: every segment before its point must be one it knows, and the segment it
+ * points into must be at least as long as it says (a file cut shorter means it describes something else).
+ */
+function fitting(checkpoint: Checkpoint | undefined, found: readonly Segment[]): Checkpoint | undefined {
+  if (checkpoint === undefined) return undefined;
+  const known = new Set(checkpoint.segments.map((segment) => segment.seq));
+  for (const segment of found) {
+    if (segment.seq < checkpoint.seq && !known.has(segment.seq)) return undefined;
+    if (segment.seq === checkpoint.seq && segment.bytes < checkpoint.offset) return undefined;
+  }
+  return checkpoint;
+}
+
+/** Waits for `promise`, but no longer than `ms`. */
+async function withinMs(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([promise, timeout]);
+  clearTimeout(timer);
 }
 
 /** A `done` line, written for every admitted request: built as text, without an object to stringify per request. */

@@ -1,4 +1,5 @@
 /** @module The Journal port: where an accepted request is recorded before its answer leaves, and marked as its effects happen. */
+import type { StoredEvent } from "../host/contract.js";
 import type { AdmittedLine, AnsweredLine, JournalRun, RunOutcome } from "./records.js";
 
 /** An accepted request, as the pipeline hands it over (the journal stamps the line kind). */
@@ -25,6 +26,8 @@ export interface RememberedDelivery {
 export interface JournalBacklog {
   unfinished: UnfinishedRecord[];
   deliveries: RememberedDelivery[];
+  /** The system events of the newest finished records (a few, newest last): the host should still hold them. */
+  stored?: StoredEvent[];
 }
 
 export interface Journal {
@@ -44,4 +47,4 @@ export interface Journal {
   close(): Promise<void>;
 }
 
-export type { JournalRun, RunOutcome };
+export type { JournalRun, RunOutcome, StoredEvent };

@@ -1,6 +1,6 @@
 /** @module Reads a journal directory into one entry per request: what was accepted or refused, and what became of it. */
 import type { AdmittedRecord } from "./journal.js";
-import type { AdmittedLine, RunOutcome } from "./records.js";
+import type { AdmittedLine, FinishedLine, RunOutcome } from "./records.js";
 import { listSegments, readSegment } from "./segments.js";
 
 /**
@@ -44,12 +44,21 @@ export async function readJournal(dir: string, options: ReadOptions = {}): Promi
   const entries = new Map<string, JournalEntry>();
   for (const segment of await listSegments(dir)) {
     await readSegment(segment.file, (line) => {
-      if ((line.t === "admitted" || line.t === "answered") && options.where?.(line.at, line.hook) === false)
+      if (
+        (line.t === "admitted" || line.t === "answered" || line.t === "finished") &&
+        options.where?.(line.at, line.hook) === false
+      )
         return;
       if (line.t === "admitted") {
         const keep =
           options.keepRecord?.(line.id) === true || options.keepRecord?.(line.requestId ?? line.id) === true;
         entries.set(line.id, admittedEntry(line, keep));
+        return;
+      }
+      if (line.t === "finished") {
+        const keep =
+          options.keepRecord?.(line.id) === true || options.keepRecord?.(line.requestId ?? line.id) === true;
+        entries.set(line.id, finishedEntry(line, keep));
         return;
       }
       if (line.t === "answered") {
@@ -100,6 +109,36 @@ function admittedEntry(line: AdmittedLine, keep: boolean): JournalEntry {
     doneAt: undefined,
     runs: undefined,
     recovered: false,
+    record: keep ? record : undefined,
+  };
+}
+
+/** A compacted record: its outcome is in the line; its planned events are no longer kept. */
+function finishedEntry(line: FinishedLine, keep: boolean): JournalEntry {
+  const record: AdmittedRecord = {
+    id: line.id,
+    at: line.at,
+    hook: line.hook,
+    response: line.response ?? { status: line.status },
+    events: [],
+  };
+  if (line.requestId !== undefined) record.requestId = line.requestId;
+  if (line.mappingId !== undefined) record.mappingId = line.mappingId;
+  if (line.delivery !== undefined) record.delivery = line.delivery;
+  if (line.request !== undefined) record.request = line.request;
+  return {
+    id: line.id,
+    requestId: line.requestId ?? line.id,
+    at: line.at,
+    hook: line.hook,
+    mappingId: line.mappingId,
+    status: line.status,
+    state: line.runs?.some((run) => run.status === "interrupted") ? "interrupted" : "done",
+    code: undefined,
+    handedAt: line.handedAt,
+    doneAt: line.doneAt,
+    runs: line.runs,
+    recovered: line.recovered === true,
     record: keep ? record : undefined,
   };
 }

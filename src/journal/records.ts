@@ -105,17 +105,43 @@ export const AnsweredLineSchema = v.object({
   code: v.string(),
 });
 
+/**
+ * A finished record once its segment is closed: the admitted line, its hand-over and its `done` line as one small
+ * line. The planned events (their text) are gone; what a listing, a replay and the duplicate check need stays.
+ */
+export const FinishedLineSchema = v.object({
+  t: v.literal("finished"),
+  id: v.string(),
+  requestId: v.optional(v.string()),
+  at: v.number(),
+  hook: v.string(),
+  mappingId: v.optional(v.string()),
+  status: v.number(),
+  /** Its delivery id, and the first answer a duplicate gets again. */
+  delivery: v.optional(v.string()),
+  response: v.optional(JournalResponseSchema),
+  /** Kept when it was stored (`storePayloads`): `hooks journal replay` runs it. */
+  request: v.optional(JournalRequestSchema),
+  handedAt: v.optional(v.number()),
+  /** Absent when its `done` line is in a later segment (which still holds it). */
+  doneAt: v.optional(v.number()),
+  runs: v.optional(v.array(RunOutcomeSchema)),
+  recovered: v.optional(v.boolean()),
+});
+
 export const JournalLineSchema = v.variant("t", [
   AdmittedLineSchema,
   HandedLineSchema,
   DoneLineSchema,
   AnsweredLineSchema,
+  FinishedLineSchema,
 ]);
 
 export type JournalLine = v.InferOutput<typeof JournalLineSchema>;
 export type AdmittedLine = v.InferOutput<typeof AdmittedLineSchema>;
 export type DoneLine = v.InferOutput<typeof DoneLineSchema>;
 export type AnsweredLine = v.InferOutput<typeof AnsweredLineSchema>;
+export type FinishedLine = v.InferOutput<typeof FinishedLineSchema>;
 export type JournalRun = v.InferOutput<typeof JournalRunSchema>;
 export type JournalRequest = v.InferOutput<typeof JournalRequestSchema>;
 export type RunOutcome = v.InferOutput<typeof RunOutcomeSchema>;

@@ -36,10 +36,17 @@ export async function listSegments(dir: string): Promise<Segment[]> {
   return segments.sort((a, b) => a.seq - b.seq);
 }
 
-/** Calls `onLine` for every line that parses; returns how many did not (a torn last line after a crash, say). */
-export async function readSegment(file: string, onLine: (line: JournalLine) => void): Promise<number> {
+/**
+ * Calls `onLine` for every line that parses, from byte `start` on (a line boundary); returns how many did not (a
+ * torn last line after a crash, say).
+ */
+export async function readSegment(
+  file: string,
+  onLine: (line: JournalLine) => void,
+  start = 0,
+): Promise<number> {
   let unreadable = 0;
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  const lines = createInterface({ input: createReadStream(file, { start }), crlfDelay: Infinity });
   for await (const text of lines) {
     if (text === "") continue;
     const line = parseJournalLine(text);

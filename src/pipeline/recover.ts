@@ -3,7 +3,7 @@ import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Clock } from "../clock.js";
 import { errorMessage } from "../errors.js";
 import type { HookBus } from "../events.js";
-import type { HostLogger } from "../host/contract.js";
+import type { HostLogger, StoredEvent } from "../host/contract.js";
 import type { Journal } from "../journal/journal.js";
 import { type DuplicateDeps, rememberDeliveries } from "./duplicates.js";
 import { finishUnfinished } from "./hand-off.js";
@@ -15,12 +15,17 @@ export interface RecoveryDeps {
   tracker: RunCompletionTracker;
   logger: HostLogger;
   clock: Clock;
+  /** The host's check that it still holds what the journal says it stored (see the host contract). */
+  checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;
 }
 
 /** Runs before the route takes requests: a retry arriving at once must find its delivery id remembered. */
 export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
   const { journal, logger } = deps;
   const backlog = await journal.open();
+  // First: a host that lost what it had stored must not take more (the error names what to do), and nothing the
+  // previous run left is handed to it either.
+  if (backlog.stored !== undefined && backlog.stored.length > 0) deps.checkStored?.(backlog.stored);
   const remembered = await rememberDeliveries(deps.duplicates, backlog.deliveries, deps.clock.now()).catch(
     (error: unknown) => {
       // A shared store that is down now is not a reason not to start: it holds these ids already unless it lost

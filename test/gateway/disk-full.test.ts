@@ -1,13 +1,15 @@
 /**
  * @module A full disk, for real: the gateway's state directory on a tiny tmpfs, filled up. Requests get 503 with
- * Retry-After and cause nothing; once space is freed, the same gateway accepts again. Needs root (mount); CI runs
- * as root, and there a missing mount is a failure, not a skip.
+ * Retry-After and cause nothing; once space is freed, the same gateway accepts again, and what it acknowledged while
+ * only its database's disk was full reaches the session then. Needs root (mount); CI runs as root, and there a
+ * missing mount is a failure, not a skip.
  */
 import { spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupCli, makeTempDir, startServe } from "../helpers/cli.js";
+import { cleanupCli, makeTempDir, pollFor, startServe } from "../helpers/cli.js";
 
 const TOKEN = "disk-full-token-0123456789abcdef";
 const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
@@ -94,6 +96,57 @@ describe.runIf(canMount)("the state directory's disk fills up", () => {
     expect(systemEvents.filter((line) => line.includes("while full"))).toHaveLength(1);
     expect(gateway.stdout()).toContain("ENOSPC");
 
+    gateway.signal("SIGTERM");
+    expect((await gateway.exited).code).toBe(0);
+  });
+
+  it("stores every wake it acknowledged while its database could not be written once space returns, without a restart", async () => {
+    const dir = makeTempDir("disk-full-state-");
+    const stateDir = path.join(dir, "state");
+    mkdirSync(stateDir);
+    expect(mountTmpfs(stateDir, "2m")).toBe(true);
+    mounted.push(stateDir);
+    // The journal has room (another disk): requests are acknowledged while the database's disk is full.
+    const journalDir = path.join(dir, "journal");
+    const config = path.join(dir, "gateway.json5");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        hooks: { enabled: true, token: TOKEN, journal: { dir: journalDir } },
+        heartbeat: { everySeconds: 0 },
+      }),
+    );
+    const gateway = await startServe(["--config", config, "--state-dir", stateDir]);
+    const wake = async (text: string) => {
+      const response = await fetch(`${gateway.url}/hooks/wake`, {
+        method: "POST",
+        headers: AUTH,
+        body: JSON.stringify({ text: `${text} ${"x".repeat(9000)}`, mode: "next-heartbeat" }),
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { eventId: string }).eventId;
+    };
+    await wake("before");
+    const filler = path.join(stateDir, "filler");
+    fill(filler);
+    const acknowledged: string[] = [];
+    for (let i = 0; i < 20; i++) acknowledged.push(await wake(`while full ${i}`));
+    await gateway.waitForLog((line) => line.code === "SQLITE_FULL");
+
+    const db = new Database(path.join(stateDir, "state.sqlite"), { readonly: true, fileMustExist: true });
+    try {
+      const queued = () => new Set(db.prepare("SELECT event_id FROM queue").pluck().all() as string[]);
+      expect(acknowledged.filter((id) => queued().has(id))).toEqual([]);
+      rmSync(filler);
+      // The same gateway, no restart: the kept writes commit once the disk has room again.
+      await pollFor(
+        () => (acknowledged.every((id) => queued().has(id)) ? true : undefined),
+        "every acknowledged wake in the session's queue",
+        10_000,
+      );
+    } finally {
+      db.close();
+    }
     gateway.signal("SIGTERM");
     expect((await gateway.exited).code).toBe(0);
   });

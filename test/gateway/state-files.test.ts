@@ -94,6 +94,46 @@ describe("state database on a full disk", () => {
     state.close();
   });
 
+  it("keeps what it could not commit and commits it, in order, once the database has room again", async () => {
+    const state = openStateDb(dir, { onError: () => undefined, retryMs: { first: 5, max: 20 } });
+    const store = createSessionStore(state, undefined);
+    store.enqueue(event("e1"));
+    state.flush();
+    const pages = state.db.pragma("page_count", { simple: true }) as number;
+    state.db.pragma(`max_page_count = ${pages}`);
+    store.enqueue(event("e2", "z".repeat(100_000)));
+    const stored = state.committed();
+    expect(state.flush()).toBe(false);
+    store.enqueue(event("e3"));
+    expect(state.retained).toBe(1);
+    let settled = false;
+    void stored.finally(() => {
+      settled = true;
+    });
+    // Still full after a few tries: the caller is still waiting, not told "stored".
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(settled).toBe(false);
+    state.db.pragma(`max_page_count = ${pages * 8}`);
+    await stored;
+    await state.committed();
+    expect(state.retained).toBe(0);
+    expect(store.pending().map((queued) => queued.eventId)).toEqual(["e1", "e2", "e3"]);
+    state.close();
+  });
+
+  it("gives up what it kept when the database closes still full, and says so to the waiting caller", async () => {
+    const state = openStateDb(dir, { onError: () => undefined });
+    const store = createSessionStore(state, undefined);
+    store.enqueue(event("e1"));
+    state.flush();
+    state.db.pragma(`max_page_count = ${state.db.pragma("page_count", { simple: true })}`);
+    store.enqueue(event("e2", "z".repeat(100_000)));
+    const stored = state.committed();
+    state.flush();
+    state.close();
+    await expect(stored).rejects.toThrow(/not committed before the gateway stopped/);
+  });
+
   it("is logged as an error line with the file and the code", () => {
     const lines: Array<{ message: string; fields: unknown }> = [];
     const report = logWriteError({ error: (message, fields) => lines.push({ message, fields }) });

@@ -1,5 +1,13 @@
 /** @module The file journal on its own: group commit, durability policies, failed writes cut back, recovery, retention. */
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  appendFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -7,6 +15,7 @@ import type { HostLogger } from "../../src/host/contract.js";
 import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
 import { FileJournal, type FileJournalSettings } from "../../src/journal/file-journal.js";
 import type { AdmittedRecord } from "../../src/journal/journal.js";
+import { readJournal } from "../../src/journal/read-journal.js";
 
 const HOUR = 3_600_000;
 let dir: string;
@@ -57,6 +66,13 @@ function record(id: string, extra: Partial<AdmittedRecord> = {}): AdmittedRecord
     runs: [],
     ...extra,
   };
+}
+
+/** Bytes of every segment together. */
+function segmentBytes(): number {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".jsonl"))
+    .reduce((sum, name) => sum + statSync(path.join(dir, name)).size, 0);
 }
 
 /** Every non-empty line of every segment, parsed, in order. */
@@ -196,7 +212,7 @@ describe("what a restart finds", () => {
     await j.open();
     await j.admit(record("whole"));
     await j.close();
-    const [file] = readdirSync(dir);
+    const [file] = readdirSync(dir).filter((name) => name.endsWith(".jsonl"));
     appendFileSync(path.join(dir, file!), '{"t":"admitted","id":"torn","at":1,"hook":"wa');
     const { unfinished } = await journal().open();
     expect(unfinished.map((u) => u.record.id)).toEqual(["whole"]);
@@ -212,6 +228,114 @@ describe("what a restart finds", () => {
     const { deliveries } = await journal({ maxDeliveries: 2 }).open();
     expect(deliveries.map((d) => d.key)).toEqual(["delivery:github:2", "delivery:github:3"]);
     expect(deliveries[1]!.response.body).toBe('{"ok":true,"id":"d3"}');
+  });
+});
+
+describe("the checkpoint", () => {
+  it("a start after a crash finds what was unfinished at the checkpoint and what came after it, nothing finished", async () => {
+    // A segment per batch: each rollover writes a checkpoint, so the crash lands after one.
+    const j = journal({ segmentBytes: 1 });
+    await j.open();
+    await j.admit(record("finished"));
+    await j.admit(record("unfinished-before", { delivery: "delivery:github:1" }));
+    j.handed("unfinished-before");
+    j.done("finished");
+    await j.admit(record("rolls-over"));
+    j.done("rolls-over");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(readdirSync(dir)).toContain("checkpoint.json");
+    await j.admit(record("unfinished-after"));
+    // No close: the process died here.
+    const backlog = await journal().open();
+    expect(backlog.unfinished.map(({ record, handed }) => [record.id, handed])).toEqual([
+      ["unfinished-before", true],
+      ["unfinished-after", false],
+    ]);
+    expect(backlog.deliveries.map((delivery) => delivery.key)).toEqual(["delivery:github:1"]);
+    expect(backlog.stored?.map((event) => event.eventId)).toEqual(["event-finished", "event-rolls-over"]);
+  });
+
+  it("a clean stop leaves a checkpoint at the end: the next start reads no segment line", async () => {
+    const j = journal();
+    await j.open();
+    for (let i = 0; i < 5; i++) {
+      await j.admit(record(`r${i}`));
+      if (i !== 3) j.done(`r${i}`);
+    }
+    await j.close();
+    // Lines the next start would trip over if it read them again (same length, so the checkpoint still fits).
+    const [segment] = readdirSync(dir).filter((name) => name.endsWith(".jsonl"));
+    const file = path.join(dir, segment!);
+    writeFileSync(file, readFileSync(file, "utf8").replaceAll('"t":"admitted"', '"t":"xdmitted"'));
+    warnings.length = 0;
+    const { unfinished } = await journal().open();
+    expect(unfinished.map((u) => u.record.id)).toEqual(["r3"]);
+    expect(warnings.filter((w) => w.includes("unreadable"))).toEqual([]);
+  });
+
+  it("one that does not fit the files (a segment cut shorter) is not trusted: everything is read", async () => {
+    const j = journal();
+    await j.open();
+    await j.admit(record("a"));
+    await j.admit(record("b"));
+    j.done("a");
+    await j.close();
+    writeFileSync(
+      path.join(dir, "checkpoint.json"),
+      JSON.stringify({
+        v: 1,
+        seq: 1,
+        offset: 10_000_000,
+        segments: [],
+        unfinished: [],
+        deliveries: [],
+        stored: [],
+      }),
+    );
+    const { unfinished } = await journal().open();
+    expect(unfinished.map((u) => u.record.id)).toEqual(["b"]);
+  });
+});
+
+describe("finished records", () => {
+  it("are rewritten to one small line each once their segment is closed; listing, replay and duplicates still work", async () => {
+    const j = journal({ segmentBytes: 1 });
+    await j.open();
+    const request = {
+      method: "POST",
+      url: "/hooks/wake",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    };
+    await j.admit(record("plain"));
+    await j.admit(record("stored", { request }));
+    await j.admit(record("delivered", { delivery: "delivery:github:7" }));
+    for (const id of ["plain", "stored", "delivered"]) j.done(id);
+    await j.admit(record("later"));
+    j.done("later");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const before = segmentBytes();
+    // The second pass waits for the rewrite the first one started.
+    await j.compact();
+    await j.compact();
+    const finished = lines().filter((line) => line.t === "finished");
+    expect(finished.map((line) => line.id)).toEqual(expect.arrayContaining(["plain", "stored", "delivered"]));
+    expect(finished.every((line) => line.events === undefined)).toBe(true);
+    expect(lines().filter((line) => line.t === "admitted" && line.id !== "later")).toEqual([]);
+    expect(segmentBytes()).toBeLessThan(before);
+    const entries = await readJournal(dir, { keepRecord: (id) => id === "stored" });
+    expect(entries.filter((entry) => entry.id !== "later").map((entry) => [entry.id, entry.state])).toEqual([
+      ["plain", "done"],
+      ["stored", "done"],
+      ["delivered", "done"],
+    ]);
+    expect(entries.find((entry) => entry.id === "stored")?.record?.request).toEqual(request);
+    await j.close();
+    // Read in full (no checkpoint): the compacted lines still give the delivery id back.
+    rmSync(path.join(dir, "checkpoint.json"));
+    const backlog = await journal().open();
+    expect(backlog.unfinished).toEqual([]);
+    expect(backlog.deliveries.map((delivery) => delivery.key)).toEqual(["delivery:github:7"]);
   });
 });
 
@@ -276,9 +400,10 @@ describe("retention", () => {
     await j.compact();
     await j.close();
     const { unfinished } = await journal({ retainHours: 1 }).open();
+    // Oldest first, whichever segment the copy now lives in.
     expect(unfinished.map(({ record, handed }) => [record.id, handed])).toEqual([
-      ["later", false],
       ["running", true],
+      ["later", false],
     ]);
   });
 

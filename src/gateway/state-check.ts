@@ -1,0 +1,43 @@
+/** @module At start: the state database must still hold what the plugin's journal says it stored, or the gateway does not start on it. */
+import path from "node:path";
+import type { StoredEvent } from "../index.js";
+import type { SessionStore } from "./session-store.js";
+import type { StateDb } from "./state-db.js";
+
+const DAY_MS = 86_400_000;
+/** Events this close to the retention cutoff may be purged at any moment: they prove nothing either way. */
+const CUTOFF_MARGIN_MS = 3_600_000;
+
+export interface StoredCheckOptions {
+  retainDays: number;
+  now?: () => number;
+}
+
+/**
+ * Throws when the database lacks events of the newest requests the journal marked done. The journal writes `done`
+ * only once this database committed and synced what the request caused, so a missing one means the file was
+ * replaced, emptied, or lost its write-ahead log (committed rows not yet copied into the file). Serving on it would
+ * answer 200 into a state that forgets: the gateway refuses to start and says what to do. A file this start created
+ * (no file before) is skipped: someone moved the old one away to start empty, or this is the first start.
+ */
+export function checkStateHolds(
+  state: StateDb,
+  store: SessionStore,
+  events: readonly StoredEvent[],
+  options: StoredCheckOptions,
+): void {
+  if (state.createdFile) return;
+  const cutoff = (options.now ?? Date.now)() - options.retainDays * DAY_MS + CUTOFF_MARGIN_MS;
+  const checked = events.filter((event) => event.at >= cutoff);
+  const missing = checked.filter((event) => !store.holds(event.eventId));
+  if (missing.length === 0) return;
+  const newest = new Date(Math.max(...missing.map((event) => event.at))).toISOString();
+  const name = path.basename(state.file);
+  throw new Error(
+    `${state.file} lacks ${missing.length} of the ${checked.length} newest events the journal says it stored ` +
+      `(requests accepted up to ${newest}): it was replaced or emptied, or lost its write-ahead log ` +
+      `(${name}-wal). Not starting on it: requests would be acknowledged into a state that forgets. Restore it ` +
+      `from a backup, or move ${name} (with its -wal and -shm files) out of ${path.dirname(state.file)} to start ` +
+      "with an empty state; `hooks journal list` shows what was accepted.",
+  );
+}

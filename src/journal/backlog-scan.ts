@@ -1,0 +1,102 @@
+/** @module What a start gathers from journal lines: records not finished, delivery ids within their window, the newest finished records' events. */
+import type { AdmittedRecord, RememberedDelivery, StoredEvent } from "./journal.js";
+import type { AdmittedLine, JournalLine } from "./records.js";
+
+/** How many of the newest finished records with system events the host is asked about at start. */
+export const STORED_CHECKED = 8;
+
+/** The newest finished records' system events, for the host's check at start. */
+export class NewestStored {
+  private records: StoredEvent[][];
+
+  constructor(seed: readonly StoredEvent[][] = []) {
+    this.records = seed.slice(-STORED_CHECKED);
+  }
+
+  add(record: Pick<AdmittedRecord, "at" | "events">): void {
+    const events = record.events.flatMap((planned) =>
+      planned.event === "session:system-event"
+        ? [{ eventId: planned.payload.eventId, sessionKey: planned.payload.sessionKey, at: record.at }]
+        : [],
+    );
+    if (events.length === 0) return;
+    this.records.push(events);
+    if (this.records.length > STORED_CHECKED) this.records.shift();
+  }
+
+  /** One array per record, newest last (what a checkpoint keeps). */
+  snapshot(): StoredEvent[][] {
+    return this.records.map((events) => [...events]);
+  }
+
+  events(): StoredEvent[] {
+    return this.records.flat();
+  }
+}
+
+/** Delivery ids by key, newest last, at most `max` of them (the oldest go first). */
+export class RecentDeliveries {
+  private readonly byKey = new Map<string, RememberedDelivery>();
+
+  constructor(private readonly max: number) {}
+
+  add(delivery: RememberedDelivery): void {
+    this.byKey.delete(delivery.key);
+    this.byKey.set(delivery.key, delivery);
+    if (this.byKey.size > this.max) this.byKey.delete(this.byKey.keys().next().value!);
+  }
+
+  /** Those admitted after `since` (epoch ms), oldest first. */
+  since(since: number): RememberedDelivery[] {
+    return [...this.byKey.values()].filter((delivery) => delivery.at > since);
+  }
+}
+
+export interface ScannedRecord {
+  record: AdmittedLine;
+  handed: boolean;
+  seq: number;
+}
+
+/** Facts about one segment, gathered from its lines. */
+export interface ScannedSegment {
+  seq: number;
+  newestAt: number;
+  holdsDeliveries: boolean;
+}
+
+/** Applies lines in file order; what remains in `admitted` afterwards is what the previous run did not finish. */
+export class BacklogScan {
+  readonly admitted = new Map<string, ScannedRecord>();
+
+  constructor(
+    readonly deliveries: RecentDeliveries,
+    readonly stored: NewestStored,
+  ) {}
+
+  apply(line: JournalLine, segment: ScannedSegment): void {
+    segment.newestAt = Math.max(segment.newestAt, line.at);
+    if (line.t === "admitted") {
+      // A record carried forward from an expired segment says in itself whether its turns were handed over.
+      this.admitted.set(line.id, { record: line, handed: line.handed === true, seq: segment.seq });
+      if (line.delivery !== undefined) {
+        segment.holdsDeliveries = true;
+        this.deliveries.add({ key: line.delivery, response: line.response, at: line.at });
+      }
+    } else if (line.t === "handed") {
+      const entry = this.admitted.get(line.id);
+      if (entry) entry.handed = true;
+    } else if (line.t === "done") {
+      const entry = this.admitted.get(line.id);
+      if (entry) this.stored.add(entry.record);
+      this.admitted.delete(line.id);
+    } else if (line.t === "finished") {
+      segment.newestAt = Math.max(segment.newestAt, line.doneAt ?? line.at);
+      this.admitted.delete(line.id);
+      if (line.delivery !== undefined && line.response !== undefined) {
+        segment.holdsDeliveries = true;
+        this.deliveries.add({ key: line.delivery, response: line.response, at: line.at });
+      }
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/** @module The journal's checkpoint: what a start needs from the segments before a point (unfinished records, delivery ids, segment facts), so it reads only what came after. */
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import * as v from "valibot";
+import { AdmittedLineSchema, JournalResponseSchema } from "./records.js";
+
+export const CHECKPOINT_FILE = "checkpoint.json";
+
+const SegmentFactsSchema = v.object({
+  seq: v.number(),
+  /** Time of its newest line: it expires a retention period after it. */
+  newestAt: v.number(),
+  holdsDeliveries: v.boolean(),
+  /** Its finished records were rewritten small (see compact-segment). */
+  compacted: v.optional(v.boolean()),
+});
+
+const StoredEventSchema = v.object({ eventId: v.string(), sessionKey: v.string(), at: v.number() });
+
+export const CheckpointSchema = v.object({
+  v: v.literal(1),
+  /** Every line before `offset` of segment `seq`, and every line of the segments before it, is summed up here. */
+  seq: v.number(),
+  offset: v.number(),
+  segments: v.array(SegmentFactsSchema),
+  /** Records not finished at that point, without their stored request (which a recovery never needs). */
+  unfinished: v.array(
+    v.object({ seq: v.number(), handed: v.boolean(), record: v.omit(AdmittedLineSchema, ["t", "handed"]) }),
+  ),
+  /** Delivery ids within their window, newest last. */
+  deliveries: v.array(v.object({ key: v.string(), response: JournalResponseSchema, at: v.number() })),
+  /** The system events of the newest finished records, one array per record, newest last. */
+  stored: v.array(v.array(StoredEventSchema)),
+});
+
+export type Checkpoint = v.InferOutput<typeof CheckpointSchema>;
+export type SegmentFacts = v.InferOutput<typeof SegmentFactsSchema>;
+
+/** The directory's checkpoint, or undefined when there is none or it does not parse (then the start reads everything). */
+export async function readCheckpoint(dir: string): Promise<Checkpoint | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path.join(dir, CHECKPOINT_FILE), "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    const parsed = v.safeParse(CheckpointSchema, JSON.parse(text));
+    return parsed.success ? parsed.output : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Replaces the checkpoint atomically: written to a temporary file, synced, renamed over the old one, and the
+ * directory synced. A crash at any moment leaves the old checkpoint or the new one, never a torn one.
+ */
+export function writeCheckpoint(dir: string, checkpoint: Checkpoint): void {
+  const file = path.join(dir, CHECKPOINT_FILE);
+  const temporary = `${file}.tmp`;
+  const fd = openSync(temporary, "w", 0o600);
+  try {
+    const bytes = Buffer.from(JSON.stringify(checkpoint));
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, file);
+  let dirFd: number | undefined;
+  try {
+    dirFd = openSync(dir, "r");
+    fsyncSync(dirFd);
+  } catch {
+    // Some file systems refuse fsync on a directory; the rename is still in place.
+  } finally {
+    if (dirFd !== undefined) closeSync(dirFd);
+  }
+}

@@ -1,0 +1,116 @@
+/** @module Rewrites a closed segment whose records are all finished: each record becomes one small `finished` line. */
+import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { rename, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import type { AdmittedLine, DoneLine, FinishedLine, JournalLine } from "./records.js";
+import { readSegment } from "./segments.js";
+
+/** Lines written per write call while rewriting. */
+const LINES_PER_WRITE = 1_000;
+
+export interface CompactResult {
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
+/**
+ * A finished record is kept small: its planned events (the payload's text, wrapped, often the largest part) and the
+ * separate hand-over and `done` lines go; its identity, answer, outcome and, when stored, the request stay. The
+ * file is replaced atomically (a temporary file, synced, renamed over it): a crash leaves the old file or the new.
+ * Returns undefined when there was nothing to rewrite (no admitted line left in it).
+ */
+export async function compactSegment(file: string): Promise<CompactResult | undefined> {
+  const handedAt = new Map<string, number>();
+  const done = new Map<string, DoneLine>();
+  const own = new Set<string>();
+  await readSegment(file, (line) => {
+    if (line.t === "admitted") own.add(line.id);
+    else if (line.t === "handed") handedAt.set(line.id, Math.min(handedAt.get(line.id) ?? line.at, line.at));
+    else if (line.t === "done") done.set(line.id, line);
+  });
+  if (own.size === 0) return undefined;
+  const bytesBefore = (await stat(file)).size;
+  const temporary = `${file}.compact`;
+  const fd = openSync(temporary, "w", 0o600);
+  let bytesAfter = 0;
+  try {
+    let pending: string[] = [];
+    // In chunks, as the lines are read: a 64 MiB segment is never held whole.
+    const write = () => {
+      const bytes = Buffer.from(pending.join(""));
+      pending = [];
+      let offset = 0;
+      while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+      bytesAfter += bytes.length;
+    };
+    await readSegment(file, (line) => {
+      const kept = rewrite(line, own, handedAt, done);
+      if (kept !== undefined) pending.push(`${JSON.stringify(kept)}\n`);
+      if (pending.length >= LINES_PER_WRITE) write();
+    });
+    write();
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+  closeSync(fd);
+  await rename(temporary, file);
+  syncDirectory(path.dirname(file));
+  return { bytesBefore, bytesAfter };
+}
+
+/** The line as the compacted segment keeps it; undefined for a line merged into its record's `finished` line. */
+function rewrite(
+  line: JournalLine,
+  own: ReadonlySet<string>,
+  handedAt: ReadonlyMap<string, number>,
+  done: ReadonlyMap<string, DoneLine>,
+): JournalLine | undefined {
+  if (line.t === "admitted") return finishedLine(line, handedAt.get(line.id), done.get(line.id));
+  // The hand-over and the end of a record of this segment are in its finished line now; a record of an earlier
+  // segment keeps its own lines.
+  if ((line.t === "handed" || line.t === "done") && own.has(line.id)) return undefined;
+  return line;
+}
+
+function finishedLine(
+  line: AdmittedLine,
+  handedAt: number | undefined,
+  done: DoneLine | undefined,
+): FinishedLine {
+  const finished: FinishedLine = {
+    t: "finished",
+    id: line.id,
+    at: line.at,
+    hook: line.hook,
+    status: line.response.status,
+  };
+  if (line.requestId !== undefined) finished.requestId = line.requestId;
+  if (line.mappingId !== undefined) finished.mappingId = line.mappingId;
+  if (line.delivery !== undefined) {
+    finished.delivery = line.delivery;
+    finished.response = line.response;
+  }
+  if (line.request !== undefined) finished.request = line.request;
+  if (handedAt !== undefined || line.handed === true) finished.handedAt = handedAt ?? line.at;
+  if (done !== undefined) {
+    finished.doneAt = done.at;
+    if (done.runs !== undefined && done.runs.length > 0) finished.runs = done.runs;
+    if (done.recovered === true) finished.recovered = true;
+  }
+  return finished;
+}
+
+function syncDirectory(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, "r");
+    fsyncSync(fd);
+  } catch {
+    // Some file systems refuse fsync on a directory; the rename is still in place.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * @module A damaged or emptied state database at start: garbage inside the file, a zero-length file, a write-ahead log
+ * deleted after a kill -9. Each must stop the gateway with the file named and what to do, never let it answer 200
+ * into a state that forgets; a file moved away starts fresh.
+ */
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanupCli, makeTempDir, runCli, startServe, startServeProcess } from "../helpers/cli.js";
+
+const TOKEN = "damaged-state-token-0123456789abcdef";
+const WAKES = 30;
+
+afterEach(cleanupCli);
+
+function gatewayDir(): { config: string; stateDir: string; db: string } {
+  const dir = makeTempDir("state-damaged-");
+  const config = path.join(dir, "gateway.json5");
+  writeFileSync(
+    config,
+    JSON.stringify({ hooks: { enabled: true, token: TOKEN }, heartbeat: { everySeconds: 0 } }),
+  );
+  const stateDir = path.join(dir, "state");
+  return { config, stateDir, db: path.join(stateDir, "state.sqlite") };
+}
+
+async function sendWakes(url: string, prefix: string): Promise<void> {
+  for (let i = 0; i < WAKES; i++) {
+    const response = await fetch(`${url}/hooks/wake`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ text: `${prefix} ${i}`, mode: "next-heartbeat" }),
+    });
+    expect(response.status).toBe(200);
+  }
+}
+
+/** A gateway that served WAKES wakes and stopped cleanly. */
+async function servedAndStopped(config: string, stateDir: string): Promise<void> {
+  const gateway = await startServe(["--config", config, "--state-dir", stateDir]);
+  await sendWakes(gateway.url, "before");
+  gateway.signal("SIGTERM");
+  expect((await gateway.exited).code).toBe(0);
+}
+
+/** `hooks serve` on the directory: it must exit with an error naming the file, never reach "listening". */
+async function expectRefused(config: string, stateDir: string, db: string, reason: RegExp): Promise<void> {
+  const run = await runCli(["serve", "--port", "0", "--config", config, "--state-dir", stateDir]);
+  expect(run.stdout).not.toMatch(/listening on/);
+  expect(run.code).not.toBe(0);
+  expect(run.stderr).toContain(db);
+  expect(run.stderr).toMatch(reason);
+  expect(run.stderr).toMatch(/restore it from a backup, or move state\.sqlite/i);
+}
+
+describe("a state database damaged while the gateway was down", () => {
+  it("8 KiB of garbage inside the file: refused at start, the file named", async () => {
+    const { config, stateDir, db } = gatewayDir();
+    await servedAndStopped(config, stateDir);
+    // Over table pages, past the header: SQLite opens such a file and fails only when it reads them.
+    const fd = openSync(db, "r+");
+    writeSync(fd, Buffer.alloc(8192, 0xa5), 0, 8192, 16_384);
+    closeSync(fd);
+    await expectRefused(config, stateDir, db, /is damaged/);
+  });
+
+  it("a zero-length file: refused, since the journal says it stored requests the file does not hold", async () => {
+    const { config, stateDir, db } = gatewayDir();
+    await servedAndStopped(config, stateDir);
+    truncateSync(db, 0);
+    await expectRefused(
+      config,
+      stateDir,
+      db,
+      /lacks \d+ of the \d+ newest events the journal says it stored/,
+    );
+    // Moved away on purpose: the next start begins with an empty state and serves.
+    renameSync(db, `${db}.damaged`);
+    const fresh = await startServe(["--config", config, "--state-dir", stateDir]);
+    await sendWakes(fresh.url, "after");
+  });
+
+  it("the write-ahead log deleted after a kill -9: refused, not started without the committed wakes", async () => {
+    const { config, stateDir, db } = gatewayDir();
+    const gateway = await startServeProcess(["--config", config, "--state-dir", stateDir]);
+    await sendWakes(gateway.url, "acknowledged");
+    gateway.signal("SIGKILL");
+    await gateway.exited;
+    expect(existsSync(`${db}-wal`)).toBe(true);
+    rmSync(`${db}-wal`);
+    await expectRefused(config, stateDir, db, /lost its write-ahead log/);
+  });
+});
