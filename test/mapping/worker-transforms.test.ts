@@ -262,10 +262,21 @@ describe("worker transform runner", () => {
     );
     expect(innocent).toHaveLength(20);
     expect(recorded.restarts).toEqual([]);
-    expect(recorded.transforms.filter(([id]) => id === "innocent").map(([, outcome]) => outcome)).toEqual(
-      Array(20).fill("ok"),
-    );
-    const leftovers = lines.filter((line) => line.message.includes("leftover work failed after it answered"));
+    expect(
+      recorded.transforms
+        .filter(([id]) => id === "innocent")
+        .map(([, outcome]) => outcome)
+        .slice(0, 20),
+    ).toEqual(Array(20).fill("ok"));
+    const leftoverLines = () =>
+      lines.filter((line) => line.message.includes("leftover work failed after it answered"));
+    // A failure is reported with the worker's next reply: the timer's throw may come after the 20th, so a few more
+    // requests carry it (bounded), each also served.
+    for (let i = 0; i < 50 && leftoverLines().length < 2; i++)
+      expect(await runner.run(ref("ok.ts"), context(`later ${i}`, "innocent"))).toMatchObject({
+        message: expect.any(String),
+      });
+    const leftovers = leftoverLines();
     // The timer's throw and the rejection surface in either order.
     expect(leftovers.map((line) => line.message.replace(/^.*: /, "")).sort()).toEqual([
       "rejected after answering",
