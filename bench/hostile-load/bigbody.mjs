@@ -1,7 +1,7 @@
 /** @module Item "one large body": a 30 MB wake, agent or mapped body while a prober sends /wake every 10 ms (its worst latency), and the journal's growth. PROF=<dir> adds --cpu-prof. Usage: node bigbody.mjs [root] [wake|agent|mapped] [MB] */
 import { execSync } from "node:child_process";
 import path from "node:path";
-import { post, startServer, TOKEN } from "./lib.mjs";
+import { post, startServer, TOKEN, wakeFromOther } from "./lib.mjs";
 
 const root = process.argv[2] || new URL("../..", import.meta.url).pathname;
 const kind = process.argv[3] ?? "agent";
@@ -46,12 +46,7 @@ let probing = true;
 const lat = [];
 const prober = (async () => {
   while (probing) {
-    const r = await post(
-      `${server.url}/hooks/wake`,
-      JSON.stringify({ text: "p", mode: "next-heartbeat" }),
-      { authorization: `Bearer ${TOKEN}` },
-      "127.0.0.2",
-    );
+    const r = await wakeFromOther(server.url, "p");
     lat.push(r.ms);
     await new Promise((res) => setTimeout(res, 10));
   }

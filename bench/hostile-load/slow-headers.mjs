@@ -1,6 +1,6 @@
 /** @module Item "slow headers": 1,100 slow-header sockets from 127.0.0.1 (reopened when closed) while /wake from 127.0.0.2 is sent every 100 ms. Usage: node slow-headers.mjs [root] [sockets] [seconds] */
 import net from "node:net";
-import { post, startServer, TOKEN } from "./lib.mjs";
+import { startServer, TOKEN, wakeFromOther } from "./lib.mjs";
 
 const root = process.argv[2] || new URL("../..", import.meta.url).pathname;
 const SOCKETS = Number(process.argv[3] ?? 1100);
@@ -27,12 +27,7 @@ const results = { ok: 0, other: {}, errors: {} };
 const end = Date.now() + SECONDS * 1000;
 const lat = [];
 while (Date.now() < end) {
-  const r = await post(
-    `${server.url}/hooks/wake`,
-    JSON.stringify({ text: "hi", mode: "next-heartbeat" }),
-    { authorization: `Bearer ${TOKEN}` },
-    "127.0.0.2",
-  );
+  const r = await wakeFromOther(server.url);
   if (r.status === 200) {
     results.ok++;
     lat.push(r.ms);

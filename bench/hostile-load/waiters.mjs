@@ -1,6 +1,6 @@
 /** @module Item "held waiters": 1,024 waitForCompletion callers on a runner that never answers, while /wake from another address is sent 20 times. Usage: node waiters.mjs [root] [callers] */
 import http from "node:http";
-import { post, startServer, TOKEN } from "./lib.mjs";
+import { post, startServer, TOKEN, wakeFromOther } from "./lib.mjs";
 
 const root = process.argv[2] || new URL("../..", import.meta.url).pathname;
 const CALLERS = Number(process.argv[3] ?? 1024);
@@ -25,12 +25,7 @@ await new Promise((r) => setTimeout(r, 2000));
 const legit = { ok: 0, other: {} };
 const lat = [];
 for (let i = 0; i < 20; i++) {
-  const r = await post(
-    `${server.url}/hooks/wake`,
-    JSON.stringify({ text: "hi", mode: "next-heartbeat" }),
-    { authorization: `Bearer ${TOKEN}` },
-    "127.0.0.2",
-  );
+  const r = await wakeFromOther(server.url);
   if (r.status === 200) {
     legit.ok++;
     lat.push(r.ms);

@@ -13,7 +13,8 @@ import {
   startServe,
   startServeProcess,
 } from "../helpers/cli.js";
-import { AUTH, baseConfig, writeConfig } from "./support.js";
+import { procStatusKb } from "../helpers/proc-status.js";
+import { AUTH, baseConfig, serveArgs, writeConfig } from "./support.js";
 
 const sockets: net.Socket[] = [];
 afterEach(async () => {
@@ -117,9 +118,7 @@ describe("slow headers from one address", () => {
 
 /** The server process's memory, from /proc (MiB). */
 function memoryOf(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
-  return { rss: field("VmRSS"), peak: field("VmHWM") };
+  return { rss: procStatusKb(pid, "VmRSS") / 1024, peak: procStatusKb(pid, "VmHWM") / 1024 };
 }
 
 describe("unverified bodies on a signed path", () => {
@@ -248,17 +247,7 @@ describe("callers waiting for their turn", () => {
         { admission: { waitersPerAddress: 2, waiters: 3 } },
       ),
     );
-    const gateway: Serve = await startServe(
-      [
-        "--config",
-        config,
-        "--state-dir",
-        path.join(dir, "state"),
-        "--record",
-        path.join(dir, "events.jsonl"),
-      ],
-      { cwd: dir },
-    );
+    const gateway: Serve = await startServe(serveArgs(dir, config).args, { cwd: dir });
     const waitFor = (localAddress: string) =>
       post(
         `${gateway.url}/hooks/agent`,

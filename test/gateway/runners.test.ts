@@ -15,7 +15,8 @@ import {
   startServe,
   startServeProcess,
 } from "../helpers/cli.js";
-import { AUTH, baseConfig, postJson, readRecord, writeConfig } from "./support.js";
+import { procStatusKb } from "../helpers/proc-status.js";
+import { AUTH, baseConfig, postJson, readRecord, serveArgs, writeConfig } from "./support.js";
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -74,17 +75,14 @@ describe("command runner", () => {
         { token: "${HOOKS_TOKEN}" },
       ),
     );
-    const record = path.join(dir, "events.jsonl");
-    const gateway = await startServe(
-      ["--config", config, "--state-dir", path.join(dir, "state"), "--record", record],
-      {
-        env: {
-          HOOKS_TOKEN: "command-runner-token-0123456789abcdef",
-          PID_FILE: pidFile,
-          OTHER_SECRET: "not for the agent",
-        },
+    const { args, record } = serveArgs(dir, config);
+    const gateway = await startServe(args, {
+      env: {
+        HOOKS_TOKEN: "command-runner-token-0123456789abcdef",
+        PID_FILE: pidFile,
+        OTHER_SECRET: "not for the agent",
       },
-    );
+    });
     const auth = { authorization: "Bearer command-runner-token-0123456789abcdef" };
     const turn = (body: Record<string, unknown>) => runTurn(gateway, record, body, auth);
 
@@ -259,13 +257,8 @@ describe("openai runner", () => {
         },
       }),
     );
-    const record = path.join(dir, "events.jsonl");
-    const gateway = await startServe(
-      ["--config", config, "--state-dir", path.join(dir, "state"), "--record", record],
-      {
-        env: { TEST_LLM_KEY: "sk-local-test" },
-      },
-    );
+    const { args, record } = serveArgs(dir, config);
+    const gateway = await startServe(args, { env: { TEST_LLM_KEY: "sk-local-test" } });
 
     const first = await runTurn(gateway, record, { message: "first question", sessionKey: "hook:llm" });
     expect(first).toMatchObject({ status: "ok", reply: "reply #1 (1 messages)" });
@@ -304,14 +297,6 @@ describe("openai runner", () => {
     expect(summary).toBeDefined();
   });
 });
-
-/** A `/proc/<pid>/status` figure in kB (VmRSS, VmHWM). */
-function procStatusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith(`${field}:`));
-  return Number(line?.split(/\s+/)[1]);
-}
 
 const FLOOD_BYTES = 300 * 1_048_576;
 
@@ -376,15 +361,8 @@ describe("openai runner reply bounds", () => {
         runner: { kind: "openai", baseUrl: chat.url, model: "m", replyTimeoutSeconds: 1 },
       }),
     );
-    const record = path.join(dir, "events.jsonl");
-    const gateway = await startServeProcess([
-      "--config",
-      config,
-      "--state-dir",
-      path.join(dir, "state"),
-      "--record",
-      record,
-    ]);
+    const { args, record } = serveArgs(dir, config);
+    const gateway = await startServeProcess(args);
     const pid = gateway.child.pid!;
     await (await fetch(`${gateway.url}/metrics`)).text();
     const peakBeforeKb = procStatusKb(pid, "VmHWM");

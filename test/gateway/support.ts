@@ -24,6 +24,16 @@ export function baseConfig(extra: Record<string, unknown> = {}, hooks: Record<st
   return { hooks: { enabled: true, token: TOKEN, ...hooks }, ...extra };
 }
 
+/**
+ * The `serve` arguments of a gateway kept in `dir`: `config`, its state in `dir/state` and its events recorded to
+ * `dir/events.jsonl`; those two paths come back with them for the test to read.
+ */
+export function serveArgs(dir: string, config: string): { args: string[]; record: string; state: string } {
+  const record = path.join(dir, "events.jsonl");
+  const state = path.join(dir, "state");
+  return { args: ["--config", config, "--state-dir", state, "--record", record], record, state };
+}
+
 export async function postJson(
   url: string,
   body: unknown,

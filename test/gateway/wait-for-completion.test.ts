@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { startGateway as startInProcess } from "../../src/gateway/start-gateway.js";
 import { cleanupCli, makeTempDir, pollFor, type Serve, startServe } from "../helpers/cli.js";
-import { AUTH, baseConfig, postJson, readRecord, writeConfig } from "./support.js";
+import { AUTH, baseConfig, postJson, readRecord, serveArgs, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);
 
@@ -47,14 +47,7 @@ async function startGateway(dir: string, hooks: Record<string, unknown> = {}): P
       },
     ),
   );
-  return await startServe([
-    "--config",
-    config,
-    "--state-dir",
-    path.join(dir, "state"),
-    "--record",
-    path.join(dir, "events.jsonl"),
-  ]);
+  return await startServe(serveArgs(dir, config).args);
 }
 
 const agent = (gateway: Serve, body: Record<string, unknown>, headers: Record<string, string> = AUTH) =>
