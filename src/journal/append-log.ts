@@ -1,6 +1,7 @@
 /** @module One append-only file with group commit: lines waiting on durability share one fsync, a failed batch is cut off again. */
-import { closeSync, fdatasync, fsyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { closeSync, fdatasync, ftruncateSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
+import { syncDirectory } from "./durable-fs.js";
 
 /** `batch`: lines that arrive together share one fsync; `always`: one fsync per line; `off`: written, never synced. */
 export type FsyncPolicy = "batch" | "always" | "off";
@@ -22,17 +23,7 @@ export const nodeIo: JournalIo = {
   fdatasync: (fd, callback) => fdatasync(fd, callback),
   ftruncateSync: (fd, length) => ftruncateSync(fd, length),
   closeSync: (fd) => closeSync(fd),
-  syncDirectory(dir) {
-    let fd: number | undefined;
-    try {
-      fd = openSync(dir, "r");
-      fsyncSync(fd);
-    } catch {
-      // Some file systems refuse fsync on a directory; the file's own data is still synced.
-    } finally {
-      if (fd !== undefined) closeSync(fd);
-    }
-  },
+  syncDirectory: (dir) => syncDirectory(dir),
 };
 
 interface Waiter {

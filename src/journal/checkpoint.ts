@@ -1,8 +1,11 @@
-/** @module The journal's checkpoint: what a start needs from the segments before a point (unfinished records, delivery ids, segment facts), so it reads only what came after. */
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
+/** @module The journal's checkpoint: what a start needs from the segments before a point (unfinished records, delivery ids, segment facts), so it reads only what came after; its shape, reading and writing. */
+import { closeSync, fsyncSync, openSync, renameSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import * as v from "valibot";
+import { errorMessage } from "../errors.js";
+import type { HostLogger } from "../host/contract.js";
+import { syncDirectory, writeFully } from "./durable-fs.js";
 import { AdmittedLineSchema, JournalResponseSchema } from "./records.js";
 
 export const CHECKPOINT_FILE = "checkpoint.json";
@@ -62,21 +65,61 @@ export function writeCheckpoint(dir: string, checkpoint: Checkpoint): void {
   const temporary = `${file}.tmp`;
   const fd = openSync(temporary, "w", 0o600);
   try {
-    const bytes = Buffer.from(JSON.stringify(checkpoint));
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+    writeFully(fd, Buffer.from(JSON.stringify(checkpoint)));
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   renameSync(temporary, file);
-  let dirFd: number | undefined;
-  try {
-    dirFd = openSync(dir, "r");
-    fsyncSync(dirFd);
-  } catch {
-    // Some file systems refuse fsync on a directory; the rename is still in place.
-  } finally {
-    if (dirFd !== undefined) closeSync(dirFd);
+  syncDirectory(dir);
+}
+
+/**
+ * Writes checkpoints in the background, one after the other. A failure (a full disk) keeps the previous one, which
+ * is still true, only older; it is reported once until a write succeeds again.
+ */
+export class CheckpointWriter {
+  /** The segment the newest written checkpoint points into: segments before it may be rewritten, it may not. */
+  writtenSeq = 0;
+  private writing: Promise<void> = Promise.resolve();
+  private failing = false;
+  /** Where the last checkpoint was taken (segment, offset, unfinished count). */
+  private point: string | undefined;
+
+  constructor(
+    private readonly dir: string,
+    private readonly logger: HostLogger,
+  ) {}
+
+  /** Queues a checkpoint taken now by `take`, unless nothing moved since the last one (an idle journal's timer). */
+  write(point: string, take: () => Checkpoint): void {
+    if (point === this.point) return;
+    this.point = point;
+    const checkpoint = take();
+    this.writing = this.writing.then(() => {
+      try {
+        writeCheckpoint(this.dir, checkpoint);
+        this.writtenSeq = checkpoint.seq;
+        this.failing = false;
+      } catch (error) {
+        // Tried again at the next occasion even if nothing moves.
+        this.point = undefined;
+        if (this.failing) return;
+        this.failing = true;
+        this.logger.warn(
+          `journal: could not write its checkpoint (the next start reads more): ${errorMessage(error)}`,
+        );
+      }
+    });
+  }
+
+  /** Resolves once every queued checkpoint is written (or has failed). */
+  settled(): Promise<void> {
+    return this.writing;
+  }
+
+  /** The next checkpoint is written even at the same point (a new run of the journal). */
+  forget(): void {
+    this.point = undefined;
   }
 }

@@ -1,7 +1,8 @@
 /** @module Rewrites a closed segment whose records are all finished: each record becomes one small `finished` line. */
-import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync } from "node:fs";
 import { rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
+import { syncDirectory, writeFully } from "./durable-fs.js";
 import type { AdmittedLine, DoneLine, FinishedLine, JournalLine } from "./records.js";
 import { readSegment } from "./segments.js";
 
@@ -39,8 +40,7 @@ export async function compactSegment(file: string): Promise<CompactResult | unde
     const write = () => {
       const bytes = Buffer.from(pending.join(""));
       pending = [];
-      let offset = 0;
-      while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+      writeFully(fd, bytes);
       bytesAfter += bytes.length;
     };
     await readSegment(file, (line) => {
@@ -101,16 +101,4 @@ function finishedLine(
     if (done.recovered === true) finished.recovered = true;
   }
   return finished;
-}
-
-function syncDirectory(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, "r");
-    fsyncSync(fd);
-  } catch {
-    // Some file systems refuse fsync on a directory; the rename is still in place.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
 }

@@ -1,13 +1,14 @@
-/** @module The journal on disk: JSON lines in numbered segments, group commit, recovery of what a crash left, retention by segment. */
-import { mkdir, unlink } from "node:fs/promises";
+/** @module The journal on disk: a record's lines from admission to done, the segment it goes to, and retention by segment. */
+import { unlink } from "node:fs/promises";
 import type { Clock } from "../clock.js";
 import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
 import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
-import { BacklogScan, NewestStored, RecentDeliveries } from "./backlog-scan.js";
-import { type Checkpoint, readCheckpoint, writeCheckpoint } from "./checkpoint.js";
+import { NewestStored, RecentDeliveries } from "./backlog-scan.js";
+import { type Checkpoint, CheckpointWriter } from "./checkpoint.js";
 import { compactSegment } from "./compact-segment.js";
+import { DoneLines, doneLine } from "./done-lines.js";
 import type {
   AdmittedRecord,
   AnsweredRecord,
@@ -16,7 +17,8 @@ import type {
   RunOutcome,
   UnfinishedRecord,
 } from "./journal.js";
-import { listSegments, readSegment, type Segment, segmentFile } from "./segments.js";
+import { loadJournal } from "./load-journal.js";
+import { type SegmentState, segmentFile } from "./segments.js";
 
 const HOUR_MS = 3_600_000;
 /** A segment is closed past this size… */
@@ -24,11 +26,6 @@ export const SEGMENT_BYTES = 64 * 1024 * 1024;
 /** …or this age, so that retention can drop whole files: the journal holds at most one segment past its retention. */
 export const SEGMENT_MS = HOUR_MS;
 const COMPACT_EVERY_MS = 10 * 60_000;
-/**
- * How long a stop waits for the host to confirm what it stored. A host that cannot write (a full disk) may keep its
- * writes and try again for longer; the records it has not confirmed stay unfinished, and the next start finishes them.
- */
-const HOST_WAIT_AT_CLOSE_MS = 2_000;
 
 export interface FileJournalSettings {
   dir: string;
@@ -50,19 +47,6 @@ export interface FileJournalSettings {
   compactEveryMs?: number;
 }
 
-interface SegmentState {
-  seq: number;
-  file: string;
-  openedAt: number;
-  /** Time of its newest line: the segment expires a retention period after it. */
-  newestAt: number;
-  holdsDeliveries: boolean;
-  /** Its finished records were rewritten small. */
-  compacted: boolean;
-  /** Admitted records in it that are not done. */
-  unfinished: number;
-}
-
 /** An admitted record not done yet. */
 interface InFlight {
   /** The record without its stored request (which can be megabytes), to carry it forward if its segment expires. */
@@ -79,21 +63,11 @@ export class FileJournal implements Journal {
   private timer: NodeJS.Timeout | undefined;
   private compacting: Promise<void> | undefined;
   private closed = false;
-  /** `done` lines waiting for the host to store what their events caused, with their record ids. */
-  private doneLines: Array<{ id: string; line: string }> = [];
-  private awaitingHost: Promise<void> | undefined;
-  /** Counts close() calls: a wait for the host that outlives its run writes nothing into the next one's file. */
-  private run = 0;
+  private readonly doneLines: DoneLines;
   /** Delivery ids admitted lately, for the checkpoint (the store keeps its own copy). */
   private deliveries: RecentDeliveries;
   private stored = new NewestStored();
-  /** Checkpoint writes, one after the other. */
-  private checkpointing: Promise<void> = Promise.resolve();
-  private checkpointFailing = false;
-  /** The segment the newest written checkpoint points into: segments before it may be rewritten, it may not. */
-  private checkpointSeq = 0;
-  /** Where the last checkpoint was taken (segment, offset, unfinished count). */
-  private checkpointPoint: string | undefined;
+  private readonly checkpoints: CheckpointWriter;
   /** Rewriting finished segments small, in the background. */
   private rewriting: Promise<void> | undefined;
 
@@ -107,7 +81,13 @@ export class FileJournal implements Journal {
       // A new segment: the one before is complete, and the next start need not read it.
       () => this.checkpoint(),
     );
+    // A record is finished in memory only once its `done` line is written: until then retention carries it.
+    this.doneLines = new DoneLines(settings.hostPersisted, settings.logger, (id, line) => {
+      this.log.note(line);
+      this.finished(id);
+    });
     this.deliveries = new RecentDeliveries(settings.maxDeliveries);
+    this.checkpoints = new CheckpointWriter(settings.dir, settings.logger);
     metrics?.journalBacklog?.(() => this.pending());
   }
 
@@ -166,11 +146,9 @@ export class FileJournal implements Journal {
   done(id: string, runs?: readonly RunOutcome[], recovered?: boolean): void {
     const at = this.settings.clock.now();
     this.touch(at);
-    this.doneLines.push({ id, line: doneLine(id, at, runs, recovered) });
-    this.awaitingHost ??= this.writeDoneLines();
+    this.doneLines.add(id, doneLine(id, at, runs, recovered));
   }
 
-  /** A record is finished in memory only once its `done` line is written: until then retention carries it. */
   private finished(id: string): void {
     const entry = this.inFlight.get(id);
     if (!entry) return;
@@ -178,37 +156,6 @@ export class FileJournal implements Journal {
     this.stored.add(entry.record);
     const segment = this.segments.get(entry.seq);
     if (segment) segment.unfinished--;
-  }
-
-  /**
-   * Writes the `done` lines once the host has stored what their events caused: a crash in between leaves the
-   * records unfinished, and the next start emits their events again by id rather than losing them. Lines that
-   * arrive meanwhile wait for the next round.
-   */
-  private async writeDoneLines(): Promise<void> {
-    const run = this.run;
-    while (this.doneLines.length > 0) {
-      const lines = this.doneLines;
-      this.doneLines = [];
-      let stored = true;
-      try {
-        await this.settings.hostPersisted?.();
-      } catch (error) {
-        stored = false;
-        // Left unfinished: the next start hands their events over again.
-        this.settings.logger.warn(
-          `journal: the gateway could not store what was handed over: ${errorMessage(error)}`,
-        );
-      }
-      // Stopped meanwhile: the file is closed (or another run's), and these records are left for the next start.
-      if (this.run !== run) return;
-      if (!stored) continue;
-      for (const { id, line } of lines) {
-        this.log.note(line);
-        this.finished(id);
-      }
-    }
-    this.awaitingHost = undefined;
   }
 
   answered(record: AnsweredRecord): void {
@@ -221,10 +168,7 @@ export class FileJournal implements Journal {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    if (this.awaitingHost !== undefined) await withinMs(this.awaitingHost, HOST_WAIT_AT_CLOSE_MS);
-    this.run++;
-    this.awaitingHost = undefined;
-    this.doneLines = [];
+    await this.doneLines.stop();
     if (this.opening === undefined) return;
     await this.opening.catch(() => undefined);
     await this.compacting;
@@ -232,11 +176,11 @@ export class FileJournal implements Journal {
     await this.log.drain();
     // Everything is settled now: the next start reads nothing but this.
     this.checkpoint();
-    await this.checkpointing;
+    await this.checkpoints.settled();
     this.log.close();
     // Nothing of this run is kept: a later open() reads the directory afresh.
     this.opening = undefined;
-    this.checkpointPoint = undefined;
+    this.checkpoints.forget();
     this.segments.clear();
     this.inFlight.clear();
     const { fsyncs, durableLines } = this.log.stats;
@@ -252,64 +196,21 @@ export class FileJournal implements Journal {
   }
 
   /**
-   * Reads what the previous run left. With a checkpoint, only what it cannot answer is read: the lines after it
-   * (the rest of the segment it points into, and the segments after), so a start costs what is unfinished and what
-   * came last, not the journal's size. Without one (a journal of an older version, a checkpoint that does not fit
-   * the files), every segment is read, as before, and a checkpoint is written at once.
+   * Takes over what the previous run left (read by load-journal), then starts a fresh segment and the retention
+   * timer. A checkpoint is written at once, so a start that had to read every segment is not repeated.
    */
   private async load(): Promise<JournalBacklog> {
-    const { dir, clock, logger } = this.settings;
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const now = clock.now();
-    const found = await listSegments(dir);
-    const checkpoint = fitting(await readCheckpoint(dir), found);
-    this.deliveries = new RecentDeliveries(this.settings.maxDeliveries);
-    this.stored = new NewestStored(checkpoint?.stored);
-    const scan = new BacklogScan(this.deliveries, this.stored);
-    const facts = new Map((checkpoint?.segments ?? []).map((known) => [known.seq, known]));
-    for (const delivery of checkpoint?.deliveries ?? []) this.deliveries.add(delivery);
-    for (const { record, handed, seq } of checkpoint?.unfinished ?? []) {
-      scan.admitted.set(record.id, { record: { t: "admitted", ...record }, handed, seq });
-    }
-    let unreadable = 0;
-    let lastSeq = 0;
-    let bytesRead = 0;
-    for (const segmentFound of found) {
-      lastSeq = segmentFound.seq;
-      const known = facts.get(segmentFound.seq);
-      const segment: SegmentState = {
-        seq: segmentFound.seq,
-        file: segmentFound.file,
-        openedAt: now,
-        newestAt: known?.newestAt ?? 0,
-        holdsDeliveries: known?.holdsDeliveries ?? false,
-        compacted: known?.compacted ?? false,
-        unfinished: 0,
-      };
-      this.segments.set(segment.seq, segment);
-      if (checkpoint !== undefined && segment.seq < checkpoint.seq) continue;
-      const start = checkpoint?.seq === segment.seq ? checkpoint.offset : 0;
-      bytesRead += segmentFound.bytes - start;
-      unreadable += await readSegment(segment.file, (line) => scan.apply(line, segment), start);
-    }
-    if (unreadable > 0) {
-      logger.warn("journal: unreadable lines skipped (a write cut short by a crash)", {
-        lines: unreadable,
-        dir,
-      });
-    }
-    logger.debug("journal: read", {
-      segments: found.length,
-      checkpoint: checkpoint !== undefined,
-      bytesRead,
-      unfinished: scan.admitted.size,
-    });
+    const { dir } = this.settings;
+    const { now, segments, lastSeq, admitted, deliveries, stored } = await loadJournal(this.settings);
+    this.deliveries = deliveries;
+    this.stored = stored;
+    for (const segment of segments) this.segments.set(segment.seq, segment);
     if (this.closed) return { unfinished: [], deliveries: [], stored: [] };
     // Always a fresh segment: the last one may end in a torn line.
     this.startSegment(lastSeq + 1, now);
     this.log.openFile(lastSeq + 1, segmentFile(dir, lastSeq + 1));
     const unfinished: UnfinishedRecord[] = [];
-    for (const [id, { record, handed, seq }] of scan.admitted) {
+    for (const [id, { record, handed, seq }] of admitted) {
       const { t: _t, handed: _handed, ...rest } = record;
       unfinished.push({ record: rest, handed });
       const { request: _request, ...kept } = rest;
@@ -339,17 +240,16 @@ export class FileJournal implements Journal {
   /**
    * Writes a checkpoint of this moment: every record admitted and durable so far is in memory (tracked in the turn
    * its sync completed), so "everything before the settled end of the current segment" is summed up exactly.
-   * Written in the background, one after the other; a failure (a full disk) keeps the previous one, which is still
-   * true, only older.
    */
   private checkpoint(): void {
     if (this.opening === undefined) return;
     const point = `${this.log.currentSeq}:${this.log.settledSize}:${this.inFlight.size}`;
-    // Nothing moved since the last one (an idle journal's timer).
-    if (point === this.checkpointPoint) return;
-    this.checkpointPoint = point;
+    this.checkpoints.write(point, () => this.snapshot());
+  }
+
+  private snapshot(): Checkpoint {
     const now = this.settings.clock.now();
-    const snapshot: Checkpoint = {
+    return {
       v: 1,
       seq: this.log.currentSeq,
       offset: this.log.settledSize,
@@ -363,21 +263,6 @@ export class FileJournal implements Journal {
       deliveries: this.deliveries.since(now - this.settings.deliveryWindowMs),
       stored: this.stored.snapshot(),
     };
-    this.checkpointing = this.checkpointing.then(() => {
-      try {
-        writeCheckpoint(this.settings.dir, snapshot);
-        this.checkpointSeq = snapshot.seq;
-        this.checkpointFailing = false;
-      } catch (error) {
-        // Tried again at the next occasion even if nothing moves.
-        this.checkpointPoint = undefined;
-        if (this.checkpointFailing) return;
-        this.checkpointFailing = true;
-        this.settings.logger.warn(
-          `journal: could not write its checkpoint (the next start reads more): ${errorMessage(error)}`,
-        );
-      }
-    });
   }
 
   /** A segment's longest life before the next starts: an hour, or a quarter of the retention when that is shorter. */
@@ -476,7 +361,8 @@ export class FileJournal implements Journal {
   private async rewriteFinished(): Promise<void> {
     const ordered = [...this.segments.values()].sort((a, b) => a.seq - b.seq);
     for (const segment of ordered) {
-      if (this.closed || segment.seq >= this.checkpointSeq || segment.seq >= this.log.currentSeq) return;
+      if (this.closed || segment.seq >= this.checkpoints.writtenSeq || segment.seq >= this.log.currentSeq)
+        return;
       if (segment.compacted || segment.unfinished > 0) continue;
       try {
         const result = await compactSegment(segment.file);
@@ -508,36 +394,4 @@ export class FileJournal implements Journal {
       });
     }
   }
-}
-
-/**
- * The checkpoint, if it fits the files: every segment before its point must be one it knows, and the segment it
- * points into must be at least as long as it says (a file cut shorter means it describes something else).
- */
-function fitting(checkpoint: Checkpoint | undefined, found: readonly Segment[]): Checkpoint | undefined {
-  if (checkpoint === undefined) return undefined;
-  const known = new Set(checkpoint.segments.map((segment) => segment.seq));
-  for (const segment of found) {
-    if (segment.seq < checkpoint.seq && !known.has(segment.seq)) return undefined;
-    if (segment.seq === checkpoint.seq && segment.bytes < checkpoint.offset) return undefined;
-  }
-  return checkpoint;
-}
-
-/** Waits for `promise`, but no longer than `ms`. */
-async function withinMs(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  await Promise.race([promise, timeout]);
-  clearTimeout(timer);
-}
-
-/** A `done` line, written for every admitted request: built as text, without an object to stringify per request. */
-function doneLine(id: string, at: number, runs?: readonly RunOutcome[], recovered?: boolean): string {
-  const extra =
-    (runs !== undefined && runs.length > 0 ? `,"runs":${JSON.stringify(runs)}` : "") +
-    (recovered ? `,"recovered":true` : "");
-  return `{"t":"done","id":${JSON.stringify(id)},"at":${at}${extra}}`;
 }

@@ -1,6 +1,6 @@
 /** @module Reads a journal directory into one entry per request: what was accepted or refused, and what became of it. */
 import type { AdmittedRecord } from "./journal.js";
-import type { AdmittedLine, FinishedLine, RunOutcome } from "./records.js";
+import type { AdmittedLine, AnsweredLine, FinishedLine, RunOutcome } from "./records.js";
 import { listSegments, readSegment } from "./segments.js";
 
 /**
@@ -42,6 +42,9 @@ export interface ReadOptions {
 /** Every request in the journal, oldest first. A missing directory is an empty journal. */
 export async function readJournal(dir: string, options: ReadOptions = {}): Promise<JournalEntry[]> {
   const entries = new Map<string, JournalEntry>();
+  // A record is asked for by either of its names: the journal's key or the X-Request-Id it was answered with.
+  const keep = (line: RequestLine) =>
+    options.keepRecord?.(line.id) === true || options.keepRecord?.(requestIdOf(line)) === true;
   for (const segment of await listSegments(dir)) {
     await readSegment(segment.file, (line) => {
       if (
@@ -50,33 +53,15 @@ export async function readJournal(dir: string, options: ReadOptions = {}): Promi
       )
         return;
       if (line.t === "admitted") {
-        const keep =
-          options.keepRecord?.(line.id) === true || options.keepRecord?.(line.requestId ?? line.id) === true;
-        entries.set(line.id, admittedEntry(line, keep));
+        entries.set(line.id, admittedEntry(line, keep(line)));
         return;
       }
       if (line.t === "finished") {
-        const keep =
-          options.keepRecord?.(line.id) === true || options.keepRecord?.(line.requestId ?? line.id) === true;
-        entries.set(line.id, finishedEntry(line, keep));
+        entries.set(line.id, finishedEntry(line, keep(line)));
         return;
       }
       if (line.t === "answered") {
-        entries.set(line.id, {
-          id: line.id,
-          requestId: line.requestId ?? line.id,
-          at: line.at,
-          hook: line.hook,
-          mappingId: line.mappingId,
-          status: line.status,
-          state: line.code === "DUPLICATE" ? "duplicate" : "refused",
-          code: line.code === "DUPLICATE" ? undefined : line.code,
-          handedAt: undefined,
-          doneAt: undefined,
-          runs: undefined,
-          recovered: false,
-          record: undefined,
-        });
+        entries.set(line.id, answeredEntry(line));
         return;
       }
       const entry = entries.get(line.id);
@@ -88,20 +73,40 @@ export async function readJournal(dir: string, options: ReadOptions = {}): Promi
       entry.doneAt = line.at;
       entry.runs = line.runs;
       entry.recovered = line.recovered === true;
-      entry.state = line.runs?.some((run) => run.status === "interrupted") ? "interrupted" : "done";
+      entry.state = finishedState(line.runs);
     });
   }
   return [...entries.values()].sort((a, b) => a.at - b.at);
 }
 
-function admittedEntry(line: AdmittedLine, keep: boolean): JournalEntry {
-  const { t: _t, handed: _handed, ...record } = line;
+/** A line that names a request: an entry starts from one of these. */
+type RequestLine = AdmittedLine | AnsweredLine | FinishedLine;
+
+/** The X-Request-Id the request was answered with: the journal's key unless the caller chose its own. */
+function requestIdOf(line: RequestLine): string {
+  return line.requestId ?? line.id;
+}
+
+/** The fields an entry takes from its line the same way whatever kind of line it is. */
+function named(line: RequestLine): Pick<JournalEntry, "id" | "requestId" | "at" | "hook" | "mappingId"> {
   return {
     id: line.id,
-    requestId: line.requestId ?? line.id,
+    requestId: requestIdOf(line),
     at: line.at,
     hook: line.hook,
     mappingId: line.mappingId,
+  };
+}
+
+/** A finished record's state: a turn that a restart cut short makes it `interrupted`. */
+function finishedState(runs: readonly RunOutcome[] | undefined): JournalState {
+  return runs?.some((run) => run.status === "interrupted") ? "interrupted" : "done";
+}
+
+function admittedEntry(line: AdmittedLine, keep: boolean): JournalEntry {
+  const { t: _t, handed: _handed, ...record } = line;
+  return {
+    ...named(line),
     status: line.response.status,
     state: "pending",
     code: undefined,
@@ -127,18 +132,30 @@ function finishedEntry(line: FinishedLine, keep: boolean): JournalEntry {
   if (line.delivery !== undefined) record.delivery = line.delivery;
   if (line.request !== undefined) record.request = line.request;
   return {
-    id: line.id,
-    requestId: line.requestId ?? line.id,
-    at: line.at,
-    hook: line.hook,
-    mappingId: line.mappingId,
+    ...named(line),
     status: line.status,
-    state: line.runs?.some((run) => run.status === "interrupted") ? "interrupted" : "done",
+    state: finishedState(line.runs),
     code: undefined,
     handedAt: line.handedAt,
     doneAt: line.doneAt,
     runs: line.runs,
     recovered: line.recovered === true,
     record: keep ? record : undefined,
+  };
+}
+
+/** Answered without admission: listed, with nothing after it to wait for. */
+function answeredEntry(line: AnsweredLine): JournalEntry {
+  const duplicate = line.code === "DUPLICATE";
+  return {
+    ...named(line),
+    status: line.status,
+    state: duplicate ? "duplicate" : "refused",
+    code: duplicate ? undefined : line.code,
+    handedAt: undefined,
+    doneAt: undefined,
+    runs: undefined,
+    recovered: false,
+    record: undefined,
   };
 }

@@ -53,9 +53,11 @@ export const JournalRequestSchema = v.object({
   bodyBase64: v.optional(v.string()),
 });
 
-/** An accepted request: written, and made durable, before its answer leaves. */
-export const AdmittedLineSchema = v.object({
-  t: v.literal("admitted"),
+/**
+ * What names a request in every line that lists one (admitted, answered, finished): one declaration, so a listing
+ * reads the same fields whichever kind of line it meets.
+ */
+const REQUEST_ENTRIES = {
   /** The record's key: the request id, or a fresh key when the caller chose the request id. */
   id: v.string(),
   /** The caller's X-Request-Id, when it chose one (then `id` is a key of the journal's own). */
@@ -64,6 +66,12 @@ export const AdmittedLineSchema = v.object({
   at: v.number(),
   hook: v.string(),
   mappingId: v.optional(v.string()),
+};
+
+/** An accepted request: written, and made durable, before its answer leaves. */
+export const AdmittedLineSchema = v.object({
+  t: v.literal("admitted"),
+  ...REQUEST_ENTRIES,
   response: JournalResponseSchema,
   /** The key its delivery id is remembered under (duplicates), when it had one. */
   delivery: v.optional(v.string()),
@@ -95,11 +103,7 @@ export const DoneLineSchema = v.object({
 /** A request answered without being admitted: a refusal, or a duplicate given its first answer. Listed, never replayed. */
 export const AnsweredLineSchema = v.object({
   t: v.literal("answered"),
-  id: v.string(),
-  requestId: v.optional(v.string()),
-  at: v.number(),
-  hook: v.string(),
-  mappingId: v.optional(v.string()),
+  ...REQUEST_ENTRIES,
   status: v.number(),
   /** The error code of a refusal, or `DUPLICATE` for a duplicate delivery. */
   code: v.string(),
@@ -111,11 +115,7 @@ export const AnsweredLineSchema = v.object({
  */
 export const FinishedLineSchema = v.object({
   t: v.literal("finished"),
-  id: v.string(),
-  requestId: v.optional(v.string()),
-  at: v.number(),
-  hook: v.string(),
-  mappingId: v.optional(v.string()),
+  ...REQUEST_ENTRIES,
   status: v.number(),
   /** Its delivery id, and the first answer a duplicate gets again. */
   delivery: v.optional(v.string()),

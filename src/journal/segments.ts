@@ -1,4 +1,4 @@
-/** @module The journal directory: numbered segment files, listed in order and read line by line. */
+/** @module The journal directory: numbered segment files, listed in order and read line by line, and what is tracked of each. */
 import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
@@ -11,6 +11,20 @@ export interface Segment {
   seq: number;
   file: string;
   bytes: number;
+}
+
+/** A segment as the open journal tracks it: what retention, compaction and the checkpoint decide by. */
+export interface SegmentState {
+  seq: number;
+  file: string;
+  openedAt: number;
+  /** Time of its newest line: the segment expires a retention period after it. */
+  newestAt: number;
+  holdsDeliveries: boolean;
+  /** Its finished records were rewritten small. */
+  compacted: boolean;
+  /** Admitted records in it that are not done. */
+  unfinished: number;
 }
 
 export function segmentFile(dir: string, seq: number): string {
