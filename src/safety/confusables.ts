@@ -33,6 +33,10 @@ export const INVISIBLE_LETTERS = "\\u115f\\u1160\\u3164\\uffa0";
 
 const INVISIBLE_CHAR = new RegExp(`[${INVISIBLE}]`, "u");
 const LETTER_OR_DIGIT = /[\p{L}\p{N}|]/u;
+/** Look-alikes that are symbols, not letters (`×`, `∣`, `℮`): kept by the folding as the letters are. */
+const LOOK_ALIKE_CHARS: ReadonlySet<string> = new Set(
+  Object.values(LOOK_ALIKES).flatMap((chars) => [...chars]),
+);
 
 /**
  * One non-ASCII character as it reads: what its compatibility decomposition (the NFKC family; the decomposed
@@ -43,7 +47,7 @@ export function foldCharacter(char: string): string {
   let out = "";
   for (const part of char.normalize("NFKD")) {
     if (INVISIBLE_CHAR.test(part)) continue;
-    out += LETTER_OR_DIGIT.test(part) ? part : " ";
+    out += LETTER_OR_DIGIT.test(part) || LOOK_ALIKE_CHARS.has(part) ? part : " ";
   }
   return out;
 }
