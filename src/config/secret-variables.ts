@@ -75,6 +75,18 @@ export function checkSecretVariables(config: Json): ConfigIssue[] {
       });
     }
   };
+  // A transform worker's environment is an allow-list: naming a secret's variable there hands it to every module.
+  const allowed = object(object(config.hooks)?.transforms)?.env;
+  if (Array.isArray(allowed)) {
+    allowed.forEach((name, index) => {
+      const secret = typeof name === "string" ? secrets.get(name) : undefined;
+      if (secret === undefined) return;
+      issues.push({
+        path: joinPath("hooks.transforms.env", index),
+        message: `names ${name}, which ${secret} uses for a secret: every transform worker would get it. Leave it out`,
+      });
+    });
+  }
   const mappings = object(config.hooks)?.mappings;
   if (!Array.isArray(mappings)) return issues;
   mappings.forEach((entry, index) => {

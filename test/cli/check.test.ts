@@ -70,6 +70,7 @@ describe("hooks check", () => {
         enabled: true,
         token: "${CHECK_HOOK_TOKEN}",
         mailbox: { passwordEnv: "CHECK_IMAP_PASSWORD" },
+        transforms: { env: ["CHECK_TEAM", "CHECK_GH_SECRET"] },
         mappings: [
           {
             id: "leaky",
@@ -89,6 +90,9 @@ describe("hooks check", () => {
     expect(result.code).toBe(1);
     const problems = result.stderr.split("\n").filter((line) => line.startsWith("  - "));
     expect(problems).toEqual([
+      expect.stringMatching(
+        /^ {2}- hooks\.transforms\.env\[1\]: names CHECK_GH_SECRET, which hooks\.mappings\[0\]\.verify\.secret uses for a secret/,
+      ),
       expect.stringMatching(
         /^ {2}- hooks\.mappings\[0\]\.messageTemplate: uses \$\{CHECK_HOOK_TOKEN\}, which hooks\.token uses for a secret/,
       ),
