@@ -17,8 +17,9 @@ export interface StoredCheckOptions {
  * Throws when the database lacks events of the newest requests the journal marked done. The journal writes `done`
  * only once this database committed and synced what the request caused, so a missing one means the file was
  * replaced, emptied, or lost its write-ahead log (committed rows not yet copied into the file). Serving on it would
- * answer 200 into a state that forgets: the gateway refuses to start and says what to do. A file this start created
- * (no file before) is skipped: someone moved the old one away to start empty, or this is the first start.
+ * answer 200 into a state that forgets: the gateway refuses to start and says what to do. Events admitted before
+ * the file was created are not asked of it: someone moved the old file away to start empty, and the journal still
+ * names the old file's events until enough new requests finish (at this start and at every later one).
  */
 export function checkStateHolds(
   state: StateDb,
@@ -26,8 +27,10 @@ export function checkStateHolds(
   events: readonly StoredEvent[],
   options: StoredCheckOptions,
 ): void {
-  if (state.createdFile) return;
-  const cutoff = (options.now ?? Date.now)() - options.retainDays * DAY_MS + CUTOFF_MARGIN_MS;
+  const cutoff = Math.max(
+    (options.now ?? Date.now)() - options.retainDays * DAY_MS + CUTOFF_MARGIN_MS,
+    state.createdAt ?? Number.NEGATIVE_INFINITY,
+  );
   const checked = events.filter((event) => event.at >= cutoff);
   const missing = checked.filter((event) => !store.holds(event.eventId));
   if (missing.length === 0) return;

@@ -20,13 +20,17 @@ export interface StateDb {
   readonly db: SqliteDatabase;
   /** True when this open created the tables (a new state directory, or one from before the database). */
   readonly created: boolean;
-  /** True when there was no file before this open: nothing was there to lose (an existing empty file is not new). */
-  readonly createdFile: boolean;
+  /**
+   * When this file was created (epoch ms), kept in its settings; undefined for a file from before that was kept.
+   * What happened before it (requests of a file moved away) cannot be in it.
+   */
+  readonly createdAt: number | undefined;
   /** Queues a write for the transaction that commits at the end of this event-loop turn. */
   write(op: () => void): void;
   /**
    * Commits the queued writes now; false when they failed (reported) or earlier failed writes are still waiting.
-   * Failed writes are kept and tried again on a back-off timer, with everything written since, until they commit.
+   * Writes that failed for a passing reason (a full disk, a busy file) are kept and tried again on a back-off timer,
+   * with everything written since, until they commit; any other failure gives up the failing writes at once.
    */
   flush(): boolean;
   /** Writes kept after a failed commit, waiting for the next try (0 when the database takes writes). */
@@ -45,8 +49,9 @@ export interface StateDb {
   onFlush(listener: () => void): void;
   /**
    * Resolves once every write queued so far is committed and on disk (the WAL synced, off the main thread, one sync
-   * shared by everyone waiting). A commit that fails is tried again, and this waits for it; it rejects when the
-   * writes were given up (too many kept, or the database closed) or the sync failed.
+   * shared by everyone waiting). A commit that fails for a passing reason is tried again, and this waits for it; it
+   * rejects when the writes were given up (they failed for good, too many were kept, or the database closed) or the
+   * sync failed. The first call after writes were given up rejects too: its caller may have queued them.
    */
   committed(): Promise<void>;
   /** Commits what is queued (one last try for kept writes) and closes the file; later writes are ignored. */
@@ -74,6 +79,18 @@ const RETRY_MAX_MS = 5_000;
  */
 export const RETRY_MAX_WRITES = 100_000;
 
+/**
+ * Failures that may pass: the disk gets room again, another process lets go of a lock. Anything else (a constraint,
+ * a bug in one write, a damaged page) fails the same way on every try, and kept it would hold back every write
+ * queued behind it.
+ */
+const PASSING_CODES = /^(SQLITE_FULL|SQLITE_IOERR|SQLITE_BUSY|SQLITE_LOCKED|ENOSPC|EDQUOT)(_|$)/;
+
+function mayPass(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && PASSING_CODES.test(code);
+}
+
 /** Writes of one flush and the callers waiting for them. */
 interface Batch {
   ops: Array<() => void>;
@@ -94,8 +111,15 @@ function tableCount(db: SqliteDatabase): number {
   return db.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table'").pluck().get() as number;
 }
 
-/** Creates the tables of a new file, or checks that an existing one is ours, upgrading an older version. */
-function prepareSchema(db: SqliteDatabase, file: string): boolean {
+/** Key of the settings row that says when the file was created (epoch ms, as text). */
+const CREATED_AT_SETTING = "created_at";
+
+/**
+ * Creates the tables of a new file, or checks that an existing one is ours, upgrading an older version. `createdAt`
+ * is written with the tables, in their transaction, when there was no file before: a crash cannot leave the tables
+ * without it.
+ */
+function prepareSchema(db: SqliteDatabase, file: string, createdAt: number | undefined): boolean {
   let version = db.pragma("user_version", { simple: true }) as number;
   if (version > 0 && version < STATE_SCHEMA_VERSION && STATE_UPGRADES[version] !== undefined) {
     db.transaction(() => {
@@ -114,9 +138,21 @@ function prepareSchema(db: SqliteDatabase, file: string): boolean {
   db.pragma("auto_vacuum = INCREMENTAL");
   db.transaction(() => {
     db.exec(STATE_SCHEMA);
+    if (createdAt !== undefined) {
+      db.prepare("INSERT INTO settings (key, value) VALUES (?, ?)").run(
+        CREATED_AT_SETTING,
+        String(createdAt),
+      );
+    }
     db.pragma(`user_version = ${STATE_SCHEMA_VERSION}`);
   })();
   return true;
+}
+
+function readCreatedAt(db: SqliteDatabase): number | undefined {
+  const value = db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(CREATED_AT_SETTING);
+  const at = typeof value === "string" ? Number(value) : Number.NaN;
+  return Number.isFinite(at) ? at : undefined;
 }
 
 /** What to do about a state database that cannot be used, said with every refusal. */
@@ -148,13 +184,16 @@ function checkWhole(db: SqliteDatabase, file: string): void {
 export function openStateDb(stateDir: string, options: StateDbOptions = {}): StateDb {
   const file = path.join(stateDir, STATE_DB_FILE);
   const Database = loadSqlite();
+  // An existing empty file is not new: it may be a state that was emptied, and gets no creation time.
   const createdFile = createPrivateFile(stateDir, file);
   const db = new Database(file);
   let created: boolean;
+  let createdAt: number | undefined;
   try {
     if (!createdFile) checkWhole(db, file);
     // Before switching to WAL: on a new file in WAL mode, setting auto_vacuum has no effect.
-    created = prepareSchema(db, file);
+    created = prepareSchema(db, file, createdFile ? Date.now() : undefined);
+    createdAt = readCreatedAt(db);
     db.pragma("journal_mode = WAL");
     // NORMAL, not FULL: in WAL mode a commit is then not fsynced, only checkpoints are. A crash of the process
     // loses nothing (the commit is in the -wal file, which the OS has); a power cut may lose the last moments.
@@ -181,10 +220,24 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
   let retryTimer: NodeJS.Timeout | undefined;
   let retryDelayMs = retryFirstMs;
   let closed = false;
+  // Counts give-ups; committed() tells its first caller after one that writes were lost (see there).
+  let giveUps = 0;
+  let giveUpsSeen = 0;
+  let lastLoss: unknown;
   const walSync = new WalSync(`${file}-wal`);
   const commit = db.transaction((batches: readonly Batch[]) => {
     for (const batch of batches) for (const op of batch.ops) op();
   });
+
+  const lose = (error: unknown) => {
+    giveUps++;
+    lastLoss = error;
+  };
+
+  const rejectAll = (batch: Batch, error: unknown) => {
+    for (const waiter of batch.waiters) waiter.reject(error);
+    batch.waiters = [];
+  };
 
   const settled = () => {
     for (const listener of flushListeners) listener();
@@ -197,7 +250,9 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
       writes += batch.ops.length;
       for (const waiter of batch.waiters) waiter.reject(error);
     }
-    if (writes > 0) options.onGiveUp?.(writes);
+    if (writes === 0) return;
+    lose(error);
+    options.onGiveUp?.(writes);
   };
 
   const scheduleRetry = () => {
@@ -211,48 +266,115 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
     retryDelayMs = Math.min(retryDelayMs * 2, retryMaxMs);
   };
 
+  const takeQueued = (): Batch => {
+    const batch: Batch = { ops: queued, waiters: commitWaiters };
+    queued = [];
+    commitWaiters = [];
+    return batch;
+  };
+
+  /** Gives up the oldest kept batches beyond RETRY_MAX_WRITES (the newest is always kept). */
+  const bound = (error: unknown) => {
+    let drop = 0;
+    while (keptOps > RETRY_MAX_WRITES && drop < kept.length - 1) keptOps -= kept[drop++]!.ops.length;
+    if (drop > 0) giveUp(kept.splice(0, drop), error);
+  };
+
   /**
    * While writes are kept, only the retry timer (and close) tries again: a commit per event-loop turn of everything
-   * kept would spin on a disk that stays full. New writes wait in the queue and join that try.
+   * kept would spin on a disk that stays full. New writes are kept too, each turn's as a batch of its own, so a write
+   * that fails for good takes only its turn's writes with it.
    */
   const flush = (): boolean => {
     if (scheduled !== undefined) {
       clearImmediate(scheduled);
       scheduled = undefined;
     }
-    if (kept.length > 0 && !closed) return false;
-    return commitNow();
+    if (kept.length === 0 || closed) return commitNow();
+    const batch = takeQueued();
+    if (batch.ops.length > 0 || batch.waiters.length > 0) {
+      kept.push(batch);
+      keptOps += batch.ops.length;
+      bound(new Error(`${file}: more than ${RETRY_MAX_WRITES} writes waiting for another try`));
+    }
+    return false;
   };
 
-  const commitNow = (): boolean => {
-    const batch: Batch = { ops: queued, waiters: commitWaiters };
-    queued = [];
-    commitWaiters = [];
-    if ((batch.ops.length === 0 && kept.length === 0) || closed) {
-      for (const waiter of batch.waiters) waiter.resolve();
-      return true;
-    }
-    const batches = kept.length === 0 ? [batch] : [...kept, batch];
+  /** The commit's error, or undefined when it committed. */
+  const tryCommit = (batches: readonly Batch[]): unknown => {
     try {
       // One transaction for everything one turn wrote: a commit per insert measured ~75 µs against ~9 µs per
       // insert in a shared transaction (WAL, synchronous NORMAL), a large share of a core at thousands a second.
       commit(batches);
+      return undefined;
     } catch (error) {
-      report.failed(error, file);
-      // Kept, in order, for the next try: a full disk that gets room again takes them without a restart.
-      kept = batches;
-      keptOps += batch.ops.length;
-      let drop = 0;
-      while (keptOps > RETRY_MAX_WRITES && drop < kept.length - 1) keptOps -= kept[drop++]!.ops.length;
-      if (drop > 0) giveUp(kept.splice(0, drop), error);
-      scheduleRetry();
-      return false;
+      return error ?? new Error("state write failed");
     }
+  };
+
+  /** Kept, in order, for the next try: a full disk that gets room again takes them without a restart. */
+  const keep = (batches: Batch[], error: unknown) => {
+    report.failed(error, file);
+    kept = batches;
+    keptOps = batches.reduce((sum, batch) => sum + batch.ops.length, 0);
+    bound(error);
+    scheduleRetry();
+  };
+
+  const nothingKept = () => {
     kept = [];
     keptOps = 0;
     retryDelayMs = retryFirstMs;
     if (retryTimer !== undefined) clearTimeout(retryTimer);
     retryTimer = undefined;
+  };
+
+  /**
+   * After a failure that another try would meet again: each batch in a transaction of its own, so the failing ones
+   * are given up and the others commit. A waiter of a batch after a given-up one was told "everything queued so far",
+   * which includes the lost writes: it is told they failed, and its requests stay unfinished in the journal, which
+   * hands them over again at the next start (the database drops the repeats by id).
+   */
+  const commitEach = (batches: Batch[]): boolean => {
+    let lost: unknown;
+    for (const [index, batch] of batches.entries()) {
+      const error = tryCommit([batch]);
+      if (error === undefined) {
+        report.succeeded();
+        if (lost === undefined) for (const waiter of batch.waiters) waiter.resolve();
+        else rejectAll(batch, lost);
+        continue;
+      }
+      if (mayPass(error)) {
+        if (lost !== undefined) for (const later of batches.slice(index)) rejectAll(later, lost);
+        keep(batches.slice(index), error);
+        return false;
+      }
+      // Said as an error line (onError): the gateway keeps running without these writes.
+      report.failed(error, file);
+      lost = error;
+      if (batch.ops.length > 0) lose(error);
+      rejectAll(batch, error);
+    }
+    nothingKept();
+    settled();
+    return lost === undefined;
+  };
+
+  const commitNow = (): boolean => {
+    const batch = takeQueued();
+    if ((batch.ops.length === 0 && kept.length === 0) || closed) {
+      for (const waiter of batch.waiters) waiter.resolve();
+      return true;
+    }
+    const batches = kept.length === 0 ? [batch] : [...kept, batch];
+    const error = tryCommit(batches);
+    if (error !== undefined) {
+      if (!mayPass(error)) return commitEach(batches);
+      keep(batches, error);
+      return false;
+    }
+    nothingKept();
     report.succeeded();
     for (const done of batches) for (const waiter of done.waiters) waiter.resolve();
     settled();
@@ -263,7 +385,7 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
     file,
     db,
     created,
-    createdFile,
+    createdAt,
     get retained() {
       return keptOps;
     },
@@ -275,7 +397,8 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
     flush,
     transact(op) {
       if (closed) return false;
-      if (!flush()) return false;
+      // Writes given up for good do not hold it back: only kept ones, which it would read a state without.
+      if (!flush() && kept.length > 0) return false;
       try {
         db.transaction(op)();
         report.succeeded();
@@ -288,6 +411,12 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
     reportError: (error) => report.failed(error, file),
     onFlush: (listener) => void flushListeners.push(listener),
     committed() {
+      // Writes given up since the previous call may have been queued before this one by this caller (the journal
+      // asks again for records whose writes were already queued): "all stored" would be a lie, so it is told no.
+      if (giveUps !== giveUpsSeen) {
+        giveUpsSeen = giveUps;
+        return Promise.reject(lastLoss);
+      }
       const commit =
         (queued.length === 0 && kept.length === 0) || closed
           ? Promise.resolve()

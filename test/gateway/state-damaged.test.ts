@@ -33,8 +33,8 @@ function gatewayDir(): { config: string; stateDir: string; db: string } {
   return { config, stateDir, db: path.join(stateDir, "state.sqlite") };
 }
 
-async function sendWakes(url: string, prefix: string): Promise<void> {
-  for (let i = 0; i < WAKES; i++) {
+async function sendWakes(url: string, prefix: string, count = WAKES): Promise<void> {
+  for (let i = 0; i < count; i++) {
     const response = await fetch(`${url}/hooks/wake`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
@@ -99,4 +99,23 @@ describe("a state database damaged while the gateway was down", () => {
     rmSync(`${db}-wal`);
     await expectRefused(config, stateDir, db, /lost its write-ahead log/);
   });
+
+  it.each([0, 1])(
+    "a file moved away starts fresh, and after %i wakes starts again: the old file's events are not asked of the new one",
+    async (wakes) => {
+      const { config, stateDir, db } = gatewayDir();
+      await servedAndStopped(config, stateDir);
+      renameSync(db, `${db}.old`);
+      rmSync(`${db}-wal`, { force: true });
+      rmSync(`${db}-shm`, { force: true });
+      const fresh = await startServe(["--config", config, "--state-dir", stateDir]);
+      await sendWakes(fresh.url, "fresh", wakes);
+      fresh.signal("SIGTERM");
+      expect((await fresh.exited).code).toBe(0);
+      const again = await startServe(["--config", config, "--state-dir", stateDir]);
+      await sendWakes(again.url, "again", 1);
+      again.signal("SIGTERM");
+      expect((await again.exited).code).toBe(0);
+    },
+  );
 });

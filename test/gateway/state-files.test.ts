@@ -134,6 +134,70 @@ describe("state database on a full disk", () => {
     await expect(stored).rejects.toThrow(/not committed before the gateway stopped/);
   });
 
+  it("gives up at once a write that fails the same way on every try, and commits the writes after it", async () => {
+    const codes: Array<string | undefined> = [];
+    const state = openStateDb(dir, {
+      onError: (error) => codes.push(error.code),
+      retryMs: { first: 5, max: 20 },
+    });
+    const store = createSessionStore(state, undefined);
+    const insertSetting = state.db.prepare("INSERT INTO settings (key, value) VALUES ('probe', 'x')");
+    state.write(() => insertSetting.run());
+    expect(state.flush()).toBe(true);
+    // The same key again: a constraint error, which no later try can get past.
+    store.enqueue(event("e1"));
+    state.write(() => insertSetting.run());
+    const lost = state.committed();
+    expect(state.flush()).toBe(false);
+    await expect(lost).rejects.toMatchObject({ code: "SQLITE_CONSTRAINT_PRIMARYKEY" });
+    expect(state.retained).toBe(0);
+    // The next caller may have queued the lost writes before it asked: it is told no, once.
+    await expect(state.committed()).rejects.toMatchObject({ code: "SQLITE_CONSTRAINT_PRIMARYKEY" });
+    store.enqueue(event("e2"));
+    const stored = state.committed();
+    expect(state.flush()).toBe(true);
+    await stored;
+    expect(codes).toEqual(["SQLITE_CONSTRAINT_PRIMARYKEY"]);
+    expect(store.pending().map((queued) => queued.eventId)).toEqual(["e2"]);
+    state.close();
+  });
+
+  it("gives up a write that fails for good among writes kept for a full disk; the others commit once there is room", async () => {
+    const state = openStateDb(dir, { onError: () => undefined, retryMs: { first: 5, max: 20 } });
+    const store = createSessionStore(state, undefined);
+    const insertSetting = state.db.prepare("INSERT INTO settings (key, value) VALUES ('probe', 'x')");
+    state.write(() => insertSetting.run());
+    store.enqueue(event("e1"));
+    state.flush();
+    const pages = state.db.pragma("page_count", { simple: true }) as number;
+    state.db.pragma(`max_page_count = ${pages}`);
+    /** What a caller of committed() is told: stored, or the code of the failure. */
+    const told = (commit: Promise<void>) =>
+      commit.then(
+        () => "stored",
+        (error: { code?: string }) => error.code,
+      );
+    store.enqueue(event("e2", "z".repeat(100_000)));
+    const full = told(state.committed());
+    expect(state.flush()).toBe(false);
+    state.write(() => insertSetting.run());
+    const bad = told(state.committed());
+    expect(state.flush()).toBe(false);
+    store.enqueue(event("e3"));
+    const after = told(state.committed());
+    expect(state.flush()).toBe(false);
+    state.db.pragma(`max_page_count = ${pages * 8}`);
+    // The last is committed, but its caller asked for everything queued before it, the lost write included.
+    expect(await Promise.all([full, bad, after])).toEqual([
+      "stored",
+      "SQLITE_CONSTRAINT_PRIMARYKEY",
+      "SQLITE_CONSTRAINT_PRIMARYKEY",
+    ]);
+    expect(state.retained).toBe(0);
+    expect(store.pending().map((queued) => queued.eventId)).toEqual(["e1", "e2", "e3"]);
+    state.close();
+  });
+
   it("is logged as an error line with the file and the code", () => {
     const lines: Array<{ message: string; fields: unknown }> = [];
     const report = logWriteError({ error: (message, fields) => lines.push({ message, fields }) });
