@@ -77,7 +77,7 @@ CREATE TABLE outbox (
 );
 CREATE INDEX outbox_at ON outbox (at);
 
--- Small values: the last route.
+-- Small values: the last route, when the file was created.
 CREATE TABLE settings (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -87,6 +87,8 @@ CREATE TABLE settings (
 /** Keys of the settings table. */
 export const SETTING = {
   lastRoute: "last_route",
+  /** When the file was created (epoch ms, as text); written with the tables, so a file from before it has none. */
+  createdAt: "created_at",
 } as const;
 
 /**
