@@ -1,9 +1,14 @@
-/** @module What one client address may hold of the gateway's connections: connections open, and requests still arriving (headers or body). */
+/** @module What one client address (an IPv6 /64) may hold of the gateway's connections: connections open, and requests still arriving (headers or body). */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Socket } from "node:net";
+import { isIPv6, type Socket } from "node:net";
 
 /** How long a refused connection may linger after its answer before it is cut. */
 const REFUSED_LINGER_MS = 1_000;
+/**
+ * How long a connection refused as it arrived may take to hand its answer to the kernel. It is cut as soon as it
+ * has, so it never keeps a slot of `maxConnections`; this only bounds a write that cannot leave.
+ */
+const REFUSED_FLUSH_MS = 100;
 /** Seconds a refused client is asked to wait: a slot frees as soon as one of its requests ends. */
 const RETRY_AFTER_SECONDS = 1;
 
@@ -40,7 +45,7 @@ export interface AddressCaps {
   connected(socket: Socket): boolean;
   /** On a request's headers: false when it was refused (answered 429, the connection closing). */
   requested(req: IncomingMessage, res: ServerResponse): boolean;
-  /** Addresses that hold something now (tests: the map is as large as what is open, not the history). */
+  /** Clients (an IPv4 address, an IPv6 /64) that hold something now (tests: the map is as large as what is open). */
   readonly addresses: number;
 }
 
@@ -56,15 +61,39 @@ interface ConnectionState {
   pending: boolean;
 }
 
-/** `::ffff:10.0.0.1` and `10.0.0.1` are one client. */
+/** `::ffff:10.0.0.1` and `10.0.0.1` are one peer (the form trusted proxies are matched in). */
 function normalizeAddress(address: string | undefined): string {
   if (address === undefined) return "unknown";
   return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
 }
 
+/**
+ * The client a peer address is counted as: an IPv6 address stands for its /64, which one subscriber or host
+ * holds whole. The plugin groups its own budgets the same way; a host may not import the plugin's internals,
+ * hence this copy.
+ */
+export function clientOf(address: string): string {
+  const bare = address.split("%")[0]!; // a zone (`fe80::1%eth0`) names the interface, not the client
+  if (!isIPv6(bare)) return address;
+  const groups = (part: string) => (part === "" ? [] : part.split(":"));
+  const cut = bare.indexOf("::");
+  const head = groups(cut === -1 ? bare : bare.slice(0, cut));
+  // A dotted IPv4 tail stands for the last two groups; only its width matters for the first four.
+  const tail = cut === -1 ? [] : groups(bare.slice(cut + 2));
+  const tailWidth = tail.reduce((width, group) => width + (group.includes(".") ? 2 : 1), 0);
+  const full =
+    cut === -1 ? head : [...head, ...Array<string>(8 - head.length - tailWidth).fill("0"), ...tail];
+  const prefix = full.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16));
+  return `${prefix.join(":")}::/64`;
+}
+
+/**
+ * Cut once the answer is flushed: a client that ignores the FIN would otherwise keep the connection, and a loop
+ * of such connections from one address would keep the server at `maxConnections`, refusing everyone at accept.
+ */
 function refuse(socket: Socket): void {
-  socket.end(REFUSAL);
-  setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+  socket.end(REFUSAL, () => socket.destroy());
+  setTimeout(() => socket.destroy(), REFUSED_FLUSH_MS).unref();
 }
 
 /**
@@ -85,8 +114,9 @@ export function createAddressCaps(options: AddressCapsOptions): AddressCaps {
 
   return {
     connected(socket) {
-      const address = normalizeAddress(socket.remoteAddress);
-      if (options.exempt?.(address)) return true;
+      const peer = normalizeAddress(socket.remoteAddress);
+      if (options.exempt?.(peer)) return true;
+      const address = clientOf(peer);
       let entry = held.get(address);
       if (entry === undefined) {
         entry = { connections: 0, pending: 0 };

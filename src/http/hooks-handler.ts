@@ -50,16 +50,28 @@ function writeResponse(req: IncomingMessage, res: ServerResponse, response: Pipe
  */
 export function createHooksHandler(pipeline: Pipeline): RouteHandler {
   return async (req, res) => {
-    const exchange = await pipeline(
-      {
-        method: req.method ?? "",
-        url: req.url ?? "/",
-        headers: req.headers,
-        remoteAddress: req.socket.remoteAddress,
-        body: req,
-      },
-      { respond: (response) => writeResponse(req, res, response) },
-    );
-    return exchange.claimed;
+    // The socket is watched as well as the response: a pipelined response queued behind another never closes.
+    const socket = req.socket;
+    const hangUp = new AbortController();
+    const hungUp = () => hangUp.abort();
+    res.once("close", hungUp);
+    socket.once("close", hungUp);
+    try {
+      const exchange = await pipeline(
+        {
+          method: req.method ?? "",
+          url: req.url ?? "/",
+          headers: req.headers,
+          remoteAddress: socket.remoteAddress,
+          body: req,
+          hungUp: hangUp.signal,
+        },
+        { respond: (response) => writeResponse(req, res, response) },
+      );
+      return exchange.claimed;
+    } finally {
+      res.off("close", hungUp);
+      socket.off("close", hungUp);
+    }
   };
 }

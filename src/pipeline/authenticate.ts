@@ -5,6 +5,7 @@ import { errorMessage, HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
 import type { Store } from "../store/store.js";
+import { findToken } from "../verify/token.js";
 import type { Verifier } from "../verify/verifier.js";
 import type { ClientAddressResolver } from "./client-address.js";
 
@@ -40,9 +41,15 @@ export interface Authenticated {
   viaQuery: boolean;
 }
 
-/** Judges a request's credentials; `refuseThrottled` is the check that may run before its body is read. */
+/** Judges a request's credentials; `acceptToken` and `refuseThrottled` are the checks that may run before its body is read. */
 export interface Authenticator {
   (input: AuthenticateInput): Promise<Authenticated>;
+  /**
+   * On a signed path that also takes the hook token: accepts a request carrying the correct one before its body
+   * is read, as any token path does, whatever failures its address has. Undefined when it carries none, or a
+   * wrong one: nothing is counted then, its signature (or its failure, once the body is read) decides.
+   */
+  acceptToken(input: AuthenticateInput): Promise<Authenticated | undefined>;
   /**
    * Throws the 429 an address over the limit gets, without counting a failure, reading the body or computing a
    * hash: what a signed path checks first. A store that cannot answer lets the request on (counting fails open).
@@ -109,15 +116,27 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
     throw throttledError(window.resetAt);
   };
 
+  const accepted = (input: AuthenticateInput, viaQuery: boolean): Authenticated => {
+    // A correct credential is always accepted and clears the address's failures; its answer does not wait for that.
+    deps.store.reset(keyOf(input)).catch(storeFailed("reset", input.requestId));
+    if (viaQuery) warnAboutQueryToken(input.requestId);
+    return { viaQuery };
+  };
+
+  const acceptToken = async (input: AuthenticateInput): Promise<Authenticated | undefined> => {
+    if (!input.verifier.acceptsToken) return undefined;
+    const { headers, query } = input;
+    if (findToken({ headers, query }).token === undefined) return undefined;
+    // Shown only the token's carriers, the verifier judges the token alone: no signature, no body.
+    const carriers = { authorization: headers.authorization, "x-service-token": headers["x-service-token"] };
+    const verdict = await input.verifier.verify({ headers: carriers, query, now: deps.clock.now() });
+    return verdict.ok ? accepted(input, verdict.viaQuery) : undefined;
+  };
+
   const authenticate = async (input: AuthenticateInput): Promise<Authenticated> => {
     const key = keyOf(input);
     const verdict = await input.verifier.verify({ ...input, now: deps.clock.now() });
-    if (verdict.ok) {
-      // A correct credential is always accepted and clears the address's failures; its answer does not wait for that.
-      deps.store.reset(key).catch(storeFailed("reset", input.requestId));
-      if (verdict.viaQuery) warnAboutQueryToken(input.requestId);
-      return { viaQuery: verdict.viaQuery };
-    }
+    if (verdict.ok) return accepted(input, verdict.viaQuery);
     // Why a signature was refused helps the operator fix a secret; the sender only learns that it was.
     if (input.verifier.needsBody) {
       deps.logger.warn(
@@ -143,5 +162,5 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
       input.verifier.acceptsToken ? { headers: { "WWW-Authenticate": 'Bearer realm="hooks"' } } : {},
     );
   };
-  return Object.assign(authenticate, { refuseThrottled });
+  return Object.assign(authenticate, { acceptToken, refuseThrottled });
 }

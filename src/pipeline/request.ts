@@ -12,6 +12,8 @@ export interface PipelineRequest {
   remoteAddress: string | undefined;
   /** The body bytes, not read yet: the pipeline reads them only once the request may succeed. */
   body: Readable;
+  /** Aborted when the caller's connection closes before its answer has left (a replay has none). */
+  hungUp?: AbortSignal | undefined;
 }
 
 export interface PipelineResponse {

@@ -12,17 +12,16 @@ import {
   urlWithoutCredentials,
 } from "../safety/credentials.js";
 import type { Verifiers } from "../verify/verifier.js";
-import type { Admission, Release } from "./admission.js";
+import type { Admission } from "./admission.js";
 import type { Authenticated, Authenticator } from "./authenticate.js";
 import type { ClientAddressResolver } from "./client-address.js";
-import { completionBody } from "./completion-body.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
 import { emitRequestEvent } from "./emit.js";
 import { handOff } from "./hand-off.js";
 import { admit, journalKeyFor, listAnswered } from "./journal-record.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
-import type { CapturedRequest, PipelineRequest, PipelineResponse, Responder } from "./request.js";
+import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
 import { requestIdFor } from "./request-id.js";
 import type { Resolution, ResolutionNotes, Resolver } from "./resolve.js";
 import {
@@ -34,6 +33,7 @@ import {
   replayedResponse,
 } from "./respond.js";
 import { checkMethod, hookName, notFound, type RequestTarget, splitTarget } from "./route.js";
+import { type Answer, awaitOutcome, readSigned } from "./within-budget.js";
 
 export interface PipelineDeps {
   basePath: string;
@@ -88,12 +88,6 @@ const NO_VIEW = Object.freeze({ headers: Object.freeze({}), query: Object.freeze
 
 export type Pipeline = (request: PipelineRequest, responder: Responder) => Promise<Exchange>;
 
-/** The answer a request gets, and what happens once it has left (the emit stage). */
-interface Answer {
-  response: PipelineResponse;
-  after?: () => void;
-}
-
 /**
  * Read top to bottom, this is the order of checks: cheap refusals first, no body read for a request that cannot
  * succeed. A replay runs this same function with its own ports (a journal that records nothing, a bus nobody
@@ -120,9 +114,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       remoteAddress: request.remoteAddress,
       requestId,
     };
-    // A token is judged before any byte of the body is read; a signature can only be judged on those bytes, so
-    // there a throttled address is refused first, without a byte read or a hash computed.
-    if (!verifier.needsBody) noteAuthenticated(progress, await deps.authenticate(credentials));
+    // A token is judged before any byte of the body is read, on a signed path that takes one too (a correct
+    // credential is never throttled); a signature can only be judged on those bytes, so there a throttled address
+    // is refused first, without a byte read or a hash computed.
+    const byToken = verifier.needsBody
+      ? await deps.authenticate.acceptToken(credentials)
+      : await deps.authenticate(credentials);
+    if (byToken) noteAuthenticated(progress, byToken);
     else await deps.authenticate.refuseThrottled(credentials);
     const route = deps.resolver.route(hook);
     if (!route) {
@@ -133,8 +131,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const maxBytes = deps.resolver.bodyLimit(route);
     checkDeclaredLength(request.headers, maxBytes);
     let raw: Buffer;
-    if (verifier.needsBody) {
-      raw = await readSigned(request, maxBytes, (rawBody) =>
+    if (byToken === undefined) {
+      raw = await readSigned(deps, client(request), request, maxBytes, (rawBody) =>
         deps.authenticate({ ...credentials, rawBody }).then((auth) => noteAuthenticated(progress, auth)),
       );
     } else {
@@ -211,68 +209,31 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const emit = () => handOff(handOffDeps, progress.journalKey.id, resolution.plans);
     const run = resolution.awaitRun;
     if (run === undefined || !deps.awaitCompletions) return { response, after: emit };
-    // Waiting callers hold connections for as long as a turn runs: beyond their bound a caller gets the admission
-    // answer at once, and its turn runs all the same.
-    const leave = deps.admission.enterWait(deps.clientAddress(request.remoteAddress, request.headers));
-    if (leave === undefined) return { response, after: emit };
-    try {
-      return await awaitOutcome(resolution, run.runId, emit, progress);
-    } finally {
-      leave();
-    }
+    const answer = await awaitOutcome(deps, {
+      client: client(request),
+      admission: response,
+      resolution,
+      runId: run.runId,
+      requestId,
+      extra: progress.extra,
+      emit: () => {
+        // A failing listener still leaves the caller an answer.
+        try {
+          emit();
+        } catch (error) {
+          logFailure(deps.logger, toHookError(error), exchange, "emitting the events failed");
+        }
+      },
+      admitted: () => {
+        progress.admittedAt = performance.now();
+      },
+      hungUp: request.hungUp,
+    });
+    exchange.status = answer.response.status;
+    return answer;
   }
 
-  /** `waitForCompletion`: the turn is emitted, and the answer is its outcome. */
-  async function awaitOutcome(
-    resolution: Resolution,
-    runId: string,
-    emit: () => void,
-    progress: Progress,
-  ): Promise<Answer> {
-    const { exchange } = progress;
-    // The turn is emitted first and the answer waits for its outcome. Admission already
-    // happened (journaled, delivery id remembered with the admission answer), so a caller that disconnects
-    // meanwhile cancels nothing, and a failing listener still leaves the caller an answer.
-    const completion = deps.tracker.completion(runId);
-    try {
-      emit();
-    } catch (error) {
-      logFailure(deps.logger, toHookError(error), exchange, "emitting the events failed");
-    }
-    progress.admittedAt = performance.now();
-    const outcome = await completion;
-    exchange.status = 200;
-    const answer = completionBody(resolution, outcome, deps.exposeReplies);
-    return { response: jsonResponse(200, answer, exchange.requestId, progress.extra) };
-  }
-
-  /**
-   * A signed path's body, verified: room for it is reserved among the unverified bodies before a byte is read (its
-   * declared length, or the limit when it declares none), it gets the shorter deadline, and the room is given back
-   * once its signature was judged.
-   */
-  async function readSigned(
-    request: PipelineRequest,
-    maxBytes: number,
-    verify: (raw: Buffer) => Promise<void>,
-  ): Promise<Buffer> {
-    const declared = Number(request.headers["content-length"]);
-    const bytes = Number.isSafeInteger(declared) && declared >= 0 ? declared : maxBytes;
-    const release: Release = deps.admission.reserveUnverified(
-      deps.clientAddress(request.remoteAddress, request.headers),
-      bytes,
-    );
-    try {
-      const raw = await readLimitedBody(request.body, {
-        maxBytes,
-        timeoutMs: Math.min(deps.unverifiedBodyTimeoutMs, deps.bodyTimeoutMs),
-      });
-      await verify(raw);
-      return raw;
-    } finally {
-      release();
-    }
-  }
+  const client = (request: PipelineRequest) => deps.clientAddress(request.remoteAddress, request.headers);
 
   /** `hooks serve --capture` also records authenticated requests no mapping claims yet: a new sender's first payload. */
   async function captureUnclaimed(

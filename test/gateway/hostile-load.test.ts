@@ -14,7 +14,7 @@ import {
   startServeProcess,
 } from "../helpers/cli.js";
 import { procStatusKb } from "../helpers/proc-status.js";
-import { AUTH, baseConfig, serveArgs, writeConfig } from "./support.js";
+import { AUTH, baseConfig, readRecord, serveArgs, writeConfig } from "./support.js";
 
 const sockets: net.Socket[] = [];
 afterEach(async () => {
@@ -116,6 +116,56 @@ describe("slow headers from one address", () => {
   }, 20_000);
 });
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("connections refused as they arrive", () => {
+  it("hold no slot: a loop of connections from one address that never reads nor closes leaves /wake from another answered", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig({ server: { maxConnections: 24, maxConnectionsPerAddress: 4, maxPendingPerAddress: 4 } }),
+    );
+    // A process of its own, so the loop below does not share the gateway's event loop.
+    const gateway = await startServeProcess(["--config", config, "--state-dir", path.join(dir, "state")]);
+    const { hostname, port } = new URL(gateway.url);
+    let flooding = true;
+    let opened = 0;
+    const flood = (async () => {
+      while (flooding) {
+        for (let i = 0; i < 20; i++) {
+          // Never reads, and ignores the server's FIN: only the server can free the connection. Each is dropped
+          // after longer than a refused connection used to linger.
+          const socket = net.connect({
+            host: hostname,
+            port: Number(port),
+            localAddress: ATTACKER,
+            allowHalfOpen: true,
+          });
+          socket.pause();
+          socket.on("error", () => undefined);
+          sockets.push(socket);
+          setTimeout(() => socket.destroy(), 1_500);
+          opened++;
+        }
+        await sleep(10);
+      }
+    })();
+    try {
+      await sleep(500);
+      for (let i = 0; i < 20; i++) {
+        const answer = await post(`${gateway.url}/hooks/wake`, WAKE, AUTH, OTHER);
+        expect(answer.status).toBe(200);
+        await sleep(50);
+      }
+    } finally {
+      flooding = false;
+      await flood;
+    }
+    // The loop did run at a rate that would have filled the server many times over.
+    expect(opened).toBeGreaterThan(500);
+  }, 30_000);
+});
+
 /** The server process's memory, from /proc (MiB). */
 function memoryOf(pid: number): { rss: number; peak: number } {
   return { rss: procStatusKb(pid, "VmRSS") / 1024, peak: procStatusKb(pid, "VmHWM") / 1024 };
@@ -196,6 +246,44 @@ describe("unverified bodies on a signed path", () => {
     expect(throttled.received()).toMatch(/^HTTP\/1\.1 429 [\s\S]*"code":"AUTH_THROTTLED"/);
   }, 30_000);
 
+  it("do not stand between a throttled address and its correct token, where the path takes the token too", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
+          authFailures: { limit: 2, windowSeconds: 60 },
+          mappings: [
+            {
+              match: { path: "github" },
+              action: "wake",
+              textTemplate: "push",
+              verify: { scheme: "github", secret: "hostile-load-secret" },
+            },
+          ],
+        },
+      ),
+    );
+    const gateway = await startServe(["--config", config, "--state-dir", path.join(dir, "state")]);
+    const url = `${gateway.url}/hooks/github`;
+    const body = JSON.stringify({ zen: "x" });
+    const forged = { "x-hub-signature-256": `sha256=${"1".repeat(64)}` };
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await post(url, body, forged, OTHER)).status);
+    expect(statuses).toEqual([401, 401, 429, 429]);
+    // The correct token, by either header it may come in, with or without a signature beside it.
+    expect((await post(url, body, AUTH, OTHER)).status).toBe(200);
+    for (let i = 0; i < 3; i++) await post(url, body, forged, OTHER);
+    expect((await post(url, body, { ...AUTH, ...forged }, OTHER)).status).toBe(200);
+    for (let i = 0; i < 3; i++) await post(url, body, forged, OTHER);
+    expect((await post(url, body, { "x-service-token": AUTH.authorization.slice(7) }, OTHER)).status).toBe(
+      200,
+    );
+    // It cleared the address's failures; a wrong token is still a failure, counted as one.
+    expect((await post(url, body, { authorization: "Bearer wrong" }, OTHER)).status).toBe(401);
+  }, 20_000);
+
   it("get a shorter deadline than bodies whose token was checked first", async () => {
     const dir = makeTempDir();
     const config = writeConfig(
@@ -227,6 +315,12 @@ describe("unverified bodies on a signed path", () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   }, 20_000);
 });
+
+/** Agent turns emitted so far, in the gateway's event record (`serveArgs`). */
+function turnsStarted(dir: string): number {
+  return readRecord(path.join(dir, "events.jsonl")).filter((line) => line.event === "session:agent-turn")
+    .length;
+}
 
 /** A stand-in agent that holds its turn until a file "go" appears in its working directory. */
 const HOLDING_AGENT = `
@@ -260,11 +354,18 @@ describe("callers waiting for their turn", () => {
     const three = new Promise<void>((resolve) => {
       threeAnswered = resolve;
     });
-    const pending = [ATTACKER, ATTACKER, ATTACKER, ATTACKER, OTHER, "127.0.0.3"].map((from) =>
+    const send = (from: string) =>
       waitFor(from).then((answer) => {
         if (answers.push({ from, answer }) === 3) threeAnswered();
-      }),
-    );
+      });
+    // The bounds are counted in arrival order: each of the first five is in (waiting, or answered and its turn
+    // emitted, which a turn in the record shows either way) before the next is sent.
+    const pending: Array<Promise<void>> = [];
+    for (const [i, from] of [ATTACKER, ATTACKER, ATTACKER, ATTACKER, OTHER].entries()) {
+      pending.push(send(from));
+      await pollFor(() => (turnsStarted(dir) === i + 1 ? true : undefined), `turn ${i + 1} emitted`);
+    }
+    pending.push(send("127.0.0.3"));
     // Two of the first address's four wait, one of OTHER's, none of the third's: three answered at admission.
     await three;
     const admitted = [...answers];
@@ -292,5 +393,48 @@ describe("callers waiting for their turn", () => {
         .split("\n")
         .filter((line) => line.includes('"session:agent-turn-finished"')).length;
     await pollFor(() => (finished() === 6 ? true : undefined), "six finished turns");
+  }, 30_000);
+
+  it("that hang up give their place back at once, not when their turn ends", async () => {
+    const dir = makeTempDir();
+    writeFileSync(path.join(dir, "agent.mjs"), HOLDING_AGENT);
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        { runner: { kind: "command", command: process.execPath, args: ["agent.mjs"] } },
+        { admission: { waitersPerAddress: 2, waiters: 2 } },
+      ),
+    );
+    const gateway: Serve = await startServe(serveArgs(dir, config).args, { cwd: dir });
+    const hold = JSON.stringify({ message: "hold", waitForCompletion: true, timeoutSeconds: 30 });
+    const waitFor = (localAddress: string) => post(`${gateway.url}/hooks/agent`, hold, AUTH, localAddress);
+    // Two callers from one address take every place, then hang up while their turns still run.
+    const callers = [];
+    for (let i = 0; i < 2; i++) {
+      const caller = await open(gateway.url, ATTACKER);
+      caller.socket.write(
+        `POST /hooks/agent HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(hold)}\r\n\r\n${hold}`,
+      );
+      await pollFor(() => (turnsStarted(dir) === i + 1 ? true : undefined), `turn ${i + 1} emitted`);
+      callers.push(caller);
+    }
+    const meanwhile = await waitFor(OTHER);
+    expect(meanwhile.status).toBe(202);
+    for (const caller of callers) caller.socket.destroy();
+    await Promise.all(callers.map((caller) => caller.closed));
+    // A request through the gateway's event loop: by its answer, the hang-ups were seen.
+    expect((await post(`${gateway.url}/hooks/wake`, WAKE, AUTH, "127.0.0.4")).status).toBe(200);
+
+    const waiting = waitFor(OTHER);
+    await pollFor(() => (turnsStarted(dir) === 4 ? true : undefined), "the fourth turn emitted");
+    writeFileSync(path.join(dir, "go"), "");
+    const answer = await waiting;
+    expect([answer.status, answer.body.status]).toEqual([200, "ok"]);
+    // Their callers gone, the first two turns ran to their end all the same.
+    const finished = () =>
+      readRecord(path.join(dir, "events.jsonl")).filter(
+        (line) => line.event === "session:agent-turn-finished",
+      ).length;
+    await pollFor(() => (finished() === 4 ? true : undefined), "four finished turns");
   }, 30_000);
 });

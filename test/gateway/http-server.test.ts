@@ -1,7 +1,8 @@
-/** @module The gateway's HTTP server over real loopback sockets: slow headers are cut, connections are capped. */
-import { once } from "node:events";
+/** @module The gateway's HTTP server over real loopback sockets: slow headers are cut, connections are capped (per client: an IPv6 /64 is one). */
+import { EventEmitter, once } from "node:events";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { createAddressCaps } from "../../src/gateway/address-caps.js";
 import { type GatewayServer, listenGatewayServer } from "../../src/gateway/http-server.js";
 
 let server: GatewayServer | undefined;
@@ -76,4 +77,36 @@ describe("gateway HTTP server", () => {
       expect(client.received()).toMatch(/\r\n\r\nok$/);
     }
   }, 10_000);
+});
+
+describe("per-address connection caps", () => {
+  /** A peer from an address this machine cannot bind: only what the caps look at. */
+  function peer(remoteAddress: string) {
+    const socket = Object.assign(new EventEmitter(), {
+      remoteAddress,
+      ended: false,
+      end(_data: string, done?: () => void) {
+        socket.ended = true;
+        done?.();
+      },
+      destroy() {
+        socket.emit("close");
+      },
+    });
+    return socket;
+  }
+
+  it("count every address of one IPv6 /64 as one client, and each IPv4 address apart", () => {
+    const caps = createAddressCaps({ maxConnectionsPerAddress: 2, maxPendingPerAddress: 2 });
+    const connect = (address: string) => caps.connected(peer(address) as unknown as net.Socket);
+    expect(connect("2001:db8:1:2::1")).toBe(true);
+    expect(connect("2001:db8:1:2::2")).toBe(true);
+    expect(connect("2001:db8:1:2:ffff::3")).toBe(false);
+    expect(connect("2001:db8:1:3::1")).toBe(true);
+    expect(connect("10.0.0.1")).toBe(true);
+    expect(connect("10.0.0.2")).toBe(true);
+    expect(connect("::ffff:10.0.0.1")).toBe(true);
+    expect(connect("10.0.0.1")).toBe(false);
+    expect(caps.addresses).toBe(4);
+  });
 });

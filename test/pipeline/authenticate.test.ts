@@ -5,6 +5,7 @@ import { NO_METRICS } from "../../src/metrics/metrics.js";
 import { createAuthenticator } from "../../src/pipeline/authenticate.js";
 import { createClientAddressResolver } from "../../src/pipeline/client-address.js";
 import { MemoryStore } from "../../src/store/memory.js";
+import { createSignatureVerifier } from "../../src/verify/signature-verifier.js";
 import { createTokenVerifier } from "../../src/verify/token.js";
 
 const TOKEN = "timing-test-token-0123456789abcdef";
@@ -112,6 +113,57 @@ describe("authentication: failure window, throttling and the query token (time-d
     await expect(authenticate(attempt({ authorization: `Basic ${basic}` }))).rejects.toThrow(
       /Basic credentials are not accepted; send the hook token as Authorization: Bearer/,
     );
+  });
+});
+
+describe("a signed path that takes the token too: the token is judged before the body", () => {
+  const signedPath = (tokenAlso: boolean) =>
+    createSignatureVerifier(
+      { settings: { scheme: "github", secrets: ["gh-secret"], toleranceSeconds: 300 }, tokenAlso },
+      TOKEN,
+    );
+  const signedAttempt = (tokenAlso: boolean, headers: Record<string, string>) => ({
+    ...attempt(headers),
+    verifier: signedPath(tokenAlso),
+  });
+  const badSignature = { "x-hub-signature-256": `sha256=${"0".repeat(64)}` };
+
+  it("accepts the correct token from an address over the failure limit, and clears its failures", async () => {
+    const time = clock();
+    const authenticate = authenticator(time, 1, 60_000);
+    const wrong = () =>
+      statusOf(authenticate({ ...signedAttempt(true, badSignature), rawBody: Buffer.from("{}") }));
+    expect([await wrong(), await wrong()]).toEqual([401, 429]);
+    await expect(authenticate.refuseThrottled(signedAttempt(true, {}))).rejects.toThrow(/Too many failed/);
+    expect(
+      await authenticate.acceptToken(
+        signedAttempt(true, { authorization: `Bearer ${TOKEN}`, ...badSignature }),
+      ),
+    ).toEqual({ viaQuery: false });
+    expect(await authenticate.acceptToken(signedAttempt(true, { "x-service-token": TOKEN }))).toEqual({
+      viaQuery: false,
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(authenticate.refuseThrottled(signedAttempt(true, {}))).resolves.toBeUndefined();
+  });
+
+  it("leaves the verdict to the body when the token is wrong or absent, counting nothing", async () => {
+    const time = clock();
+    const authenticate = authenticator(time, 1, 60_000);
+    for (let i = 0; i < 3; i++) {
+      expect(
+        await authenticate.acceptToken(signedAttempt(true, { authorization: "Bearer nope" })),
+      ).toBeUndefined();
+    }
+    expect(await authenticate.acceptToken(signedAttempt(true, badSignature))).toBeUndefined();
+    await expect(authenticate.refuseThrottled(signedAttempt(true, {}))).resolves.toBeUndefined();
+  });
+
+  it("does not take the token on a path that accepts only signatures", async () => {
+    const authenticate = authenticator(clock(), 1, 60_000);
+    expect(
+      await authenticate.acceptToken(signedAttempt(false, { authorization: `Bearer ${TOKEN}` })),
+    ).toBeUndefined();
   });
 });
 
