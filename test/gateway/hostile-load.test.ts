@@ -16,6 +16,14 @@ import {
 import { procStatusKb } from "../helpers/proc-status.js";
 import { AUTH, baseConfig, readRecord, serveArgs, writeConfig } from "./support.js";
 
+/** A signed path (GitHub's scheme) that also takes the hook token, as every signed path does by default. */
+const SIGNED_GITHUB = {
+  match: { path: "github" },
+  action: "wake",
+  textTemplate: "push",
+  verify: { scheme: "github", secret: "hostile-load-secret" },
+};
+
 const sockets: net.Socket[] = [];
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
@@ -181,16 +189,7 @@ describe("unverified bodies on a signed path", () => {
         {
           authFailures: { limit: 3, windowSeconds: 60 },
           admission: { unverifiedBytesPerAddress: 8 * 1024 * 1024, unverifiedBytes: 16 * 1024 * 1024 },
-          mappings: [
-            {
-              id: "gh",
-              match: { path: "github" },
-              action: "wake",
-              textTemplate: "push",
-              maxBodyBytes: 32 * 1024 * 1024,
-              verify: { scheme: "github", secret: "hostile-load-secret" },
-            },
-          ],
+          mappings: [{ ...SIGNED_GITHUB, id: "gh", maxBodyBytes: 32 * 1024 * 1024 }],
         },
       ),
     );
@@ -254,14 +253,7 @@ describe("unverified bodies on a signed path", () => {
         {},
         {
           authFailures: { limit: 2, windowSeconds: 60 },
-          mappings: [
-            {
-              match: { path: "github" },
-              action: "wake",
-              textTemplate: "push",
-              verify: { scheme: "github", secret: "hostile-load-secret" },
-            },
-          ],
+          mappings: [SIGNED_GITHUB],
         },
       ),
     );
@@ -293,14 +285,7 @@ describe("unverified bodies on a signed path", () => {
         {
           bodyTimeoutMs: 20_000,
           admission: { unverifiedBodyTimeoutMs: 300 },
-          mappings: [
-            {
-              match: { path: "github" },
-              action: "wake",
-              textTemplate: "push",
-              verify: { scheme: "github", secret: "hostile-load-secret" },
-            },
-          ],
+          mappings: [SIGNED_GITHUB],
         },
       ),
     );
