@@ -315,18 +315,24 @@ while (!existsSync("go")) await new Promise((resolve) => setTimeout(resolve, 20)
 process.stdout.write("released\\n");
 `;
 
+/** A gateway whose agent turns hold until released, with the given bounds on waiting callers. */
+async function startHolding(admission: { waitersPerAddress: number; waiters: number }) {
+  const dir = makeTempDir();
+  writeFileSync(path.join(dir, "agent.mjs"), HOLDING_AGENT);
+  const config = writeConfig(
+    dir,
+    baseConfig(
+      { runner: { kind: "command", command: process.execPath, args: ["agent.mjs"] } },
+      { admission },
+    ),
+  );
+  const gateway: Serve = await startServe(serveArgs(dir, config).args, { cwd: dir });
+  return { dir, gateway };
+}
+
 describe("callers waiting for their turn", () => {
   it("are bounded per address and in all; the excess gets the admission answer and its turn still runs", async () => {
-    const dir = makeTempDir();
-    writeFileSync(path.join(dir, "agent.mjs"), HOLDING_AGENT);
-    const config = writeConfig(
-      dir,
-      baseConfig(
-        { runner: { kind: "command", command: process.execPath, args: ["agent.mjs"] } },
-        { admission: { waitersPerAddress: 2, waiters: 3 } },
-      ),
-    );
-    const gateway: Serve = await startServe(serveArgs(dir, config).args, { cwd: dir });
+    const { dir, gateway } = await startHolding({ waitersPerAddress: 2, waiters: 3 });
     const waitFor = (localAddress: string) =>
       post(
         `${gateway.url}/hooks/agent`,
@@ -381,16 +387,7 @@ describe("callers waiting for their turn", () => {
   }, 30_000);
 
   it("that hang up give their place back at once, not when their turn ends", async () => {
-    const dir = makeTempDir();
-    writeFileSync(path.join(dir, "agent.mjs"), HOLDING_AGENT);
-    const config = writeConfig(
-      dir,
-      baseConfig(
-        { runner: { kind: "command", command: process.execPath, args: ["agent.mjs"] } },
-        { admission: { waitersPerAddress: 2, waiters: 2 } },
-      ),
-    );
-    const gateway: Serve = await startServe(serveArgs(dir, config).args, { cwd: dir });
+    const { dir, gateway } = await startHolding({ waitersPerAddress: 2, waiters: 2 });
     const hold = JSON.stringify({ message: "hold", waitForCompletion: true, timeoutSeconds: 30 });
     const waitFor = (localAddress: string) => post(`${gateway.url}/hooks/agent`, hold, AUTH, localAddress);
     // Two callers from one address take every place, then hang up while their turns still run.
