@@ -54,6 +54,7 @@ export type {
 } from "./metrics/metrics.js";
 export type { HooksPluginOptions } from "./options.js";
 export type { AuthThrottle } from "./pipeline/auth-throttle.js";
+export { clientGroup } from "./pipeline/client-address.js";
 export type { CapturedRequest } from "./pipeline/request.js";
 export type { HooksStatus, MappingSummary } from "./status.js";
 export type {

@@ -1,6 +1,7 @@
 /** @module What one client address (an IPv6 /64) may hold of the gateway's connections: connections open, and requests still arriving (headers or body). */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isIPv6, type Socket } from "node:net";
+import type { Socket } from "node:net";
+import { clientGroup } from "../index.js";
 
 /** How long a refused connection may linger after its answer before it is cut. */
 const REFUSED_LINGER_MS = 1_000;
@@ -68,26 +69,6 @@ function normalizeAddress(address: string | undefined): string {
 }
 
 /**
- * The client a peer address is counted as: an IPv6 address stands for its /64, which one subscriber or host
- * holds whole. The plugin groups its own budgets the same way; a host may not import the plugin's internals,
- * hence this copy.
- */
-export function clientOf(address: string): string {
-  const bare = address.split("%")[0]!; // a zone (`fe80::1%eth0`) names the interface, not the client
-  if (!isIPv6(bare)) return address;
-  const groups = (part: string) => (part === "" ? [] : part.split(":"));
-  const cut = bare.indexOf("::");
-  const head = groups(cut === -1 ? bare : bare.slice(0, cut));
-  // A dotted IPv4 tail stands for the last two groups; only its width matters for the first four.
-  const tail = cut === -1 ? [] : groups(bare.slice(cut + 2));
-  const tailWidth = tail.reduce((width, group) => width + (group.includes(".") ? 2 : 1), 0);
-  const full =
-    cut === -1 ? head : [...head, ...Array<string>(8 - head.length - tailWidth).fill("0"), ...tail];
-  const prefix = full.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16));
-  return `${prefix.join(":")}::/64`;
-}
-
-/**
  * Cut once the answer is flushed: a client that ignores the FIN would otherwise keep the connection, and a loop
  * of such connections from one address would keep the server at `maxConnections`, refusing everyone at accept.
  */
@@ -116,7 +97,8 @@ export function createAddressCaps(options: AddressCapsOptions): AddressCaps {
     connected(socket) {
       const peer = normalizeAddress(socket.remoteAddress);
       if (options.exempt?.(peer)) return true;
-      const address = clientOf(peer);
+      // IPv6 counted by its /64, as the plugin counts its own budgets.
+      const address = clientGroup(peer);
       let entry = held.get(address);
       if (entry === undefined) {
         entry = { connections: 0, pending: 0 };
