@@ -1,4 +1,4 @@
-/** @module The README's "make the demo your own" steps, followed as written, leave check, replay and the fixture tests working. */
+/** @module The "make the demo your own" steps of docs/gateway.md, followed as written, leave check, replay and the fixture tests working. */
 import { copyFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import JSON5 from "json5";
@@ -18,7 +18,7 @@ const SENDER_SECRETS = {
   TWILIO_AUTH_TOKEN: "try-it-twilio-auth-token",
 };
 
-/** A directory where the demo was copied to ./gateway.json5 with its transforms and a deploy mapping, as the README says. */
+/** A directory where the demo was copied to ./gateway.json5 with its transforms and a deploy mapping, as docs/gateway.md says. */
 function ownCopyOfTheDemo(): string {
   const dir = makeTempDir();
   copyFileSync(DEMO, path.join(dir, "gateway.json5"));
@@ -33,7 +33,7 @@ function ownCopyOfTheDemo(): string {
   return dir;
 }
 
-describe("making the demo your own, as the README says", () => {
+describe("making the demo your own, as docs/gateway.md says", () => {
   it("hooks check passes once HOOKS_TOKEN and the senders' secrets are exported, and says how to set them when they are not", async () => {
     const cwd = ownCopyOfTheDemo();
     const ok = await runCli(["check"], {
