@@ -4,6 +4,7 @@ import pino, { type DestinationStream } from "pino";
 import pinoPretty from "pino-pretty";
 import type { HostLogger } from "../host/contract.js";
 import { createLogFileDestination, type LogFileOptions } from "./log-file.js";
+import { processLogOutput } from "./process-log-output.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFormat = "text" | "json";
@@ -35,21 +36,6 @@ export interface LoggerOptions {
   /** Also write the JSON lines to this file, rotated by size (whatever the output's format). */
   file?: LogFileOptions;
 }
-
-/**
- * Process output is written in chunks of at least this many bytes (or after FLUSH_AFTER_MS): one syscall for many
- * lines under load, instead of one per line.
- */
-const MIN_CHUNK_BYTES = 2048;
-/**
- * And at most this many (Linux's PIPE_BUF): a write that size reaches a pipe whole, so lines written meanwhile by
- * someone else on the same stdout (the banner, a transform's console.log) never land inside a chunk.
- */
-const MAX_CHUNK_BYTES = 4096;
-/** How long a line may wait in the buffer when little is being logged. */
-const FLUSH_AFTER_MS = 100;
-/** Lines beyond this much unwritten output (a stalled or broken stdout) are dropped rather than held in memory. */
-const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
 /** The keys every line leads with; a field of the same name must not replace them when the line is read. */
 const RESERVED_KEYS = ["time", "level", "msg"] as const;
@@ -107,82 +93,16 @@ function readableDestination(out: NodeJS.WritableStream & { isTTY?: boolean }): 
   return { write: (line: string) => void out.write(prettify(line)) };
 }
 
-interface BufferedDestination {
-  stream: DestinationStream;
-  flush(): Promise<void>;
-}
-
-/** stdout or stderr through sonic-boom, asynchronous and buffered; pino flushes it when the process exits. */
-function bufferedProcessDestination(fd: number): BufferedDestination {
-  const boom = pino.destination({
-    dest: fd,
-    sync: false,
-    minLength: MIN_CHUNK_BYTES,
-    maxWrite: MAX_CHUNK_BYTES,
-    maxLength: MAX_BUFFERED_BYTES,
-  });
-  let reported = false;
-  // pino already silences EPIPE (the reader went away); anything else is said once on stderr, and logging goes
-  // on: an unwritable log must not take the gateway down.
-  boom.on("error", (error: NodeJS.ErrnoException) => {
-    if (reported) return;
-    reported = true;
-    process.stderr.write(`hooks: cannot write the log to fd ${fd} (${error.code ?? error.message})\n`);
-  });
-  let timer: NodeJS.Timeout | undefined;
-  const flushSoon = () => {
-    timer = undefined;
-    try {
-      boom.flush();
-    } catch {
-      // Ended by pino at exit: nothing is left to write.
-    }
-  };
-  return {
-    stream: {
-      write(line: string) {
-        try {
-          boom.write(line);
-        } catch {
-          // Ended by pino at exit (`beforeExit`); a line logged after that is dropped, never thrown at its caller.
-          return;
-        }
-        // A quiet gateway never fills a chunk; its lines still appear within FLUSH_AFTER_MS.
-        if (timer === undefined) {
-          timer = setTimeout(flushSoon, FLUSH_AFTER_MS);
-          timer.unref();
-        }
-      },
-    },
-    flush: () =>
-      new Promise<void>((resolve) => {
-        if (timer !== undefined) clearTimeout(timer);
-        timer = undefined;
-        // The callback runs once a write in flight has landed; what is left then goes out synchronously, in order.
-        boom.flush(() => {
-          try {
-            boom.flushSync();
-          } catch {
-            // Destroyed at exit, or the fd failed: the error listener has said so.
-          }
-          resolve();
-        });
-      }),
-  };
-}
-
 export function createGatewayLogger(options: LoggerOptions = {}): GatewayLogger {
   const out = options.out ?? process.stdout;
   const format = options.format ?? (out.isTTY ? "text" : "json");
   const processFd = out === process.stdout ? 1 : out === process.stderr ? 2 : undefined;
   const buffered =
-    format === "json" && processFd !== undefined && !out.isTTY
-      ? bufferedProcessDestination(processFd)
-      : undefined;
+    format === "json" && processFd !== undefined && !out.isTTY ? processLogOutput(processFd) : undefined;
   const output: DestinationStream =
     format === "text"
       ? readableDestination(out)
-      : (buffered?.stream ?? { write: (line: string) => void out.write(line) });
+      : (buffered ?? { write: (line: string) => void out.write(line) });
   const file = options.file ? createLogFileDestination(options.file) : undefined;
   // The file gets the very line the output gets (same fields, same guard on reserved keys), always as JSON.
   const destination: DestinationStream = file

@@ -161,6 +161,36 @@ describe("logger on process stdout", () => {
     expect(records.map((record) => record.i)).toEqual(Array.from({ length: 500 }, (_, i) => i));
   });
 
+  it("keeps serving while nobody reads its stdout, and writes every line in order once someone does", async () => {
+    const loggerUrl = new URL(`file://${path.join(REPO_ROOT, "dist/gateway/logger.js")}`).href;
+    const script = `import { createGatewayLogger } from ${JSON.stringify(loggerUrl)};
+const logger = createGatewayLogger();
+for (let i = 0; i < 30000; i++) logger.info("stalled", { i, pad: "x".repeat(40) });
+setTimeout(() => process.stderr.write("alive\\n"), 10);`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    // Nobody reads stdout until the child showed its event loop still turns with ~2 MB of lines unwritten.
+    child.stdout.pause();
+    await new Promise<void>((resolve) => {
+      child.stderr.on("data", (chunk: Buffer) => {
+        if (chunk.toString().includes("alive")) resolve();
+      });
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stdout.resume();
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(code).toBe(0);
+    const ids = stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line).i);
+    expect(ids).toEqual(Array.from({ length: 30000 }, (_, i) => i));
+  });
+
   it("buffers a burst into few writes, shows a lone line soon, and flush() writes out what is pending", async () => {
     const run = await runWithPipedStdout(`
 for (let i = 0; i < 2000; i++) logger.info("burst", { i });
