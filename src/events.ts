@@ -1,4 +1,4 @@
-/** @module The bus contract: every event the plugin emits or listens to, one map, one bus type (SPEC §9). */
+/** @module The bus contract: every event the plugin emits or listens to, one map, one bus type. */
 import type { EventEmitter } from "eventemitter3";
 import * as v from "valibot";
 import { ThinkingSchema, WakeModeSchema } from "./vocabulary.js";

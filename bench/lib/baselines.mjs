@@ -1,21 +1,21 @@
 /**
  * @module The two baselines every throughput scenario is read against, measured in the same rounds as the sides
- * under test (`runRounds`), and SPEC §19's targets.
+ * under test (`runRounds`), and the lean-core targets.
  *
  * - bare: bench/baseline-server.mjs, a node:http server that reads the body, checks the bearer token in constant
  *   time, parses the JSON and answers: the least any intake must do.
  * - durable: the same server with BENCH_BASELINE_JOURNAL set: one JSON line per request appended to a file, the
  *   answers sent after one fdatasync covering all lines of that event-loop turn (group commit): the least an
- *   intake that never loses an acknowledged request can do. SPEC §19's targets are ratios to this one.
+ *   intake that never loses an acknowledged request can do. The lean-core targets are ratios to this one.
  *
  * Both get exactly the request the side under test gets (the same path, headers and body).
  */
 import { fmtRps, pairsOf } from "./load.mjs";
 import { pairRows } from "./report.mjs";
 
-export const SPEC_19 = "SPEC §19";
+export const TARGET_SOURCE = "lean-core target";
 
-/** SPEC §19's throughput targets, each a ratio to the durable baseline (OpenClaw's: to OpenClaw's own /hooks/wake). */
+/** The lean-core throughput targets, each a ratio to the durable baseline (OpenClaw's: to OpenClaw's own /hooks/wake). */
 export const TARGETS = {
   /** The plugin on a minimal host (journal on, fsync batch; the host only counts events). */
   minimalHost: 0.8,
@@ -44,9 +44,9 @@ export async function baselineSides(context, request, prefix = "") {
 
 /**
  * Rows of side `side` against both baselines of the same rounds: throughput, server CPU per request and p99
- * against the durable baseline (`durableTarget`, a SPEC §19 target, judges the throughput), then throughput and
+ * against the durable baseline (`durableTarget`, a lean-core target, judges the throughput), then throughput and
  * server CPU per request against the bare one (`bareTarget` judges its throughput: an older target, for the rows
- * SPEC §19 does not name). `note` is added to the baselines' names (e.g. ", push body").
+ * the lean-core targets do not name). `note` is added to the baselines' names (e.g. ", push body").
  */
 export function baselineRows({
   id,
@@ -68,7 +68,7 @@ export function baselineRows({
       rpsTarget: durableTarget,
       p99Target: null,
       baselineName: `durable baseline${note}`,
-      targetSource: SPEC_19,
+      targetSource: TARGET_SOURCE,
       extra,
     }),
     ...pairRows({

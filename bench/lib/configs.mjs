@@ -32,7 +32,7 @@ export const TRANSFORM_MAPPING = {
 };
 
 /**
- * The template mapping behind GitHub's own signature (SPEC: sender verification): `/hooks/github`, a push by its
+ * The template mapping behind GitHub's own signature: `/hooks/github`, a push by its
  * `X-GitHub-Event` header, `X-Hub-Signature-256` over the raw body instead of the token, `X-GitHub-Delivery` as
  * the delivery id. The same text template as TEMPLATE_MAPPING, so the two differ only by what signing adds.
  */
@@ -225,7 +225,7 @@ export function withToken(request, token) {
   return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };
 }
 
-/** SPEC §19's wake body: a short text for the next heartbeat (no heartbeat requested per request). */
+/** The bench's wake body: a short text for the next heartbeat (no heartbeat requested per request). */
 export const WAKE_BODY = JSON.stringify({ text: "hi", mode: "next-heartbeat" });
 export const AGENT_BODY = JSON.stringify({
   message: "Summarise the nightly build: 3 failures in the integration suite, 1 flaky test quarantined.",

@@ -10,8 +10,8 @@ import { countSessions } from "./state.mjs";
 
 /**
  * `configFile` (default: the bench config) and `baselineRequest` (default: `request`) for a gateway request the
- * baselines would refuse (a signature instead of the token). `durableTarget`: SPEC §19's throughput target
- * against the durable baseline; `bareTarget`: an older throughput target against the bare one (rows §19 does not
+ * baselines would refuse (a signature instead of the token). `durableTarget`: the lean-core throughput target
+ * against the durable baseline; `bareTarget`: an older throughput target against the bare one (rows the lean-core targets do not
  * name). With `firstDeliveries`, `request` names a unique id header: the replay of one id is checked before the
  * runs and, after them, that every request was a first delivery (one wake each).
  */

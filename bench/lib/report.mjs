@@ -32,7 +32,7 @@ function sideJson(side) {
 
 /**
  * Three rows from alternating pairs, each the median of the per-pair ratios target/baseline: throughput, server
- * CPU per request, p99. A target left undefined makes its row information only; `targetSource` (e.g. "SPEC §19")
+ * CPU per request, p99. A target left undefined makes its row information only; `targetSource` (e.g. "lean-core target")
  * is printed beside the targets. `extra` lands in results.json.
  */
 export function pairRows({

@@ -1,6 +1,6 @@
 /**
  * @module Scenario: POST /hooks/agent, the 202 path; every request is a real turn the echo runner answers and the
- * session subsystem records. SPEC §19: at least 0.40x the durable baseline's req/s.
+ * session subsystem records. Target: at least 0.40x the durable baseline's req/s.
  */
 import { TARGETS } from "../lib/baselines.mjs";
 import { AGENT_BODY, jsonRequest } from "../lib/configs.mjs";

@@ -1,6 +1,6 @@
 /**
  * @module Scenario: a mapped hook rendered from templates (github/push, a wake) with GitHub's push payload (the
- * baselines get the same body). SPEC §19: at least 0.50x the durable baseline's req/s.
+ * baselines get the same body). Target: at least 0.50x the durable baseline's req/s.
  */
 import { TARGETS } from "../lib/baselines.mjs";
 import { jsonRequest, PUSH_PAYLOAD } from "../lib/configs.mjs";

@@ -1,6 +1,6 @@
 /**
  * @module Scenario: a mapped hook with a TypeScript transform (fixtures/transforms/github-push.ts via jiti, in the
- * default worker pool) returning an agent turn. SPEC §19: at least 0.30x the durable baseline's req/s.
+ * default worker pool) returning an agent turn. Target: at least 0.30x the durable baseline's req/s.
  */
 import { TARGETS } from "../lib/baselines.mjs";
 import { jsonRequest, PUSH_PAYLOAD } from "../lib/configs.mjs";

@@ -1,8 +1,8 @@
 /**
  * @module Scenario: the plugin on a minimal host (bench/minimal-host.mjs: `createHooksPlugin` from the build's
  * dist/index.js on a plain node:http server, journal on with `fsync: "batch"` in a fresh state directory, a bus
- * whose listeners only count events), POST /hooks/wake with SPEC §19's body, against the bare and the durable
- * baseline in rotating rounds. SPEC §19: at least 0.80x the durable baseline's req/s. Pinned like every server
+ * whose listeners only count events), POST /hooks/wake with the bench's wake body, against the bare and the durable
+ * baseline in rotating rounds. Target: at least 0.80x the durable baseline's req/s. Pinned like every server
  * (core 0). Afterwards the host's counts must show one system event per answered request (none lost, none twice).
  */
 import path from "node:path";

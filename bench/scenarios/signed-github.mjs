@@ -17,7 +17,7 @@ export const scenario = {
       request,
       baselineRequest: withToken(request, context.token),
       expectStatus: 200,
-      // Not a SPEC §19 row: its older target, against the bare baseline.
+      // Not a lean-core row: its older target, against the bare baseline.
       bareTarget: 0.7,
       firstDeliveries: true,
     });

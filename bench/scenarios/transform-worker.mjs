@@ -2,7 +2,7 @@
  * @module Scenario: the TypeScript transform mapping (`github/push-ts`, fixtures/transforms/github-push.ts, an
  * agent turn) with `transform.isolate: "worker"` (the default: the pool of worker threads) and with `"inline"`
  * (the gateway's own thread), beside plain `/wake` and the bare and durable baselines, all in one run: rounds of
- * every side (`runRounds`), each side's ratios taken against the baselines of the same round. Target (SPEC §19):
+ * every side (`runRounds`), each side's ratios taken against the baselines of the same round. Target:
  * the worker side at least 0.30x the durable baseline's req/s (the baselines sent the same 8.8 KB push body). The
  * inline side and `/wake` are diagnostic (BENCH_DIAGNOSTICS=0 leaves them out): together they show what the thread
  * boundary costs (worker against inline, same round) and what the mapping's own work costs over the pipeline's

@@ -1,7 +1,7 @@
 /**
  * @module Scenario: /wake with the request journal's settings, each gateway against the bare and the durable
  * baseline in rotating rounds of the three: `fsync: "batch"` (the default: one fdatasync per group of requests;
- * SPEC §19's `hooks serve` /wake target, at least 0.60x the durable baseline), `"always"` (one per request;
+ * the `hooks serve` /wake target, at least 0.60x the durable baseline), `"always"` (one per request;
  * diagnostic), `"off"` (written, never synced) and `enabled: false`; then `off` against `enabled: false` directly,
  * A B A B, and (diagnostic) `batch` against `off`, what the fdatasync itself adds.
  *

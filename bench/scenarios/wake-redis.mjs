@@ -2,7 +2,7 @@
  * @module Scenario: /wake with the Redis store (`hooks.store: { kind: "redis" }`, ioredis) against the bare baseline
  * and against the default memory store, in the same rounds (`runRounds`, BENCH_PAIRS of them, the order turned by
  * one each round; every ratio against a side of its own round). Target: the Redis side at least 0.45x the bare
- * baseline's req/s (not a SPEC §19 row; its ratio to the durable baseline, measured in the same rounds, is
+ * baseline's req/s (not a lean-core row; its ratio to the durable baseline, measured in the same rounds, is
  * information). Reported beside it: its server CPU per request against the baseline's, the Redis store's cost
  * per request (µs of gateway CPU, Redis side minus memory side, round by round), and the redis-server's own CPU
  * per request (diagnostic: /proc/<pid>/stat over exactly each Redis side's run).

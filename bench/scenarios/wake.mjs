@@ -1,6 +1,6 @@
 /**
  * @module Scenario: `hooks serve` (default config), POST /hooks/wake `{ "text": "hi", "mode": "next-heartbeat" }`
- * (validate, journal, wrap, queue a system event) against the bare and the durable baseline. SPEC §19: at least
+ * (validate, journal, wrap, queue a system event) against the bare and the durable baseline. Target: at least
  * 0.60x the durable baseline's req/s.
  */
 import { TARGETS } from "../lib/baselines.mjs";

@@ -1,4 +1,4 @@
-/** @module Body schemas of POST /wake and /agent (SPEC §5, §6); mapped and transformed actions reuse them. */
+/** @module Body schemas of POST /wake and /agent; mapped and transformed actions reuse them. */
 import * as v from "valibot";
 import { ThinkingSchema, WakeModeSchema } from "../vocabulary.js";
 

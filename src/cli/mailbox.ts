@@ -1,4 +1,4 @@
-/** @module `hooks mailbox setup` and `hooks mailbox run`: the mailbox preset's IMAP helper (SPEC §7.3, §11). */
+/** @module `hooks mailbox setup` and `hooks mailbox run`: the mailbox preset's IMAP helper. */
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { type Command, InvalidArgumentError } from "commander";

@@ -1,4 +1,4 @@
-/** @module The mapping entry of `hooks.mappings` (SPEC §7): the one declaration of its shape. */
+/** @module The mapping entry of `hooks.mappings`: the one declaration of its shape. */
 import * as v from "valibot";
 import { HMAC_ALGORITHMS, SIGNATURE_ENCODINGS, SIGNATURE_SCHEMES } from "../verify/signature-scheme.js";
 import { WakeModeSchema } from "../vocabulary.js";
@@ -45,7 +45,7 @@ export const MappingMatchSchema = v.strictObject({
   payload: v.optional(v.record(NonEmpty, PayloadValues)),
 });
 
-/** How the mapping's sender signs its requests (SPEC: sender verification). */
+/** How the mapping's sender signs its requests. */
 export const MappingVerifySchema = v.strictObject({
   scheme: v.picklist(SIGNATURE_SCHEMES, `must be one of ${SIGNATURE_SCHEMES.join(", ")}`),
   secret: v.optional(Secret),

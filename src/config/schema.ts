@@ -106,7 +106,7 @@ export const TransformsSchema = v.strictObject({
   ),
 });
 
-/** What `hooks mailbox setup` writes; `hooks mailbox run` and the mailbox preset read it (SPEC §7.3, §11). */
+/** What `hooks mailbox setup` writes; `hooks mailbox run` and the mailbox preset read it. */
 export const MailboxConfigSchema = v.strictObject({
   host: v.optional(v.string()),
   port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535))),

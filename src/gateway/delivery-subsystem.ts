@@ -7,7 +7,7 @@ import type { GatewayLogger } from "./logger.js";
 import type { Outbox } from "./outbox.js";
 import type { OutboxEntry } from "./state-records.js";
 
-/** Where `last` goes when the main session has no last route yet (SPEC §8). */
+/** Where `last` goes when the main session has no last route yet. */
 export const FALLBACK_CHANNEL = "whatsapp";
 
 export interface DeliveryDeps {

@@ -113,7 +113,7 @@ function describeNetworkError(error: unknown, timeoutMs: number): string {
 }
 
 /**
- * The gateway's error bodies are `{ ok: false, error, code }` (SPEC §4); their sentence and code explain a
+ * The gateway's error bodies are `{ ok: false, error, code }`; their sentence and code explain a
  * refusal. Only those two fields are read, cut short, so nothing else a receiver echoes ends up in logs.
  */
 async function readErrorSummary(response: Response): Promise<string> {

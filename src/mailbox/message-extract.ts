@@ -2,7 +2,7 @@
 import { type AddressObject, simpleParser } from "mailparser";
 import * as v from "valibot";
 
-/** One message as the mailbox preset reads it (SPEC §7.3). */
+/** One message as the mailbox preset reads it. */
 export const MailboxMessageSchema = v.object({
   /** `<UIDVALIDITY>-<UID>`: stable across restarts, unique within the mailbox. */
   id: v.string(),

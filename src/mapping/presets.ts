@@ -1,4 +1,4 @@
-/** @module Built-in mappings enabled by `hooks.presets`; `mailbox` is the one preset (SPEC §7.3). */
+/** @module Built-in mappings enabled by `hooks.presets`; `mailbox` is the one preset. */
 import * as v from "valibot";
 import { objectMessage } from "../actions/action-schemas.js";
 import { MAX_MAPPING_BODY_BYTES, type MappingInput } from "../config/mapping-schema.js";

@@ -1,4 +1,4 @@
-/** @module `{{ expr }}` templates (SPEC §7.1): parsed once at startup, rendered per request without re-parsing. */
+/** @module `{{ expr }}` templates: parsed once at startup, rendered per request without re-parsing. */
 import type { IncomingHttpHeaders } from "node:http";
 import { isCredentialHeader, isCredentialQuery } from "../safety/credentials.js";
 

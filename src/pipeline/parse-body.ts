@@ -1,4 +1,4 @@
-/** @module Content types the intake accepts and how each body becomes a value (SPEC §4 step 6–7). */
+/** @module Content types the intake accepts and how each body becomes a value. */
 import { HookError } from "../errors.js";
 
 export type BodyKind = "json" | "form";

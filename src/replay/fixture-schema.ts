@@ -1,4 +1,4 @@
-/** @module The fixture file (SPEC §11): a recorded request and, optionally, what it must produce. */
+/** @module The fixture file: a recorded request and, optionally, what it must produce. */
 import * as v from "valibot";
 import { HOOK_EVENT_SCHEMAS } from "../events.js";
 

@@ -16,7 +16,7 @@ async function start(config: Record<string, unknown> = {}, channels?: readonly s
   );
 }
 
-describe("POST /wake fields (SPEC §5)", () => {
+describe("POST /wake fields", () => {
   it.each([
     { body: { text: "hello" }, status: 200, mode: "now", heartbeats: 1 },
     { body: { text: "  padded  " }, status: 200, mode: "now", heartbeats: 1, raw: "padded" },
@@ -337,7 +337,7 @@ const AGENT_CASES: AgentCase[] = [
   { name: "unknown fields are ignored", body: { message: "m", colour: "blue" }, status: 202 },
 ];
 
-describe("POST /agent fields (SPEC §6)", () => {
+describe("POST /agent fields", () => {
   it.each(AGENT_CASES)("$name → $status", async ({ body, config, channels, status, code, path, turn }) => {
     await start(config, channels);
     const response = await post(`${host.url}/hooks/agent`, body, AUTH);

@@ -17,7 +17,7 @@ function problems(hooks: Record<string, unknown>, rest: Record<string, unknown> 
   );
 }
 
-describe("config rules (SPEC §3)", () => {
+describe("config rules", () => {
   it("applies the defaults", () => {
     const { prepared, issues } = prepareHooks({ hooks: { enabled: true, token: TOKEN } }, context);
     expect(issues).toEqual([]);

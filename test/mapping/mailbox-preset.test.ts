@@ -22,7 +22,7 @@ const message = (id: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-describe("mailbox preset (SPEC §7.3)", () => {
+describe("mailbox preset", () => {
   it("makes one agent turn per message, keyed by message id, wrapped as Email", async () => {
     await start();
     const response = await post(

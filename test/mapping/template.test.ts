@@ -29,7 +29,7 @@ const identifier = fc
       !["payload", "headers", "query", "path", "now", "__proto__", "prototype", "constructor"].includes(s),
   );
 
-describe("templates (SPEC §7.1)", () => {
+describe("templates", () => {
   it.each([
     ["{{ payload.repo.name }}", { repo: { name: "hooks" } }, "hooks"],
     ["{{repo.name}}", { repo: { name: "hooks" } }, "hooks"],
