@@ -37,7 +37,7 @@ export function formatJournalEntry(entry: JournalEntry): string {
     `request   ${entry.requestId}`,
     `at        ${time(entry.at)}`,
     `hook      ${entry.hook}${entry.mappingId === undefined ? "" : ` (mapping ${entry.mappingId})`}`,
-    `status    ${entry.status}${entry.code ? ` ${entry.code}` : ""}`,
+    `status    ${entry.status}${entry.code ? ` ${entry.code}` : ""}${admittedAs(entry)}`,
   ];
   const outcome =
     entry.doneAt === undefined
@@ -69,6 +69,14 @@ export function formatJournalEntry(entry: JournalEntry): string {
     }
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** When the caller waited for its turn, the status it got differs from the admission's: both are told. */
+function admittedAs(entry: JournalEntry): string {
+  const admitted = entry.record?.response.status;
+  return admitted === undefined || admitted === entry.status
+    ? ""
+    : ` (admitted with ${admitted}; the caller waited for its agent turn's outcome)`;
 }
 
 /** The entry for `--json`: the same facts, with sizes in place of the payload's text and body. */

@@ -16,18 +16,20 @@ export interface CompactResult {
 
 /**
  * A finished record is kept small: its planned events (the payload's text, wrapped, often the largest part) and the
- * separate hand-over and `done` lines go; its identity, answer, outcome and, when stored, the request stay. The
+ * separate hand-over, answer and `done` lines go; its identity, answer, outcome and, when stored, the request stay. The
  * file is replaced atomically (a temporary file, synced, renamed over it): a crash leaves the old file or the new.
  * Returns undefined when there was nothing to rewrite (no admitted line left in it).
  */
 export async function compactSegment(file: string): Promise<CompactResult | undefined> {
   const handedAt = new Map<string, number>();
   const done = new Map<string, DoneLine>();
+  const responded = new Map<string, number>();
   const own = new Set<string>();
   await readSegment(file, (line) => {
     if (line.t === "admitted") own.add(line.id);
     else if (line.t === "handed") handedAt.set(line.id, Math.min(handedAt.get(line.id) ?? line.at, line.at));
     else if (line.t === "done") done.set(line.id, line);
+    else if (line.t === "responded") responded.set(line.id, line.status);
   });
   if (own.size === 0) return undefined;
   const bytesBefore = (await stat(file)).size;
@@ -44,7 +46,7 @@ export async function compactSegment(file: string): Promise<CompactResult | unde
       bytesAfter += bytes.length;
     };
     await readSegment(file, (line) => {
-      const kept = rewrite(line, own, handedAt, done);
+      const kept = rewrite(line, own, { handedAt, done, responded });
       if (kept !== undefined) pending.push(`${JSON.stringify(kept)}\n`);
       if (pending.length >= LINES_PER_WRITE) write();
     });
@@ -61,36 +63,39 @@ export async function compactSegment(file: string): Promise<CompactResult | unde
   return { bytesBefore, bytesAfter };
 }
 
+/** What a segment's own lines say about its records, merged into their finished lines. */
+interface Later {
+  handedAt: ReadonlyMap<string, number>;
+  done: ReadonlyMap<string, DoneLine>;
+  /** The status the caller got, when it was not the admission's. */
+  responded: ReadonlyMap<string, number>;
+}
+
 /** The line as the compacted segment keeps it; undefined for a line merged into its record's `finished` line. */
-function rewrite(
-  line: JournalLine,
-  own: ReadonlySet<string>,
-  handedAt: ReadonlyMap<string, number>,
-  done: ReadonlyMap<string, DoneLine>,
-): JournalLine | undefined {
-  if (line.t === "admitted") return finishedLine(line, handedAt.get(line.id), done.get(line.id));
-  // The hand-over and the end of a record of this segment are in its finished line now; a record of an earlier
-  // segment keeps its own lines.
-  if ((line.t === "handed" || line.t === "done") && own.has(line.id)) return undefined;
+function rewrite(line: JournalLine, own: ReadonlySet<string>, later: Later): JournalLine | undefined {
+  if (line.t === "admitted") return finishedLine(line, later);
+  // The hand-over, the answer and the end of a record of this segment are in its finished line now; a record of
+  // an earlier segment keeps its own lines.
+  if ((line.t === "handed" || line.t === "done" || line.t === "responded") && own.has(line.id))
+    return undefined;
   return line;
 }
 
-function finishedLine(
-  line: AdmittedLine,
-  handedAt: number | undefined,
-  done: DoneLine | undefined,
-): FinishedLine {
+function finishedLine(line: AdmittedLine, later: Later): FinishedLine {
+  const handedAt = later.handedAt.get(line.id);
+  const done = later.done.get(line.id);
   const finished: FinishedLine = {
     t: "finished",
     id: line.id,
     at: line.at,
     hook: line.hook,
-    status: line.response.status,
+    status: later.responded.get(line.id) ?? line.response.status,
   };
   if (line.requestId !== undefined) finished.requestId = line.requestId;
   if (line.mappingId !== undefined) finished.mappingId = line.mappingId;
   if (line.delivery !== undefined) {
     finished.delivery = line.delivery;
+    // The admission answer: what a duplicate gets again, whatever the first caller got after waiting.
     finished.response = line.response;
   }
   if (line.request !== undefined) finished.request = line.request;

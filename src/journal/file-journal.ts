@@ -164,6 +164,13 @@ export class FileJournal implements Journal {
     this.log.note(JSON.stringify({ t: "answered", ...record }));
   }
 
+  responded(id: string, status: number): void {
+    if (this.closed || this.opening === undefined) return;
+    const at = this.settings.clock.now();
+    this.touch(at);
+    this.log.note(JSON.stringify({ t: "responded", id, at, status }));
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -44,6 +44,12 @@ export interface Journal {
   done(requestId: string, runs?: readonly RunOutcome[], recovered?: boolean): void;
   /** Lists a request that was answered without admission; best effort, nothing waits for it. */
   answered(record: AnsweredRecord): void;
+  /**
+   * The status the caller got, when it is not the admitted answer's (a caller that waited for its agent turn got
+   * its outcome, 200, not the admission's 202): the listing shows what the caller saw. Best effort, like
+   * `answered`; optional, so a journal written for an earlier version still fits (it lists the admission status).
+   */
+  responded?(id: string, status: number): void;
   close(): Promise<void>;
 }
 

@@ -7,5 +7,6 @@ export const NULL_JOURNAL: Journal = {
   handed: () => undefined,
   done: () => undefined,
   answered: () => undefined,
+  responded: () => undefined,
   close: async () => undefined,
 };

@@ -18,6 +18,7 @@ export interface JournalEntry {
   at: number;
   hook: string;
   mappingId: string | undefined;
+  /** The status the caller got: the admission's, or the turn's outcome for a caller that waited for it. */
   status: number;
   state: JournalState;
   /** The error code of a refusal. */
@@ -66,6 +67,10 @@ export async function readJournal(dir: string, options: ReadOptions = {}): Promi
       }
       const entry = entries.get(line.id);
       if (!entry) return;
+      if (line.t === "responded") {
+        entry.status = line.status;
+        return;
+      }
       if (line.t === "handed") {
         entry.handedAt ??= line.at;
         return;

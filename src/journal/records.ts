@@ -100,6 +100,17 @@ export const DoneLineSchema = v.object({
   recovered: v.optional(v.boolean()),
 });
 
+/**
+ * The answer that left, when it was not the one admitted: a caller that waited for its agent turn (`waitForCompletion`,
+ * `response: "completion"`) got the turn's outcome (200) instead of the admission answer (202). Listed, never acted on.
+ */
+export const RespondedLineSchema = v.object({
+  t: v.literal("responded"),
+  id: v.string(),
+  at: v.number(),
+  status: v.number(),
+});
+
 /** A request answered without being admitted: a refusal, or a duplicate given its first answer. Listed, never replayed. */
 export const AnsweredLineSchema = v.object({
   t: v.literal("answered"),
@@ -116,6 +127,7 @@ export const AnsweredLineSchema = v.object({
 export const FinishedLineSchema = v.object({
   t: v.literal("finished"),
   ...REQUEST_ENTRIES,
+  /** The status the caller got (the turn's outcome for a caller that waited for it). */
   status: v.number(),
   /** Its delivery id, and the first answer a duplicate gets again. */
   delivery: v.optional(v.string()),
@@ -134,6 +146,7 @@ export const JournalLineSchema = v.variant("t", [
   HandedLineSchema,
   DoneLineSchema,
   AnsweredLineSchema,
+  RespondedLineSchema,
   FinishedLineSchema,
 ]);
 
@@ -141,6 +154,7 @@ export type JournalLine = v.InferOutput<typeof JournalLineSchema>;
 export type AdmittedLine = v.InferOutput<typeof AdmittedLineSchema>;
 export type DoneLine = v.InferOutput<typeof DoneLineSchema>;
 export type AnsweredLine = v.InferOutput<typeof AnsweredLineSchema>;
+export type RespondedLine = v.InferOutput<typeof RespondedLineSchema>;
 export type FinishedLine = v.InferOutput<typeof FinishedLineSchema>;
 export type JournalRun = v.InferOutput<typeof JournalRunSchema>;
 export type JournalRequest = v.InferOutput<typeof JournalRequestSchema>;

@@ -230,6 +230,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       hungUp: request.hungUp,
     });
     exchange.status = answer.response.status;
+    // The journal admitted the 202; the caller that waited got the turn's outcome, and the listing shows that.
+    if (answer.response.status !== response.status)
+      journal.responded?.(progress.journalKey.id, exchange.status);
     return answer;
   }
 
