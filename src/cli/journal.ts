@@ -9,11 +9,12 @@ import { type JournalEntry, readJournal } from "../journal/read-journal.js";
 import { fixtureFromRecord } from "../replay/fixture-from-journal.js";
 import { formatReport, painter, wantsColour } from "../replay/format-report.js";
 import { validateFixture } from "../replay/load-fixture.js";
+import { describeSent, sendFixture } from "../replay/send-fixture.js";
 import { formatJournalEntry, formatJournalLine, journalEntryToJson } from "./journal-format.js";
 import type { CliIo } from "./main.js";
 import { openReplay, standInNote } from "./open-replay.js";
 import { parseLimit, parseSince } from "./option-values.js";
-import { reportToJson, sendFixture } from "./replay.js";
+import { reportToJson } from "./replay.js";
 
 interface WhereOptions {
   config?: string;
@@ -119,9 +120,7 @@ async function replay(requestId: string, options: ReplayOptions, io: CliIo): Pro
   if (options.send !== undefined) {
     const token = options.token ?? (config.raw.hooks as { token?: string } | undefined)?.token ?? "";
     const result = await sendFixture(pipeline.buildRequest(loaded, token), options.send);
-    io.stdout.write(
-      options.json ? `${JSON.stringify(result)}\n` : `${result.status} ${JSON.stringify(result.body)}\n`,
-    );
+    io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${describeSent(result)}\n`);
     return;
   }
   const report = await pipeline.replay(loaded);
@@ -177,7 +176,7 @@ export function registerJournalCommand(program: Command, io: CliIo): void {
       .argument("<requestId>", "the request id (the X-Request-Id answer header)")
       .option(
         "--send <url>",
-        "post it to a running gateway at this base URL instead (e.g. http://127.0.0.1:18789)",
+        "post it to a running gateway at this base URL instead (e.g. http://127.0.0.1:18789), with its delivery id: a gateway that remembers the id does nothing, and this says so",
       )
       .option("--token <token>", "token for --send (default: hooks.token from the config)")
       .option("--fixture <file>", "write it as a fixture file instead, for hooks replay and hooks test"),

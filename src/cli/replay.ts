@@ -2,7 +2,8 @@
 import type { Command } from "commander";
 import { formatReport, painter, wantsColour } from "../replay/format-report.js";
 import { loadFixture } from "../replay/load-fixture.js";
-import type { FixtureRequest, ReplayReport } from "../replay/replay-fixture.js";
+import type { ReplayReport } from "../replay/replay-fixture.js";
+import { describeSent, sendFixture } from "../replay/send-fixture.js";
 import type { CliIo } from "./main.js";
 import { openReplay, standInNote } from "./open-replay.js";
 
@@ -31,30 +32,6 @@ export function reportToJson(report: ReplayReport): Record<string, unknown> {
   };
 }
 
-/** Posts the fixture's request, signed like replay signs it, to a running gateway. */
-export async function sendFixture(request: FixtureRequest, baseUrl: string) {
-  const { "content-length": _length, ...headers } = request.headers;
-  const response = await fetch(new URL(request.url, baseUrl), {
-    method: request.method,
-    headers,
-    ...(request.rawBody.length === 0 && request.method === "GET" ? {} : { body: request.rawBody }),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    requestId: response.headers.get("x-request-id"),
-    body: text ? safeParse(text) : null,
-  };
-}
-
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 export function registerReplayCommand(program: Command, io: CliIo): void {
   program
     .command("replay")
@@ -81,8 +58,7 @@ export function registerReplayCommand(program: Command, io: CliIo): void {
         for (const loaded of fixtures) {
           const result = await sendFixture(pipeline.buildRequest(loaded, token), options.send);
           results.push({ name: loaded.fixture.name, ...result });
-          if (!options.json)
-            io.stdout.write(`${loaded.fixture.name}: ${result.status} ${JSON.stringify(result.body)}\n`);
+          if (!options.json) io.stdout.write(`${loaded.fixture.name}: ${describeSent(result)}\n`);
         }
         if (options.json) io.stdout.write(`${JSON.stringify({ sent: results }, null, 2)}\n`);
         return;

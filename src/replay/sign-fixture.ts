@@ -1,4 +1,4 @@
-/** @module Signs a fixture's request the way its sender would, with the path's secret and a fresh timestamp and id (or wrongly, on purpose). */
+/** @module Signs a fixture's request the way its sender would, with the path's secret, a fresh timestamp and the recorded delivery id (or wrongly, on purpose). */
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { schemeFor } from "../verify/schemes/index.js";
 import type { SignatureSettings } from "../verify/signature-scheme.js";
@@ -49,12 +49,15 @@ export function signFixtureRequest(
   if (resign === false) return request;
   const options = resign === true ? {} : resign;
   const { settings } = signing.path;
-  const signed = schemeFor(settings.scheme).sign(
+  const scheme = schemeFor(settings.scheme);
+  const signed = scheme.sign(
     {
       rawBody: request.rawBody,
       rawQuery: request.rawQuery,
       timestampSeconds: Math.floor(nowMs / 1000) - Math.round(options.ageSeconds ?? 0),
-      deliveryId: randomUUID(),
+      // The recorded delivery id travels with the request, as an id in the body (Stripe's, Slack's) always does: a
+      // gateway that remembers it answers the replay as a duplicate. A fixture without one gets a fresh one.
+      deliveryId: scheme.deliveryId(request.headers, undefined, settings) || randomUUID(),
       secret: options.secret ?? signing.signingSecret,
       contentType: request.headers["content-type"],
     },

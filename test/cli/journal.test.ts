@@ -50,6 +50,7 @@ beforeEach(async () => {
   ids.wake = await send("wake", { text: "the secret plans" });
   ids.mapped = await send("deploys", { service: "billing" });
   ids.refused = await send("wake", { nope: 1 });
+  ids.keyed = await send("wake", { text: "once a night" }, { ...AUTH, "idempotency-key": "nightly-7" });
   await host.close();
   host = undefined;
 });
@@ -65,10 +66,11 @@ describe("hooks journal list", () => {
     const { code, stdout } = await run(["list"]);
     expect(code).toBe(0);
     const lines = stdout.trim().split("\n");
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(new RegExp(`200  done +wake +${ids.wake}$`));
     expect(lines[1]).toMatch(new RegExp(`200  done +deploys +${ids.mapped}  mapping=deploys$`));
     expect(lines[2]).toMatch(new RegExp(`400  refused INVALID_PAYLOAD +wake +${ids.refused}$`));
+    expect(lines[3]).toMatch(new RegExp(`200  done +wake +${ids.keyed}$`));
   });
 
   it("filters by status class, state and hook, and prints JSON lines", async () => {
@@ -87,7 +89,7 @@ describe("hooks journal list", () => {
 
   it("filters by time: --since a date to come lists nothing, --since an hour ago lists all", async () => {
     expect((await run(["list", "--since", "2999-01-01"])).stdout).toContain("no requests");
-    expect((await run(["list", "--since", "1h"])).stdout.trim().split("\n")).toHaveLength(3);
+    expect((await run(["list", "--since", "1h"])).stdout.trim().split("\n")).toHaveLength(4);
   });
 
   it("refuses a filter it cannot read, as a usage error", async () => {
@@ -141,7 +143,7 @@ describe("hooks journal replay", () => {
     expect(JSON.parse(replayed.stdout).reports[0].status).toBe(200);
   });
 
-  it("sends it to a running gateway with --send", async () => {
+  it("sends it to a running gateway with --send and says what the gateway did", async () => {
     host = await startTestHost(
       createHooksPlugin(),
       { hooks: HOOKS },
@@ -149,9 +151,28 @@ describe("hooks journal replay", () => {
     );
     const { code, stdout } = await run(["replay", ids.wake!, "--send", host.url]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^200 /);
+    expect(stdout).toMatch(/^200 accepted: eventId=\S+\n$/);
     const [event] = await Promise.all([host.waitForEvent("session:system-event")]);
     expect(event.raw).toBe("the secret plans");
+  });
+
+  it("says 'duplicate: nothing done' when the gateway had accepted the request's delivery id already", async () => {
+    host = await startTestHost(
+      createHooksPlugin(),
+      { hooks: HOOKS },
+      { stateDir: makeTempDir("journal-cli-3-") },
+    );
+    const first = await run(["replay", ids.keyed!, "--send", host.url]);
+    expect(first.stdout).toMatch(/^200 accepted: eventId=(\S+)\n$/);
+    const eventId = first.stdout.match(/eventId=(\S+)/)![1];
+    const again = await run(["replay", ids.keyed!, "--send", host.url]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(
+      `200 duplicate: nothing done (the gateway had already accepted this delivery id; its first answer: eventId=${eventId})\n`,
+    );
+    const json = await run(["replay", ids.keyed!, "--send", host.url, "--json"]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 200, duplicate: true });
+    expect(host.eventsOf("session:system-event")).toHaveLength(1);
   });
 
   it("says why a refused request cannot be replayed", async () => {

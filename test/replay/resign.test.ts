@@ -76,6 +76,24 @@ describe("replay on signed paths", () => {
     expect(report.status).toBe(200);
   });
 
+  it.each([
+    ["github", "x-github-delivery"],
+    ["sw", "webhook-id"],
+    ["twilio", "i-twilio-idempotency-token"],
+  ])(
+    "%s: the delivery id the fixture recorded is signed and sent again; a fixture without one gets a fresh one",
+    async (hook, header) => {
+      const kept = replay.buildRequest(fixture(hook, {}, { headers: { [header]: "recorded-id-1" } }));
+      expect(kept.headers[header]).toBe("recorded-id-1");
+      expect(
+        (await replay.replay(fixture(hook, {}, { headers: { [header]: "recorded-id-1" } }))).status,
+      ).toBe(200);
+      const fresh = [1, 2].map(() => replay.buildRequest(fixture(hook)).headers[header]);
+      expect(fresh[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(fresh[1]).not.toBe(fresh[0]);
+    },
+  );
+
   it("a public key cannot sign: replay verifies that path with a key pair of its own, and says so", async () => {
     const report = await replay.replay(fixture("sw-ed25519"));
     expect(report.logs.map((log) => log.message).join("\n")).toMatch(/public key \(whpk_\)/);
