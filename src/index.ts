@@ -56,6 +56,7 @@ export type { HooksPluginOptions } from "./options.js";
 export type { AuthThrottle } from "./pipeline/auth-throttle.js";
 export { clientGroup } from "./pipeline/client-address.js";
 export type { CapturedRequest } from "./pipeline/request.js";
+export { fixtureFromRequest, type RecordedRequest, writeFixtureFile } from "./replay/fixture-file.js";
 export type { HooksStatus, MappingSummary } from "./status.js";
 export type {
   ClaimTimes,

@@ -1,11 +1,11 @@
 /** @module `hooks journal list | show | replay`: what the gateway accepted and refused, what became of it, and running it again. */
-import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
 import { journalDirIn } from "../config/resolve.js";
 import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { DEFAULT_STATE_DIR } from "../gateway/start-gateway.js";
 import { type JournalEntry, readJournal } from "../journal/read-journal.js";
+import { writeFixtureFile } from "../replay/fixture-file.js";
 import { fixtureFromRecord } from "../replay/fixture-from-journal.js";
 import { formatReport, painter, wantsColour } from "../replay/format-report.js";
 import { validateFixture } from "../replay/load-fixture.js";
@@ -108,8 +108,10 @@ async function replay(requestId: string, options: ReplayOptions, io: CliIo): Pro
     );
   }
   if (options.fixture !== undefined) {
-    // It holds the payload: private to its user, like the journal it came from.
-    writeFileSync(options.fixture, `${JSON.stringify(fixture, null, 2)}\n`, { mode: 0o600 });
+    writeFixtureFile(options.fixture, fixture, [
+      `Taken from the journal (request id ${requestId}); credentials removed.`,
+      `Replay: hooks replay ${options.fixture}`,
+    ]);
     io.stdout.write(`wrote ${options.fixture}\n`);
     return;
   }
@@ -179,6 +181,9 @@ export function registerJournalCommand(program: Command, io: CliIo): void {
         "post it to a running gateway at this base URL instead (e.g. http://127.0.0.1:18789), with its delivery id: a gateway that remembers the id does nothing, and this says so",
       )
       .option("--token <token>", "token for --send (default: hooks.token from the config)")
-      .option("--fixture <file>", "write it as a fixture file instead, for hooks replay and hooks test"),
+      .option(
+        "--fixture <file>",
+        "write it as a fixture file instead, for hooks replay and hooks test (JSON5, or JSON for a .json name; mode 0600)",
+      ),
   ).action((requestId: string, options: ReplayOptions) => replay(requestId, options, io));
 }

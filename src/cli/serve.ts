@@ -1,5 +1,5 @@
 /** @module `hooks serve`: runs the reference gateway until SIGINT/SIGTERM, then stops it gracefully. */
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { describeEndpoints, formatRows, wakeCurlLine } from "../gateway/endpoints.js";
 import {
   DEMO_TOKEN_ENV,
@@ -8,6 +8,7 @@ import {
 } from "../gateway/load-gateway-config.js";
 import { resolveLogFile } from "../gateway/log-file.js";
 import { createGatewayLogger, isLogLevel } from "../gateway/logger.js";
+import { DEFAULT_CAPTURE_DIR } from "../gateway/request-capture.js";
 import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../gateway/start-gateway.js";
 import { checkHooksConfig, formatIssue, isConfigError } from "../index.js";
 import type { CliIo } from "./main.js";
@@ -175,9 +176,11 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       "--log-file <file>",
       "also write the JSON log lines to this file, rotated by size (default: log.file of the config)",
     )
-    .option(
-      "--capture <dir>",
-      "write every authenticated hook request as a fixture file into <dir> (payloads on disk: development only)",
+    .addOption(
+      new Option(
+        "--capture [dir]",
+        `write every authenticated hook request as a fixture file into <dir> (default: ./${DEFAULT_CAPTURE_DIR}; payloads on disk: development only)`,
+      ).preset(DEFAULT_CAPTURE_DIR),
     )
     .addHelpText(
       "after",

@@ -1,4 +1,5 @@
 /** @module The fixture file: a recorded request and, optionally, what it must produce. */
+import { isDeepStrictEqual } from "node:util";
 import * as v from "valibot";
 import { HOOK_EVENT_SCHEMAS } from "../events.js";
 
@@ -6,6 +7,15 @@ const EVENT_NAMES = Object.keys(HOOK_EVENT_SCHEMAS) as [
   keyof typeof HOOK_EVENT_SCHEMAS,
   ...(keyof typeof HOOK_EVENT_SCHEMAS)[],
 ];
+
+/** Whether `copy` is the JSON that `raw` holds (key order aside). */
+function sameJson(raw: string, copy: unknown): boolean {
+  try {
+    return isDeepStrictEqual(JSON.parse(raw), copy);
+  } catch {
+    return false;
+  }
+}
 
 export const FixtureRequestSchema = v.pipe(
   v.strictObject({
@@ -18,6 +28,11 @@ export const FixtureRequestSchema = v.pipe(
     body: v.optional(v.unknown()),
     /** The exact bytes of the body, as text. */
     rawBody: v.optional(v.string()),
+    /**
+     * A readable copy of a JSON `rawBody` (captures and journal fixtures write one). Never sent: `rawBody` is; the
+     * copy must match it.
+     */
+    bodyJson: v.optional(v.unknown()),
     /** The exact bytes of the body, base64 (a body that is not UTF-8 text). */
     rawBodyBase64: v.optional(v.pipe(v.string(), v.base64("must be base64"))),
     /** A file holding the body, relative to the fixture file. */
@@ -28,6 +43,15 @@ export const FixtureRequestSchema = v.pipe(
       [request.body, request.rawBody, request.rawBodyBase64, request.bodyFile].filter((x) => x !== undefined)
         .length <= 1,
     "give at most one of body, rawBody, rawBodyBase64 and bodyFile",
+  ),
+  v.forward(
+    v.check(
+      (request) =>
+        request.bodyJson === undefined ||
+        (request.rawBody !== undefined && sameJson(request.rawBody, request.bodyJson)),
+      "bodyJson is a readable copy of rawBody and must match it: to send a changed body, edit rawBody, or rename bodyJson to body and delete rawBody",
+    ),
+    ["bodyJson"],
   ),
 );
 

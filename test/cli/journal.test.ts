@@ -1,6 +1,7 @@
 /** @module `hooks journal list | show | replay` on a journal written by the real plugin over real HTTP. */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import JSON5 from "json5";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHooksPlugin } from "../../src/index.js";
 import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
@@ -128,19 +129,37 @@ describe("hooks journal replay", () => {
     expect(report.events[0].payload.raw).toBe("deploy of billing finished");
   });
 
-  it("writes a fixture that hooks replay accepts", async () => {
-    const file = path.join(stateDir, "replayed.json");
+  it("writes a JSON5 fixture shaped like a capture, owner-only even over an existing file, that hooks replay accepts", async () => {
+    const file = path.join(stateDir, "replayed.json5");
+    writeFileSync(file, "an older file anyone could read\n", { mode: 0o644 });
     expect((await run(["replay", ids.mapped!, "--fixture", file])).code).toBe(0);
-    const fixture = JSON.parse(readFileSync(file, "utf8"));
-    expect(fixture.request).toMatchObject({
-      method: "POST",
-      path: "/hooks/deploys",
-      rawBody: '{"service":"billing"}',
+    const text = readFileSync(file, "utf8");
+    expect(text).toMatch(/^\/\/ Taken from the journal \(request id [^)]+\); credentials removed\.\n/);
+    expect(text).toContain('\n    bodyJson: {\n      service: "billing",\n    },\n');
+    const fixture = JSON5.parse(text);
+    expect(fixture).toEqual({
+      name: expect.stringMatching(/^deploys at \d{4}-/),
+      description: `request ${ids.mapped}, taken from the journal`,
+      request: {
+        method: "POST",
+        path: "deploys",
+        // What fetch sent beside the body: everything but credentials and transfer headers.
+        headers: expect.objectContaining({ "content-type": "application/json", "user-agent": "node" }),
+        bodyJson: { service: "billing" },
+        rawBody: '{"service":"billing"}',
+      },
     });
-    expect(fixture.request.headers.authorization).toBeUndefined();
+    expect(Object.keys(fixture.request.headers)).not.toContain("authorization");
+    expect(Object.keys(fixture.request.headers)).not.toContain("content-length");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
     const replayed = await runCli(["replay", file, "--config", configFile, "--json"]);
     expect(replayed.code).toBe(0);
     expect(JSON.parse(replayed.stdout).reports[0].status).toBe(200);
+
+    // A .json name gets the same shape as plain JSON, for tools that read JSON only.
+    const json = path.join(stateDir, "replayed.json");
+    expect((await run(["replay", ids.mapped!, "--fixture", json])).code).toBe(0);
+    expect(JSON.parse(readFileSync(json, "utf8"))).toEqual(fixture);
   });
 
   it("sends it to a running gateway with --send and says what the gateway did", async () => {
