@@ -3,156 +3,337 @@ import * as v from "valibot";
 import { ThinkingSchema } from "../vocabulary.js";
 import { MAX_MAPPING_BODY_BYTES, MappingSchema } from "./mapping-schema.js";
 
+// Each field's `v.description` is its entry in docs/configuration.md and in the JSON Schemas (`npm run schemas`).
+
 const PositiveInt = v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be at least 1"));
 
 export const AuthFailuresSchema = v.strictObject({
-  limit: v.optional(PositiveInt, 20),
-  windowSeconds: v.optional(PositiveInt, 60),
+  limit: v.pipe(
+    v.optional(PositiveInt, 20),
+    v.description(
+      "Failed authentications one client address may make within the window; past it the address gets 429 with `Retry-After` until the window ends. A correct credential is always accepted and clears the count.",
+    ),
+  ),
+  windowSeconds: v.pipe(v.optional(PositiveInt, 60), v.description("Length of the window, in seconds.")),
 });
 
-/** Duplicate deliveries: how long an accepted delivery id is remembered, and how many are kept. */
 export const DedupeSchema = v.strictObject({
-  windowSeconds: v.optional(PositiveInt, 86_400),
-  maxEntries: v.optional(PositiveInt, 100_000),
+  windowSeconds: v.pipe(
+    v.optional(PositiveInt, 86_400),
+    v.description(
+      "Seconds an accepted delivery id is remembered: at least twice the largest `verify.toleranceSeconds`. In Redis each id expires at the end of its window.",
+    ),
+  ),
+  maxEntries: v.pipe(
+    v.optional(PositiveInt, 100_000),
+    v.description(
+      "Most delivery ids remembered, the oldest going first. It bounds the memory store, and the copy a Redis gateway keeps to refill an emptied Redis.",
+    ),
+  ),
 });
 
-/**
- * Where the state that several gateways must share lives: auth-failure counters, delivery ids and their first
- * answers. `memory` (the default) is this process's own; `redis` is shared by every gateway on the same server
- * and prefix.
- */
 export const StoreSchema = v.variant(
   "kind",
   [
-    v.strictObject({ kind: v.literal("memory") }),
-    v.strictObject({
-      kind: v.literal("redis"),
-      /** `${REDIS_URL}` keeps a password out of the file. */
-      url: v.pipe(
-        v.string(),
-        v.regex(
-          /^rediss?:\/\/\S+$/,
-          'must be a redis:// or rediss:// URL (for example "redis://127.0.0.1:6379")',
+    v.pipe(
+      v.strictObject({ kind: v.literal("memory") }),
+      v.description("This process's own memory: each gateway counts and remembers alone."),
+    ),
+    v.pipe(
+      v.strictObject({
+        kind: v.literal("redis"),
+        url: v.pipe(
+          v.string(),
+          v.regex(
+            /^rediss?:\/\/\S+$/,
+            'must be a redis:// or rediss:// URL (for example "redis://127.0.0.1:6379")',
+          ),
+          v.description(
+            `\`redis://[user:password@]host[:port][/db]\`, or \`rediss://…\` for TLS. \`\${REDIS_URL}\` keeps a password out of the file; logs, the start-up banner and \`hooks check\` show it without user name and password.`,
+          ),
         ),
-      ),
-      keyPrefix: v.optional(v.string(), "hooks:"),
-      /** A command not answered within this counts as the server being down. */
-      timeoutMs: v.optional(v.pipe(PositiveInt, v.maxValue(60_000, "must be at most 60000")), 1_000),
-    }),
+        keyPrefix: v.pipe(
+          v.optional(v.string(), "hooks:"),
+          v.description("Put before every key; two deployments on one server take two prefixes."),
+        ),
+        timeoutMs: v.pipe(
+          v.optional(v.pipe(PositiveInt, v.maxValue(60_000, "must be at most 60000")), 1_000),
+          v.description(
+            "A command not answered within this many milliseconds fails, and the request is handled as if Redis were down.",
+          ),
+        ),
+      }),
+      v.description("A Redis server, shared by every gateway that uses the same server and `keyPrefix`."),
+    ),
   ],
   'must be { kind: "memory" } or { kind: "redis", url }',
 );
 
-/** The request journal: where accepted requests are recorded before their answer, and for how long. */
 export const JournalSchema = v.strictObject({
-  /** Off only for a deployment that accepts losing admitted requests in a crash. */
-  enabled: v.optional(v.boolean(), true),
-  /** Default: `hooks-journal` in the host's state directory; relative to the config file's directory. */
-  dir: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))),
-  /** `batch`: one fsync shared by the requests that arrive together; `always`: one each; `off`: none. */
-  fsync: v.optional(v.picklist(["batch", "always", "off"], 'must be "batch", "always" or "off"'), "batch"),
-  /** A fraction of an hour is allowed (a test of retention that runs for minutes). */
-  retainHours: v.optional(v.pipe(v.number(), v.minValue(0.001, "must be more than 0")), 72),
-  /** Keep each accepted request's body and headers (credentials never), so it can be replayed. */
-  storePayloads: v.optional(v.boolean(), true),
-});
-
-/**
- * What one client address (and everyone together) may hold before its request is known to be genuine, and how
- * many callers may wait for an agent turn. The address is the one failed authentications are counted against
- * (`trustedProxies` decides it).
- */
-export const AdmissionSchema = v.strictObject({
-  /**
-   * Bytes of bodies being read on signed paths, not verified yet, from one address. A body is counted at its
-   * declared length (at the path's limit when it declares none). One body over this is still read when the
-   * address has nothing else in flight.
-   */
-  unverifiedBytesPerAddress: v.optional(PositiveInt, 16 * 1024 * 1024),
-  /** The same for all addresses together; one body over it is still read when nothing else is in flight. */
-  unverifiedBytes: v.optional(PositiveInt, 64 * 1024 * 1024),
-  /**
-   * Milliseconds a signed path's body has to arrive before its signature can be checked: shorter than
-   * `bodyTimeoutMs`, which applies to bodies whose token was checked first.
-   */
-  unverifiedBodyTimeoutMs: v.optional(PositiveInt, 10_000),
-  /** Callers of one address waiting for their agent turn (`waitForCompletion`); more get the admission answer. */
-  waitersPerAddress: v.optional(PositiveInt, 16),
-  /** Callers waiting for their agent turn, all addresses together. */
-  waiters: v.optional(PositiveInt, 256),
-});
-
-/** Transforms in the worker pool: each worker's heap limit and how many run at once. */
-export const TransformsSchema = v.strictObject({
-  /**
-   * A worker whose heap passes this is stopped, its request answered 500, and the worker replaced. A worker with
-   * jiti and one small module loaded already holds about 14 MB, and the payload is copied into it.
-   */
-  maxMemoryMb: v.optional(v.pipe(PositiveInt, v.minValue(32, "must be at least 32")), 128),
-  /** Default: the machine's available parallelism, at least 2. */
-  maxWorkers: v.optional(v.pipe(PositiveInt, v.maxValue(64, "must be at most 64"))),
-  /**
-   * Names of variables a worker's transforms see from the host's environment, beside PATH, HOME, LANG and TZ; a
-   * name that is not set is left out. Nothing else reaches them: not the variables behind tokens and secrets.
-   */
-  env: v.optional(
-    v.array(
-      v.pipe(
-        v.string(),
-        v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name (letters, digits, _)"),
-      ),
+  enabled: v.pipe(
+    v.optional(v.boolean(), true),
+    v.description(
+      "`false` runs without a journal: an accepted request whose process dies before its events were taken is lost.",
     ),
-    [],
+  ),
+  dir: v.pipe(
+    v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))),
+    v.description(
+      "Where the segment files go, relative to the config file's directory. Unset: `hooks-journal` in the host's state directory.",
+    ),
+  ),
+  fsync: v.pipe(
+    v.optional(v.picklist(["batch", "always", "off"], 'must be "batch", "always" or "off"'), "batch"),
+    v.description(
+      "`batch`: the requests answered together share one `fdatasync`, and their answers leave after it. `always`: one `fdatasync` per request. `off`: written before the answer, never synced: survives a crash of the process, not of the machine.",
+    ),
+  ),
+  retainHours: v.pipe(
+    v.optional(v.pipe(v.number(), v.minValue(0.001, "must be more than 0")), 72),
+    v.description(
+      "Finished requests older than this are removed, a whole segment at a time; a fraction of an hour is allowed.",
+    ),
+  ),
+  storePayloads: v.pipe(
+    v.optional(v.boolean(), true),
+    v.description(
+      "Keep each accepted request's body and headers (credentials never), so `hooks journal replay` can replay it; `false` keeps neither.",
+    ),
   ),
 });
 
-/** What `hooks mailbox setup` writes; `hooks mailbox run` and the mailbox preset read it. */
+export const AdmissionSchema = v.strictObject({
+  unverifiedBytesPerAddress: v.pipe(
+    v.optional(PositiveInt, 16 * 1024 * 1024),
+    v.description(
+      "Bytes of bodies one client address may have in flight on signed paths, read before their signature can be checked. Room for a body (its declared `Content-Length`, or the path's limit when it declares none) is taken before a byte is read, else `429 CLIENT_BUSY`. One body larger than this is still read when the address holds nothing else.",
+    ),
+  ),
+  unverifiedBytes: v.pipe(
+    v.optional(PositiveInt, 64 * 1024 * 1024),
+    v.description(
+      "The same for all addresses together, else `503 SERVER_BUSY`. One body larger than this is still read when nothing else is held.",
+    ),
+  ),
+  unverifiedBodyTimeoutMs: v.pipe(
+    v.optional(PositiveInt, 10_000),
+    v.description(
+      "Milliseconds a signed path's body has to arrive before its signature can be checked (or `bodyTimeoutMs`, if shorter), else 408.",
+    ),
+  ),
+  waitersPerAddress: v.pipe(
+    v.optional(PositiveInt, 16),
+    v.description(
+      "Callers of one address holding their answer for their agent turn ([Waiting for the outcome](http.md#waiting-for-the-outcome)); one more gets the admission answer at once, and its turn runs all the same.",
+    ),
+  ),
+  waiters: v.pipe(v.optional(PositiveInt, 256), v.description("The same for all addresses together.")),
+});
+
+export const TransformsSchema = v.strictObject({
+  maxMemoryMb: v.pipe(
+    v.optional(v.pipe(PositiveInt, v.minValue(32, "must be at least 32")), 128),
+    v.description(
+      "Heap limit of each worker, in MB: a worker that passes it is stopped, its request answered 500, and the worker replaced. A worker with jiti and one small module loaded already holds about 14 MB, and the payload is copied into it.",
+    ),
+  ),
+  maxWorkers: v.pipe(
+    v.optional(v.pipe(PositiveInt, v.maxValue(64, "must be at most 64"))),
+    v.description(
+      "Transforms that run at once; more wait for a worker. Unset: the machine's available parallelism, at least 2.",
+    ),
+  ),
+  env: v.pipe(
+    v.optional(
+      v.array(
+        v.pipe(
+          v.string(),
+          v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name (letters, digits, _)"),
+        ),
+      ),
+      [],
+    ),
+    v.description(
+      "Names of the variables a worker's transforms see from the host's environment, beside `PATH`, `HOME`, `LANG` and `TZ`; a name that is not set is left out. Nothing else reaches them: not the variables behind tokens and secrets.",
+    ),
+  ),
+});
+
 export const MailboxConfigSchema = v.strictObject({
-  host: v.optional(v.string()),
-  port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535))),
-  user: v.optional(v.string()),
-  /** Name of the environment variable holding the password; the password itself is never in the file. */
-  passwordEnv: v.optional(v.string()),
-  /** Path of a file holding the password. */
-  passwordFile: v.optional(v.string()),
-  security: v.optional(v.picklist(["tls", "starttls", "none"]), "tls"),
-  mailbox: v.optional(v.string(), "INBOX"),
-  hookUrl: v.optional(v.string()),
-  includeBody: v.optional(v.boolean(), false),
-  /** Per-message body cap in bytes; the preset's body limit is derived from it. */
-  maxBytes: v.optional(PositiveInt, 20_000),
-  pollSeconds: v.optional(PositiveInt, 60),
-  model: v.optional(v.string()),
-  thinking: v.optional(ThinkingSchema),
-  allowUnsafeExternalContent: v.optional(v.boolean(), false),
+  host: v.pipe(v.optional(v.string()), v.description("IMAP server; required by `hooks mailbox run`.")),
+  port: v.pipe(
+    v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535))),
+    v.description('IMAP port. Unset: 993 with `security: "tls"`, else 143.'),
+  ),
+  user: v.pipe(v.optional(v.string()), v.description("IMAP user name; required by `hooks mailbox run`.")),
+  passwordEnv: v.pipe(
+    v.optional(v.string()),
+    v.description(
+      "Name of the environment variable holding the password, which is never in the file. One of `passwordEnv` and `passwordFile`.",
+    ),
+  ),
+  passwordFile: v.pipe(
+    v.optional(v.string()),
+    v.description("Path of a file holding the password, relative to the config file's directory."),
+  ),
+  security: v.pipe(
+    v.optional(v.picklist(["tls", "starttls", "none"]), "tls"),
+    v.description(
+      "`tls`: TLS from the first byte; `starttls`: a plain connection upgraded with STARTTLS; `none`: no encryption, only for a server on the same machine.",
+    ),
+  ),
+  mailbox: v.pipe(v.optional(v.string(), "INBOX"), v.description("The mailbox (folder) to watch.")),
+  hookUrl: v.pipe(
+    v.optional(v.string()),
+    v.description(
+      "Where the helper posts. Unset: `http://<server.host>:<server.port><hooks.path>/mailbox` of the local gateway, which needs a fixed `server.port`.",
+    ),
+  ),
+  includeBody: v.pipe(
+    v.optional(v.boolean(), false),
+    v.description("Also send each message's plain-text body, cut to `maxBytes`."),
+  ),
+  maxBytes: v.pipe(
+    v.optional(PositiveInt, 20_000),
+    v.description(
+      "Per-message body cap in bytes; the preset's body limit follows from it, so a full batch fits.",
+    ),
+  ),
+  pollSeconds: v.pipe(
+    v.optional(PositiveInt, 60),
+    v.description("How often the helper looks at the mailbox when IMAP IDLE is silent, in seconds."),
+  ),
+  model: v.pipe(v.optional(v.string()), v.description("The model of the preset's agent turns.")),
+  thinking: v.pipe(
+    v.optional(ThinkingSchema),
+    v.description("The thinking level of the preset's agent turns."),
+  ),
+  allowUnsafeExternalContent: v.pipe(
+    v.optional(v.boolean(), false),
+    v.description(
+      "Dangerous: no safety wrapper around the mail in the preset's turns. Mail is written by strangers, and the wrapper is what tells the model that its text is data, not instructions.",
+    ),
+  ),
 });
 
 export const HooksConfigSchema = v.strictObject({
-  enabled: v.optional(v.boolean()),
-  token: v.optional(v.string()),
-  path: v.optional(v.string(), "/hooks"),
-  maxBodyBytes: v.optional(
-    v.pipe(PositiveInt, v.maxValue(MAX_MAPPING_BODY_BYTES, "must be at most 33554432 (32 MiB)")),
-    262_144,
+  enabled: v.pipe(
+    v.optional(v.boolean()),
+    v.description("Only `true` exposes the intake; otherwise no route is registered."),
   ),
-  bodyTimeoutMs: v.optional(PositiveInt, 30_000),
-  presets: v.optional(v.array(v.picklist(["mailbox"], 'unknown preset (the one preset is "mailbox")')), []),
-  mappings: v.optional(v.array(MappingSchema), []),
-  /** Relative to the config file's directory. */
-  transformsDir: v.optional(v.pipe(v.string(), v.minLength(1)), "hooks/transforms"),
-  allowRequestSessionKey: v.optional(v.boolean(), true),
-  allowedSessionKeyPrefixes: v.optional(v.array(v.pipe(v.string(), v.minLength(1))), ["hook:"]),
-  defaultSessionKey: v.optional(v.pipe(v.string(), v.minLength(1))),
-  authFailures: v.optional(AuthFailuresSchema, {}),
-  trustedProxies: v.optional(v.array(v.string()), []),
-  dedupe: v.optional(DedupeSchema, {}),
-  journal: v.optional(JournalSchema, {}),
-  store: v.optional(StoreSchema, { kind: "memory" }),
-  transforms: v.optional(TransformsSchema, {}),
-  /** Whether a waiting caller (`waitForCompletion`) gets the agent's reply text, not only its kind. */
-  exposeReplies: v.optional(v.boolean(), false),
-  admission: v.optional(AdmissionSchema, {}),
-  mailbox: v.optional(MailboxConfigSchema),
+  token: v.pipe(
+    v.optional(v.string()),
+    v.description(
+      `The bearer token callers send. Required when \`enabled\` is \`true\`; must differ from \`gateway.auth.token\`; under 24 characters logs a warning; never logged. \`hooks token\` makes one, and \`"\${HOOKS_TOKEN}"\` keeps it out of the file.`,
+    ),
+  ),
+  path: v.pipe(
+    v.optional(v.string(), "/hooks"),
+    v.description(
+      "Where the intake answers. A leading `/` is added and a trailing `/` removed; `/` alone, `?`, `#` and spaces are refused.",
+    ),
+  ),
+  maxBodyBytes: v.pipe(
+    v.optional(
+      v.pipe(PositiveInt, v.maxValue(MAX_MAPPING_BODY_BYTES, "must be at most 33554432 (32 MiB)")),
+      262_144,
+    ),
+    v.description(
+      "The body limit, in bytes; a larger body gets 413. A mapping may raise it for its own path (`hooks.mappings[].maxBodyBytes`).",
+    ),
+  ),
+  bodyTimeoutMs: v.pipe(
+    v.optional(PositiveInt, 30_000),
+    v.description("Milliseconds a body has to arrive in full; a body not received in time gets 408."),
+  ),
+  presets: v.pipe(
+    v.optional(v.array(v.picklist(["mailbox"], 'unknown preset (the one preset is "mailbox")')), []),
+    v.description(
+      "Built-in mappings, tried after yours; `mailbox` is the one preset ([The mailbox preset](mappings.md#the-mailbox-preset)).",
+    ),
+  ),
+  mappings: v.pipe(
+    v.optional(v.array(MappingSchema), []),
+    v.description(
+      "A mapping turns a request to `<hooks.path>/<name>` into a wake or agent action ([Writing mappings](mappings.md#writing-mappings)). Mappings are tried in order (yours, then presets); the first whose `match` holds owns the request.",
+    ),
+  ),
+  transformsDir: v.pipe(
+    v.optional(v.pipe(v.string(), v.minLength(1)), "hooks/transforms"),
+    v.description(
+      "Where transform modules live, relative to the config file's directory; a mapping's module must resolve inside it, symlinks included.",
+    ),
+  ),
+  allowRequestSessionKey: v.pipe(
+    v.optional(v.boolean(), true),
+    v.description(
+      "Whether callers (bodies, templates that read the payload, transforms) may choose session keys; a fixed key written in a mapping is the operator's and stays allowed.",
+    ),
+  ),
+  allowedSessionKeyPrefixes: v.pipe(
+    v.optional(v.array(v.pipe(v.string(), v.minLength(1))), ["hook:"]),
+    v.description("Case-insensitive prefixes every chosen or default session key needs; `[]` allows any."),
+  ),
+  defaultSessionKey: v.pipe(
+    v.optional(v.pipe(v.string(), v.minLength(1))),
+    v.description(
+      "The session key of agent runs that name none; it must pass the prefixes and must not be the main session's. Unset: `hook:<uuid>`, a new one per run.",
+    ),
+  ),
+  authFailures: v.pipe(
+    v.optional(AuthFailuresSchema, {}),
+    v.description(
+      "Failed authentications (a wrong token, a failed signature) counted per client address, the address found as `trustedProxies` says.",
+    ),
+  ),
+  trustedProxies: v.pipe(
+    v.optional(v.array(v.string()), []),
+    v.description(
+      "Peers whose `X-Forwarded-For` is believed when finding the client address (the address failed authentications are counted against). Each entry is an address (`10.0.0.5`, `::1`), a CIDR range (`10.0.0.0/8`) or one of `loopback`, `linklocal`, `uniquelocal`; anything else is a config error. The header is read from the nearest hop outwards and stops at the first address that is not trusted.",
+    ),
+  ),
+  dedupe: v.pipe(
+    v.optional(DedupeSchema, {}),
+    v.description(
+      "Duplicate deliveries: how long an accepted delivery id is remembered, and how many at most ([Duplicates](http.md#duplicates-and-idempotency-key)).",
+    ),
+  ),
+  journal: v.pipe(
+    v.optional(JournalSchema, {}),
+    v.description(
+      "The request journal: where accepted requests are recorded before their answer, and for how long ([The request journal](journal.md#the-request-journal)).",
+    ),
+  ),
+  store: v.pipe(
+    v.optional(StoreSchema, { kind: "memory" }),
+    v.description(
+      "Where failed-authentication counts and delivery ids (with their first answers) live: this process, or a Redis shared by several gateways ([Running several gateways](several-gateways.md#running-several-gateways), [The shared store](store.md#the-shared-store-redis)).",
+    ),
+  ),
+  transforms: v.pipe(
+    v.optional(TransformsSchema, {}),
+    v.description(
+      "The worker threads transforms run in ([Where transforms run](transforms.md#where-transforms-run-worker-threads-or-inline)).",
+    ),
+  ),
+  exposeReplies: v.pipe(
+    v.optional(v.boolean(), false),
+    v.description(
+      'Whether a caller waiting for its turn (`waitForCompletion`, `response: "completion"`) gets the reply\'s text (`replyText`), not only its kind.',
+    ),
+  ),
+  admission: v.pipe(
+    v.optional(AdmissionSchema, {}),
+    v.description(
+      "What one client address (found as for `authFailures`), and all together, may hold before anything vouches for it: bodies on signed paths, read before their signature can be checked, and callers waiting for their agent turn.",
+    ),
+  ),
+  mailbox: v.pipe(
+    v.optional(MailboxConfigSchema),
+    v.description(
+      "The mailbox `hooks mailbox run` watches, and the `mailbox` preset's settings; written by `hooks mailbox setup` ([Mail to the assistant](mailbox.md#mail-to-the-assistant)).",
+    ),
+  ),
 });
 
 export const ModelsSchema = v.union([
@@ -162,15 +343,34 @@ export const ModelsSchema = v.union([
 
 /** The slice of the gateway config the plugin reads; everything else belongs to the gateway. */
 export const PluginGatewayConfigSchema = v.looseObject({
-  hooks: v.optional(HooksConfigSchema),
+  hooks: v.pipe(
+    v.optional(HooksConfigSchema),
+    v.description("The webhook intake: its routes, mappings, limits and the state it keeps."),
+  ),
   agents: v.optional(
     v.looseObject({
-      defaults: v.optional(v.looseObject({ models: v.optional(ModelsSchema) })),
+      defaults: v.optional(
+        v.looseObject({
+          models: v.pipe(
+            v.optional(ModelsSchema),
+            v.description(
+              'When non-empty, a `model` must be one of these refs or an alias of one (the alias resolves to its ref): a list of refs, or `{ "<ref>": { alias } }`.',
+            ),
+          ),
+        }),
+      ),
     }),
   ),
   gateway: v.optional(
     v.looseObject({
-      auth: v.optional(v.looseObject({ token: v.optional(v.string()) })),
+      auth: v.optional(
+        v.looseObject({
+          token: v.pipe(
+            v.optional(v.string()),
+            v.description("The gateway's own token; read only to keep `hooks.token` distinct from it."),
+          ),
+        }),
+      ),
     }),
   ),
 });

@@ -53,97 +53,175 @@ const EnvName = v.pipe(
 );
 
 export const ServerSchema = v.strictObject({
-  host: v.optional(NonEmpty, DEFAULT_HOST),
-  port: v.optional(Port, DEFAULT_PORT),
-  /** Milliseconds a client has to send the request line and headers; a socket that stalls is closed then. */
-  headersTimeoutMs: v.optional(
-    v.pipe(PositiveInt, v.maxValue(REQUEST_TIMEOUT_MS, `must be at most ${REQUEST_TIMEOUT_MS}`)),
-    DEFAULT_HEADERS_TIMEOUT_MS,
+  host: v.pipe(v.optional(NonEmpty, DEFAULT_HOST), v.description("Address to bind. `--host` overrides it.")),
+  port: v.pipe(
+    v.optional(Port, DEFAULT_PORT),
+    v.description("Port to bind; 0 = any free port. `--port` overrides it."),
   ),
-  /** Simultaneous connections; one more is closed at once. */
-  maxConnections: v.optional(PositiveInt, DEFAULT_MAX_CONNECTIONS),
-  /**
-   * Connections one client address (the socket's peer) may hold; one more is answered 429 and closed. A trusted
-   * proxy (`hooks.trustedProxies`) is not held to it: it speaks for many clients.
-   */
-  maxConnectionsPerAddress: v.optional(PositiveInt, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
-  /** Of those, connections still sending their request's headers or body; one more is answered 429 and closed. */
-  maxPendingPerAddress: v.optional(PositiveInt, DEFAULT_MAX_PENDING_PER_ADDRESS),
-  /** `GET /metrics` in Prometheus text format; `false` serves none and the plugin counts nothing. */
-  metrics: v.optional(v.boolean(), true),
-  /** When set, `GET /metrics` requires `Authorization: Bearer <metricsToken>`. Never logged. */
-  metricsToken: v.optional(NonEmpty),
+  headersTimeoutMs: v.pipe(
+    v.optional(
+      v.pipe(PositiveInt, v.maxValue(REQUEST_TIMEOUT_MS, `must be at most ${REQUEST_TIMEOUT_MS}`)),
+      DEFAULT_HEADERS_TIMEOUT_MS,
+    ),
+    v.description(
+      "Milliseconds a client has to send its request line and headers; a connection that has not sent them by then gets `408 Request Timeout` from Node and is closed. Before any token is checked, this is what bounds a client that sends its headers slowly or never. The whole request (headers and body) is bounded too, by the larger of 60 s and `hooks.bodyTimeoutMs` plus this; the plugin's own body deadline answers first.",
+    ),
+  ),
+  maxConnections: v.pipe(
+    v.optional(PositiveInt, DEFAULT_MAX_CONNECTIONS),
+    v.description(
+      "Simultaneous connections. A connection past the cap is closed as it arrives; the ones already open are served as before.",
+    ),
+  ),
+  maxConnectionsPerAddress: v.pipe(
+    v.optional(PositiveInt, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
+    v.description(
+      "Connections one client address (an IPv6 /64: see [What counts as one client address](gateway.md#what-counts-as-one-client-address)) may hold at once, whatever they are doing. One more is answered `429 CLIENT_BUSY` (`Retry-After: 1`, `Connection: close`) as it arrives and closed as soon as that answer is written, so one address cannot fill `maxConnections` before any token is checked. A peer in `hooks.trustedProxies` is not held to it ([Behind a proxy](gateway.md#behind-a-proxy)).",
+    ),
+  ),
+  maxPendingPerAddress: v.pipe(
+    v.optional(PositiveInt, DEFAULT_MAX_PENDING_PER_ADDRESS),
+    v.description(
+      "Of those, how many may be sending a request (still in its headers or its body) at once: a connection counts from its arrival until its request's body has arrived (or its answer has left), and again from each later request's headers; an idle kept-alive connection does not. One more connection is refused as above; a kept-alive connection that starts a request beyond it gets `429` and is closed. The connections of a burst all count while they arrive, so keep it above the largest burst one client sends; lower it to bound slow clients more tightly.",
+    ),
+  ),
+  metrics: v.pipe(
+    v.optional(v.boolean(), true),
+    v.description(
+      "`GET /metrics`: the plugin's Prometheus metrics and the process's own, on this port outside `hooks.path`. `false`: no endpoint, and the plugin counts nothing ([Metrics](metrics.md#metrics-prometheus)).",
+    ),
+  ),
+  metricsToken: v.pipe(
+    v.optional(NonEmpty),
+    v.description(
+      `When set, \`GET /metrics\` requires \`Authorization: Bearer <metricsToken>\` (else \`401\`). Compared in constant time, never logged; \`"\${VAR}"\` keeps it out of the file. Wrong tokens are counted per client address as wrong hook tokens are (\`hooks.authFailures\`, in \`hooks.store\`, counted apart from them): past the limit the address gets \`429\` with \`Retry-After\` until the window ends; the right token is always served and clears the count.`,
+    ),
+  ),
 });
 
 export const LastRouteSchema = v.strictObject({
-  channel: Channel,
-  to: v.optional(NonEmpty),
+  channel: v.pipe(Channel, v.description("The channel; it must be in `channels`.")),
+  to: v.pipe(v.optional(NonEmpty), v.description("The recipient on that channel.")),
 });
 
 export const SessionSchema = v.strictObject({
-  /** The main session's key; no hook caller may target it. */
-  mainKey: v.optional(NonEmpty, "main"),
-  /** Where `channel: "last"` goes until a delivery updates it. */
-  lastRoute: v.optional(LastRouteSchema),
+  mainKey: v.pipe(
+    v.optional(NonEmpty, "main"),
+    v.description("The main session's key, passed to the plugin; no hook may target it."),
+  ),
+  lastRoute: v.pipe(
+    v.optional(LastRouteSchema),
+    v.description(
+      'Where `channel: "last"` goes until a delivery moves it. Once a delivery happened, the last route kept in the state database wins over this.',
+    ),
+  ),
 });
 
 export const HeartbeatSchema = v.strictObject({
-  /** Seconds between periodic heartbeats; 0 turns the periodic one off (requested heartbeats still run). */
-  everySeconds: v.optional(
-    v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)),
-    DEFAULT_HEARTBEAT_SECONDS,
+  everySeconds: v.pipe(
+    v.optional(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)), DEFAULT_HEARTBEAT_SECONDS),
+    v.description(
+      "Seconds between periodic heartbeats; `0` turns the periodic one off (requested heartbeats still run).",
+    ),
   ),
 });
 
 export const StateSchema = v.strictObject({
-  /**
-   * Days the transcript, the outbox and session messages are kept; older rows are deleted at start and hourly.
-   * The queue is never purged: it is work not yet delivered. A session key unused this long starts fresh.
-   */
-  retainDays: v.optional(
-    v.pipe(v.number(), v.minValue(0.0001, "must be more than 0 (a fraction of a day is allowed)")),
-    DEFAULT_RETAIN_DAYS,
+  retainDays: v.pipe(
+    v.optional(
+      v.pipe(v.number(), v.minValue(0.0001, "must be more than 0 (a fraction of a day is allowed)")),
+      DEFAULT_RETAIN_DAYS,
+    ),
+    v.description(
+      "Days the state database keeps the transcript, the outbox and session messages (a fraction is allowed: `0.5` is twelve hours); older rows are deleted at start and every hour (or four times per period when that is shorter). The queue is never purged. A session key unused this long starts fresh ([Retention](gateway.md#retention)).",
+    ),
   ),
 });
 
 export const LogSchema = v.strictObject({
-  /** JSON log lines also go to this file (relative to the config file); `--log-file` overrides it. */
-  file: v.optional(NonEmpty),
-  /** The file is rotated once it passes this many megabytes (MiB). */
-  maxSizeMb: v.optional(PositiveInt, DEFAULT_LOG_MAX_SIZE_MB),
-  /** Rotated files kept beside it (`<file>.1` newest … `<file>.<keep>` oldest). */
-  keep: v.optional(PositiveInt, DEFAULT_LOG_KEEP),
+  file: v.pipe(
+    v.optional(NonEmpty),
+    v.description(
+      "The JSON log lines also go to this file (relative to the config file's directory), rotated by size ([Log file](gateway.md#log-file)). `--log-file` overrides it.",
+    ),
+  ),
+  maxSizeMb: v.pipe(
+    v.optional(PositiveInt, DEFAULT_LOG_MAX_SIZE_MB),
+    v.description("The log file is rotated once it passes this many MiB."),
+  ),
+  keep: v.pipe(
+    v.optional(PositiveInt, DEFAULT_LOG_KEEP),
+    v.description("Rotated files kept: `<file>.1` (newest) … `<file>.<keep>`; an older one is deleted."),
+  ),
 });
 
-export const EchoRunnerSchema = v.strictObject({ kind: v.literal("echo") });
+export const EchoRunnerSchema = v.pipe(
+  v.strictObject({ kind: v.literal("echo") }),
+  v.description("Replies with the turn's raw (unwrapped) text. Deterministic; for development and tests."),
+);
 
-export const CommandRunnerSchema = v.strictObject({
-  kind: v.literal("command"),
-  /** Program to spawn (no shell); the message arrives on stdin, the reply is read from stdout. */
-  command: NonEmpty,
-  args: v.optional(v.array(v.string()), []),
-  /** Working directory, relative to the config file; default: the config file's directory. */
-  cwd: v.optional(NonEmpty),
-  /**
-   * Names of variables the program gets from the gateway's environment, e.g. `["OPENAI_API_KEY"]`; a name that
-   * is not set is left out. The program always gets PATH, HOME, LANG and TZ (when set) and the turn's HOOKS_*
-   * variables, and nothing else: not the gateway's tokens or keys unless named here.
-   */
-  env: v.optional(v.array(EnvName), []),
-});
+export const CommandRunnerSchema = v.pipe(
+  v.strictObject({
+    kind: v.literal("command"),
+    command: v.pipe(NonEmpty, v.description("The program to spawn (no shell).")),
+    args: v.pipe(v.optional(v.array(v.string()), []), v.description("Its arguments.")),
+    cwd: v.pipe(
+      v.optional(NonEmpty),
+      v.description(
+        "Its working directory, relative to the config file. Unset: the config file's directory.",
+      ),
+    ),
+    env: v.pipe(
+      v.optional(v.array(EnvName), []),
+      v.description(
+        'Names of variables passed on from the gateway\'s environment, e.g. `["OPENAI_API_KEY"]`; a name that is not set is left out. Each must be a variable name (letters, digits, `_`, not starting with a digit); names starting with `HOOKS_` are refused, since the runner sets those for each turn.',
+      ),
+    ),
+  }),
+  v.description(
+    "Spawns `command` with `args` per turn. The (wrapped) message goes to stdin; stdout, trimmed, is the reply; a non-zero exit is an error with the last stderr line. Output past 1 MiB is cut. On timeout: SIGTERM, then SIGKILL 2 s later. Environment: only `PATH`, `HOME`, `LANG` and `TZ` (each when set), the variables named in `env`, and the turn's own `HOOKS_RUN_ID`, `HOOKS_SESSION_KEY`, `HOOKS_SESSION_FILE` (a temporary file with the session's last 40 messages as JSON lines, removed when the turn ends), `HOOKS_MODEL` and `HOOKS_THINKING` (when set). Nothing else of the gateway's environment reaches the program, so the variables behind `hooks.token`, `gateway.auth.token`, an `apiKeyEnv` or the mailbox password stay out unless you name them.",
+  ),
+);
 
-export const OpenAiRunnerSchema = v.strictObject({
-  kind: v.literal("openai"),
-  /** Base URL of an OpenAI-compatible API, e.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended. */
-  baseUrl: v.pipe(v.string(), v.url("must be an absolute URL")),
-  model: NonEmpty,
-  /** Name of the environment variable holding the API key; the key itself never sits in the file. */
-  apiKeyEnv: v.optional(NonEmpty),
-  /** A reply longer than this many bytes is not read further: the request is aborted and the turn ends as an error. */
-  maxReplyBytes: v.optional(PositiveInt, DEFAULT_MAX_REPLY_BYTES),
-  /** Seconds one request may take, until the last byte of its reply; past it the turn ends as an error. */
-  replyTimeoutSeconds: v.optional(PositiveInt, DEFAULT_REPLY_TIMEOUT_SECONDS),
-});
+export const OpenAiRunnerSchema = v.pipe(
+  v.strictObject({
+    kind: v.literal("openai"),
+    baseUrl: v.pipe(
+      v.string(),
+      v.url("must be an absolute URL"),
+      v.description(
+        "Base URL of an OpenAI-compatible API, e.g. `http://127.0.0.1:11434/v1` for a local model server; `/chat/completions` is appended.",
+      ),
+    ),
+    model: v.pipe(
+      NonEmpty,
+      v.description(
+        "The model, used unless the turn names one (`provider/model` sends the part after the first `/`).",
+      ),
+    ),
+    apiKeyEnv: v.pipe(
+      v.optional(NonEmpty),
+      v.description(
+        "Name of the environment variable holding the API key, sent as `Authorization: Bearer`; the key itself never sits in the file. A variable that is not set is a config error.",
+      ),
+    ),
+    maxReplyBytes: v.pipe(
+      v.optional(PositiveInt, DEFAULT_MAX_REPLY_BYTES),
+      v.description(
+        "A reply longer than this many bytes is not read further: the request is aborted and the turn ends as an error.",
+      ),
+    ),
+    replyTimeoutSeconds: v.pipe(
+      v.optional(PositiveInt, DEFAULT_REPLY_TIMEOUT_SECONDS),
+      v.description(
+        "Seconds one request may take, until the last byte of its reply, whatever the turn's own `timeoutSeconds`; past it the turn ends as an error.",
+      ),
+    ),
+  }),
+  v.description(
+    "POSTs to `<baseUrl>/chat/completions` with the session's last 40 messages plus the (wrapped) message; the reply is `choices[0].message.content`. `thinking` is not sent. The reply is read as it arrives: one past `maxReplyBytes` or `replyTimeoutSeconds` is abandoned, its connection closed, and the turn ends as an error saying which bound it passed, so a misbehaving endpoint can neither fill the gateway's memory nor stall it.",
+  ),
+);
 
 export const RunnerSchema = v.variant(
   "kind",
@@ -153,15 +231,24 @@ export const RunnerSchema = v.variant(
 
 /** The sections only the reference gateway reads; `hooks` and the rest belong to the plugin. */
 export const GatewaySectionsSchema = v.object({
-  server: v.optional(ServerSchema, {}),
-  session: v.optional(SessionSchema, {}),
+  server: v.pipe(
+    v.optional(ServerSchema, {}),
+    v.description("The HTTP server: where it listens, how long clients get, how many connections it holds."),
+  ),
+  session: v.pipe(v.optional(SessionSchema, {}), v.description("The main session and its last route.")),
   heartbeat: v.optional(HeartbeatSchema, {}),
-  runner: v.optional(RunnerSchema, { kind: "echo" }),
-  /** Channels the gateway offers to the plugin; default all eight. */
-  channels: v.optional(v.array(Channel), [...CHANNEL_IDS]),
+  runner: v.pipe(v.optional(RunnerSchema, { kind: "echo" }), v.description("How agent turns run.")),
+  channels: v.pipe(
+    v.optional(v.array(Channel), [...CHANNEL_IDS]),
+    v.description(
+      "Channels the gateway offers to the plugin (`host.channels`); an agent action naming another is a 400.",
+    ),
+  ),
   state: v.optional(StateSchema, {}),
-  /** Unset: logs go to stdout only. */
-  log: v.optional(LogSchema),
+  log: v.pipe(
+    v.optional(LogSchema),
+    v.description("A log file beside stdout. Unset: logs go to stdout only."),
+  ),
 });
 
 /** The whole config file `hooks serve` reads: the plugin's slice plus the gateway's sections, and nothing else. */

@@ -10,10 +10,14 @@ import { FixtureSchema } from "../replay/fixture-schema.js";
 
 const SCHEMA_BASE = "https://hooks-intake.local/schemas/";
 
-function generate(schema: v.GenericSchema, file: string, title: string): Record<string, unknown> {
+/** The JSON Schema of a valibot schema, descriptions and defaults included. */
+export function jsonSchemaOf(schema: v.GenericSchema): Record<string, unknown> {
   // Transformations (trim, floor) have no JSON Schema form; the validation rules around them still carry over.
-  const json = toJsonSchema(schema, { errorMode: "ignore" }) as Record<string, unknown>;
-  return { $id: `${SCHEMA_BASE}${file}`, title, ...json };
+  return toJsonSchema(schema, { errorMode: "ignore" }) as Record<string, unknown>;
+}
+
+function generate(schema: v.GenericSchema, file: string, title: string): Record<string, unknown> {
+  return { $id: `${SCHEMA_BASE}${file}`, title, ...jsonSchemaOf(schema) };
 }
 
 /** File name under `schemas/` → schema. Extra generators (fixtures, gateway) are appended by their owners. */
