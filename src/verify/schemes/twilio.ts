@@ -13,6 +13,20 @@ function publicUrlOf(settings: SignatureSettings): string {
   return settings.publicUrl;
 }
 
+/** The configured URL as the log may show it: credentials in it (`https://user:pass@host`) are not. */
+function shownUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, "$1***@");
+}
+
+/**
+ * Most mismatches with the right token are the URL: Twilio signs the one in its console, which a proxy, another
+ * host name or port, or http for https makes differ from `publicUrl`. The query is not shown (it may carry a token).
+ */
+function urlMismatch(publicUrl: string, rawQuery: string): string {
+  const query = rawQuery === "" ? "" : " and the query as received";
+  return `signature mismatch against ${shownUrl(publicUrl)}${query}; if Twilio calls another URL, set this mapping's verify.publicUrl to it exactly as in the Twilio console`;
+}
+
 function withQuery(url: string, rawQuery: string): string {
   return rawQuery === "" ? url : `${url}?${rawQuery}`;
 }
@@ -108,7 +122,7 @@ export const twilio: SignatureScheme = {
     const matches = settings.secrets.some((token) =>
       candidates.some((candidate) => equalBytes(sent, signature(token, candidate + suffix))),
     );
-    if (!matches) return { ok: false, reason: "signature mismatch" };
+    if (!matches) return { ok: false, reason: urlMismatch(publicUrlOf(settings), request.rawQuery) };
     if (claimedHash !== null && !equalBytes(claimedHash, bodyHash(request.rawBody)))
       return { ok: false, reason: "body hash mismatch" };
     return { ok: true };
