@@ -62,3 +62,8 @@ export function bodyString(body: unknown, field: string): string | undefined {
   const value: unknown = Object.hasOwn(body, field) ? (body as Record<string, unknown>)[field] : undefined;
   return typeof value === "string" && value !== "" ? value : undefined;
 }
+
+/** Whether a Content-Type is a url-encoded form (Twilio and Slack send their fields so). */
+export function isForm(contentType: string | undefined): boolean {
+  return contentType?.split(";")[0]?.trim().toLowerCase() === "application/x-www-form-urlencoded";
+}

@@ -1,12 +1,11 @@
 /** @module Twilio: `X-Twilio-Signature`, a base64 HMAC-SHA1 of the URL plus the sorted form parameters, or of a URL whose `bodySHA256` vouches for a JSON body. */
 import { createHash } from "node:crypto";
 import type { SignatureScheme, SignatureSettings, SignatureVerdict } from "../signature-scheme.js";
-import { equalBytes, headerValue, macOf, plainSecretProblem } from "./compare.js";
+import { equalBytes, headerValue, isForm, macOf, plainSecretProblem } from "./compare.js";
 
 const SIGNATURE = "x-twilio-signature";
 const IDEMPOTENCY = "i-twilio-idempotency-token";
 const BODY_HASH = "bodySHA256";
-const FORM = "application/x-www-form-urlencoded";
 
 function publicUrlOf(settings: SignatureSettings): string {
   if (settings.publicUrl === undefined) throw new Error("the twilio scheme needs publicUrl");
@@ -80,10 +79,6 @@ function signature(authToken: string, signedText: string): string {
 
 function bodyHash(body: Buffer): string {
   return createHash("sha256").update(body).digest("hex");
-}
-
-function isForm(contentType: string | undefined): boolean {
-  return contentType?.split(";")[0]?.trim().toLowerCase() === FORM;
 }
 
 /** A query without its `bodySHA256` parameters, the other parameters left byte for byte as they were. */
