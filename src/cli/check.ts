@@ -1,8 +1,13 @@
 /** @module `hooks check`: validates the config, loads every transform, lists endpoints and mappings; exit 1 on any problem. */
 import type { Command } from "commander";
+import * as v from "valibot";
+import type { ConfigIssue } from "../config/issues.js";
+import { MappingSchema } from "../config/mapping-schema.js";
 import { describeBuilder, describeEndpoints, describeMatch, formatRows } from "../gateway/endpoints.js";
 import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { checkHooksConfig, formatIssue } from "../index.js";
+import type { MappingSummary } from "../status.js";
+import { foldConfigProblems, unsetVariableOf } from "./config-problems.js";
 import type { CliIo } from "./main.js";
 
 interface CheckOptions {
@@ -14,6 +19,59 @@ function table(rows: readonly string[][]): string[] {
   return rows.map((row) => `  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ")}`.trimEnd());
 }
 
+/** The raw mapping a summary was compiled from (user mappings only: presets are always well formed). */
+function rawMappingAt(raw: Record<string, unknown>, configPath: string): unknown {
+  const index = /^hooks\.mappings\[(\d+)\]$/.exec(configPath)?.[1];
+  const mappings = (raw.hooks as { mappings?: unknown } | undefined)?.mappings;
+  return index === undefined || !Array.isArray(mappings) ? undefined : mappings[Number(index)];
+}
+
+/** A mapping's first problem for the table, its path relative to the mapping (all are listed in full below). */
+function firstProblem(problems: readonly ConfigIssue[], configPath: string): string {
+  const [first] = problems;
+  if (!first) return "";
+  const variable = unsetVariableOf(first);
+  const at = first.path.slice(configPath.length).replace(/^\./, "");
+  const what = variable === undefined ? first.message : `${variable} is not set`;
+  const more = problems.length > 1 ? ` (+${problems.length - 1} more)` : "";
+  return `: ${at ? `${at}: ` : ""}${what}${more}`;
+}
+
+function mappingRow(
+  mapping: MappingSummary,
+  standing: readonly ConfigIssue[],
+  raw: Record<string, unknown>,
+  hooksPath: string,
+): string[] {
+  const problems = standing.filter(
+    (issue) =>
+      (issue.path === mapping.configPath || issue.path.startsWith(`${mapping.configPath}.`)) &&
+      !issue.message.includes("failed to load"),
+  );
+  const rawMapping = rawMappingAt(raw, mapping.configPath);
+  if (problems.length > 0 && rawMapping !== undefined && !v.safeParse(MappingSchema, rawMapping).success) {
+    // Its shape was refused, so what it was compiled to (a catch-all agent) is a stand-in: show only that it is invalid.
+    return [mapping.id, "-", "-", "-", "-", `INVALID${firstProblem(problems, mapping.configPath)}`];
+  }
+  const state =
+    problems.length > 0
+      ? `INVALID${firstProblem(problems, mapping.configPath)}`
+      : mapping.transformStatus === "failed"
+        ? "FAILED"
+        : (mapping.transformStatus ?? "ok");
+  const url = mapping.matchPath !== undefined ? `${hooksPath}/${mapping.matchPath}` : "";
+  // A verify block with a problem compiles to no verification; the table still says who is meant to sign.
+  const declared = (rawMapping as { verify?: { scheme?: unknown } } | undefined)?.verify?.scheme;
+  return [
+    mapping.id,
+    `${describeMatch(mapping)}${url ? ` → ${url}` : ""}`,
+    mapping.verify ?? (typeof declared === "string" ? declared : "token"),
+    mapping.action,
+    describeBuilder(mapping),
+    state,
+  ];
+}
+
 async function check(options: CheckOptions, io: CliIo): Promise<void> {
   const loaded = loadGatewayConfig({ config: options.config });
   // One round: the file, the gateway's sections, the plugin's config and every transform, all problems at once.
@@ -22,9 +80,12 @@ async function check(options: CheckOptions, io: CliIo): Promise<void> {
     mainSessionKey: loaded.sections.session.mainKey,
     channels: loaded.sections.channels,
   });
-  const issues = [...loaded.issues, ...hooks.issues];
+  const { issues, warnings, standing } = foldConfigProblems(
+    [...loaded.issues, ...hooks.issues],
+    hooks.warnings,
+  );
   const out: string[] = [`config ${loaded.file}`];
-  for (const warning of hooks.warnings) out.push(`warning: ${warning}`);
+  for (const warning of warnings) out.push(`warning: ${warning}`);
   const status = hooks.status;
   if (status && !status.enabled) {
     out.push("hooks are disabled (hooks.enabled is not true): no endpoint is exposed");
@@ -36,27 +97,7 @@ async function check(options: CheckOptions, io: CliIo): Promise<void> {
       ...formatRows(describeEndpoints(`http://${host}:${port}`, status.path, [])),
     );
     const rows = [["id", "match", "signed by", "action", "builds with", "status"]];
-    for (const mapping of status.mappings) {
-      const invalid = issues.some(
-        (issue) =>
-          (issue.path === mapping.configPath || issue.path.startsWith(`${mapping.configPath}.`)) &&
-          !issue.message.includes("failed to load"),
-      );
-      const state = invalid
-        ? "INVALID"
-        : mapping.transformStatus === "failed"
-          ? "FAILED"
-          : (mapping.transformStatus ?? "ok");
-      const url = mapping.matchPath !== undefined ? `${status.path}/${mapping.matchPath}` : "";
-      rows.push([
-        mapping.id,
-        `${describeMatch(mapping)}${url ? ` → ${url}` : ""}`,
-        mapping.verify ?? "token",
-        mapping.action,
-        describeBuilder(mapping),
-        state,
-      ]);
-    }
+    for (const mapping of status.mappings) rows.push(mappingRow(mapping, standing, loaded.raw, status.path));
     out.push(
       status.mappings.length > 0 ? "mappings:" : "mappings: none",
       ...(rows.length > 1 ? table(rows) : []),

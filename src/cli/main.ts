@@ -76,6 +76,28 @@ function processIo(): CliIo {
   };
 }
 
+/** The process's streams already watched for a reader going away (main may run more than once in a process). */
+const watchedStreams = new WeakSet<NodeJS.WritableStream>();
+
+/**
+ * A reader that goes away (`hooks journal list | head -1`, a pager quit early) is no failure: what is left to print
+ * is dropped, and the command still runs to its end (an `--update` half done would be worse than output lost) with
+ * the exit code it would have had. Any other write error is said on stderr and fails the run.
+ */
+function dropOutputOnClosedPipe(io: CliIo): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (watchedStreams.has(stream)) continue;
+    watchedStreams.add(stream);
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") return;
+      if (stream !== process.stderr) {
+        process.stderr.write(`hooks: cannot write the output (${error.code ?? error.message})\n`);
+      }
+      io.setExitCode(EXIT_FAILURE);
+    });
+  }
+}
+
 /** Runs the CLI and resolves to the process exit code. */
 export async function main(argv: readonly string[], streams?: CliStreams): Promise<number> {
   let exitCode: number = EXIT_OK;
@@ -88,6 +110,7 @@ export async function main(argv: readonly string[], streams?: CliStreams): Promi
       if (streams === undefined) process.exitCode = code;
     },
   };
+  if (streams === undefined) dropOutputOnClosedPipe(io);
   const program = await createProgram(argv, io);
   try {
     await program.parseAsync([...argv], { from: "user" });

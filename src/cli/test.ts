@@ -2,8 +2,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
-import JSON5 from "json5";
 import { checkExpectation, expectationFrom } from "../replay/expectations.js";
+import { setTopLevelField } from "../replay/fixture-text.js";
 import { painter, wantsColour } from "../replay/format-report.js";
 import {
   type FixtureError,
@@ -25,16 +25,10 @@ interface TestOptions {
 /** A status `--update` does not record as expected unless told to: a failure is usually a bug, not a result. */
 const isFailure = (status: number) => status >= 500 || status === 401;
 
-/** Rewrites the fixture with a new `expect`; a leading `//` comment block survives, other comments do not. */
+/** Sets the fixture's `expect` in its text; everything else in the file (comments, layout) stays as written. */
 function writeExpectation(file: string, expectation: unknown): void {
   const text = readFileSync(file, "utf8");
-  const original = parseFixtureText(text, file) as Record<string, unknown>;
-  const updated = { ...original, expect: expectation };
-  const header = file.endsWith(".json5") ? (/^(?:\s*\/\/.*\n)+/.exec(text)?.[0] ?? "") : "";
-  const body = file.endsWith(".json5")
-    ? JSON5.stringify(updated, { space: 2, quote: '"' })
-    : JSON.stringify(updated, null, 2);
-  writeFileSync(file, `${header}${body}\n`);
+  writeFileSync(file, setTopLevelField(text, "expect", expectation, { json: file.endsWith(".json") }));
 }
 
 /** The error code and, for mapping failures, what the log said: enough to see why without a second run. */
@@ -66,7 +60,9 @@ export function registerTestCommand(program: Command, io: CliIo): void {
       let passed = 0;
       let failed = 0;
       let withoutExpect = 0;
-      const leftUnchanged: string[] = [];
+      const notRecorded: string[] = [];
+      const rewritten: string[] = [];
+      let kept = 0;
       for (const file of findFixtureFiles(dir)) {
         const shown = path.relative(process.cwd(), file);
         let parsed: unknown;
@@ -92,36 +88,46 @@ export function registerTestCommand(program: Command, io: CliIo): void {
           continue;
         }
         const report = await pipeline.replay(loaded);
-        if (options.update) {
+        const result = fixture.expect ? checkExpectation(report, fixture.expect) : undefined;
+        // An expectation that still holds is left byte for byte: the file is the author's, not ours to reformat.
+        if (options.update && !result?.passed) {
           // A failure the fixture already expects (a negative fixture) may be re-recorded; a new one may not.
           const alreadyExpected = fixture.expect?.status === report.status;
           if (isFailure(report.status) && !alreadyExpected && !options.acceptFailures) {
             failed++;
-            leftUnchanged.push(shown);
+            notRecorded.push(shown);
             io.stdout.write(
               `${paint("red", "✗")} ${fixture.name} ${paint("dim", `(${shown})`)}\n    ${paint("red", "-")} got ${report.status}${failureReason(report)}; not recorded (use --accept-failures to record it)\n`,
             );
             continue;
           }
           writeExpectation(file, expectationFrom(report));
+          rewritten.push(shown);
           passed++;
           io.stdout.write(
             `${paint("cyan", "↻")} ${fixture.name} ${paint("dim", `(${shown}: ${report.status})`)}\n`,
           );
           continue;
         }
-        const result = checkExpectation(report, fixture.expect!);
-        if (result.passed) {
+        if (result!.passed) {
           passed++;
+          if (options.update) kept++;
           io.stdout.write(`${paint("green", "✓")} ${fixture.name} ${paint("dim", `(${shown})`)}\n`);
         } else {
           failed++;
           io.stdout.write(`${paint("red", "✗")} ${fixture.name} ${paint("dim", `(${shown})`)}\n`);
-          for (const problem of result.problems) io.stdout.write(`    ${paint("red", "-")} ${problem}\n`);
+          for (const problem of result!.problems) io.stdout.write(`    ${paint("red", "-")} ${problem}\n`);
         }
       }
-      if (leftUnchanged.length > 0) {
-        io.stdout.write(`${leftUnchanged.length} fixture(s) left unchanged: ${leftUnchanged.join(", ")}\n`);
+      if (options.update) {
+        io.stdout.write(
+          `rewrote ${rewritten.length} fixture(s)${rewritten.length > 0 ? `: ${rewritten.join(", ")}` : ""}; left ${kept} as they were (their expectation still holds)\n`,
+        );
+      }
+      if (notRecorded.length > 0) {
+        io.stdout.write(
+          `${notRecorded.length} fixture(s) left unchanged: ${notRecorded.join(", ")} (a new 401 or 5xx is recorded only with --accept-failures)\n`,
+        );
       }
       if (withoutExpect > 0)
         io.stdout.write(paint("dim", `(${withoutExpect} fixture(s) without expect not run)\n`));

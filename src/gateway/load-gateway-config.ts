@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ConfigIssue, generateToken, loadGatewayConfigFile } from "../index.js";
 import { type GatewaySections, parseGatewaySections } from "./gateway-config.js";
+import { hooksCommand } from "./hooks-command.js";
 import { withStandIns } from "./stand-ins.js";
 
 /** src/gateway and dist/gateway are both two levels below the package root. */
@@ -45,7 +46,8 @@ export function loadGatewayConfig(
   options: { config?: string | undefined; cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): LoadedGatewayConfig {
   const given = options.env ?? process.env;
-  const { file, origin } = locateConfigFile(options.config, options.cwd ?? process.cwd());
+  const cwd = options.cwd ?? process.cwd();
+  const { file, origin } = locateConfigFile(options.config, cwd);
   let generatedToken: string | undefined;
   // The demo reads its token from the environment; a first run without one still works, with a fresh token.
   if (origin === "demo" && !given[DEMO_TOKEN_ENV]) {
@@ -64,7 +66,10 @@ export function loadGatewayConfig(
     origin,
     raw: loaded.config,
     sections,
-    issues: [...loaded.issues.map((issue) => explainMissingVariable(issue)), ...issues],
+    issues: [
+      ...loaded.issues.map((issue) => explainMissingVariable(issue, () => hooksCommand(given, cwd))),
+      ...issues,
+    ],
     standIns,
   };
   if (generatedToken !== undefined) result.generatedToken = generatedToken;
@@ -73,10 +78,13 @@ export function loadGatewayConfig(
 
 const SENDER_SECRET = /^hooks\.mappings\[\d+\]\.verify\.secrets?(?:\[\d+\])?$/;
 
-/** A copy of the demo config still reads its token and its senders' secrets from the environment: say what to do. */
-function explainMissingVariable(issue: ConfigIssue): ConfigIssue {
+/**
+ * A copy of the demo config still reads its token and its senders' secrets from the environment: say what to do,
+ * with the `hooks` command spelled so that it runs where the user is (`npx hooks` in a checkout).
+ */
+function explainMissingVariable(issue: ConfigIssue, command: () => string): ConfigIssue {
   if (issue.path === "hooks.token" && issue.message.includes(DEMO_TOKEN_ENV))
-    return { ...issue, message: `${issue.message} (export ${DEMO_TOKEN_ENV}="$(hooks token)" first)` };
+    return { ...issue, message: `${issue.message} (export ${DEMO_TOKEN_ENV}="$(${command()} token)" first)` };
   if (SENDER_SECRET.test(issue.path) && issue.message.includes("is not set"))
     return {
       ...issue,

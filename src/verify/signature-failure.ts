@@ -4,12 +4,13 @@ export type SignatureFailure = "missing" | "malformed" | "stale" | "mismatch" | 
 
 /**
  * The schemes' reasons are a closed set of phrases (a property test pins them): a missing or malformed header
- * says so in its last word, and every timestamp that is neither is outside the window.
+ * says so in its last word, every timestamp that is neither is outside the window, and a mismatch says so first
+ * (twilio's goes on to name the URL it checked).
  */
 export function signatureFailureOf(reason: string): SignatureFailure {
   if (reason.endsWith(" missing")) return "missing";
   if (reason.endsWith(" malformed")) return "malformed";
   if (reason.startsWith("timestamp ")) return "stale";
-  if (reason.endsWith(" mismatch")) return "mismatch";
+  if (/^(?:signature|body hash) mismatch\b/.test(reason)) return "mismatch";
   return "other";
 }

@@ -57,7 +57,7 @@ export interface SignedRequest {
   nowSeconds: number;
 }
 
-/** The reason goes to the log only (`timestamp too old by 412 s`): never the secret, never the signature. */
+/** The reason goes to the log only (`timestamp is 712 s old; tolerance 300 s`): never the secret, never the signature. */
 export type SignatureVerdict = { ok: true } | { ok: false; reason: string };
 
 /** What replay needs to sign a fixture the way the sender would. */

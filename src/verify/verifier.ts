@@ -24,7 +24,7 @@ export type AuthVerdict =
       ok: false;
       /** For the person reading the 401: never which signature check failed, nothing about the secret. */
       message: string;
-      /** For the log only (`timestamp too old by 412 s`): never a secret or a signature value. */
+      /** For the log only (`timestamp is 712 s old; tolerance 300 s`): never a secret or a signature value. */
       reason?: string;
       /** For metrics: no credential at all, or a wrong one (absent counts as `invalid`). */
       credential?: "missing" | "invalid";

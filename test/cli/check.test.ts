@@ -1,9 +1,11 @@
 /** @module `hooks check`: a good config lists endpoints and mappings (exit 0); a bad one lists every problem (exit 1). */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { baseConfig, writeConfig } from "../gateway/support.js";
-import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
+import { BIN, cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
+import { FIXTURES, REPO_ROOT } from "../helpers/repo.js";
 
 afterEach(cleanupCli);
 
@@ -180,5 +182,120 @@ describe("hooks check", () => {
     expect(second.stderr).toMatch(/hooks\.mappings\[5\]\.match\.path: "wake" is reserved/);
     expect(second.stderr).toMatch(/hooks\.mappings\[6\]\.channel: channel "sms" is not offered here/);
     expect(second.stdout).toMatch(/escape\s+.*INVALID/);
+  });
+
+  it("lists an invalid mapping as invalid with its problem, not as the catch-all agent it was compiled to", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
+          mappings: [
+            { id: "bad-match", match: "github", action: "wake", textTemplate: "x" },
+            { id: "good", match: { path: "g" }, action: "wake", textTemplate: "x" },
+          ],
+        },
+      ),
+    );
+    const result = await runCli(["check", "--config", config]);
+    expect(result.code).toBe(1);
+    const row = result.stdout.split("\n").find((line) => line.trim().startsWith("bad-match"));
+    expect(row).toMatch(/^\s+bad-match\s+-\s+-\s+-\s+-\s+INVALID: match: invalid type/);
+    expect(row).not.toMatch(/catch-all|agent/);
+    expect(result.stdout).toMatch(/good\s+path=g → \/hooks\/g\s+token\s+wake\s+template\s+ok/);
+  });
+});
+
+/** The demo's variables: its token and the secrets of its five signed senders. */
+const DEMO_VARIABLES = [
+  "HOOKS_TOKEN",
+  "GITHUB_WEBHOOK_SECRET",
+  "STRIPE_WEBHOOK_SECRET",
+  "SLACK_SIGNING_SECRET",
+  "STANDARD_WEBHOOK_SECRET",
+  "TWILIO_AUTH_TOKEN",
+] as const;
+
+/** A copy of the demo as the user's own ./gateway.json5, every variable it reads unset, run as a shell would. */
+function demoCopy(): { cwd: string; env: Record<string, string | undefined> } {
+  const cwd = makeTempDir();
+  copyFileSync(path.join(FIXTURES, "demo/gateway.json5"), path.join(cwd, "gateway.json5"));
+  cpSync(path.join(FIXTURES, "demo/hooks"), path.join(cwd, "hooks"), { recursive: true });
+  const env: Record<string, string | undefined> = Object.fromEntries(
+    DEMO_VARIABLES.map((name) => [name, undefined]),
+  );
+  // Not through npm: how the CLI was started decides the hint, and the tests may run under npm.
+  env.npm_command = undefined;
+  env.npm_lifecycle_event = undefined;
+  env.PATH = path.dirname(process.execPath);
+  return { cwd, env };
+}
+
+const problemLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("  - "));
+
+describe("hooks check with the demo's variables unset", () => {
+  it("lists one problem per unset variable, naming every field that uses it, and nothing about the placeholders", async () => {
+    const { cwd, env } = demoCopy();
+    const result = await runCli(["check"], { cwd, env });
+    expect(result.code).toBe(1);
+    const problems = problemLines(result.stderr);
+    expect(problems).toHaveLength(DEMO_VARIABLES.length);
+    for (const name of DEMO_VARIABLES) {
+      expect(
+        problems.filter((line) => line.includes(`environment variable ${name} is not set`)),
+      ).toHaveLength(1);
+    }
+    expect(result.stderr).toContain(
+      "  - hooks.mappings[6].verify.secret, hooks.mappings[7].verify.secret, hooks.mappings[8].verify.secret, hooks.mappings[9].verify.secret: environment variable GITHUB_WEBHOOK_SECRET is not set (export it",
+    );
+    // The checks of a value saw only the `${VAR}` text: a secret "must be whsec_…", a token "shorter than 24".
+    expect(result.stderr).not.toMatch(/whsec_/);
+    expect(result.stdout).not.toMatch(/warning: hooks\.token is shorter/);
+    expect(result.stdout).toMatch(
+      /standard-webhooks-event\s+path=events → \/hooks\/events\s+standard-webhooks\s+wake\s+template\s+INVALID: verify\.secret: STANDARD_WEBHOOK_SECRET is not set/,
+    );
+  });
+
+  /** The token hint's command, run by a shell where the user is: it must print a token. */
+  async function hintWorks(cwd: string, env: Record<string, string | undefined>): Promise<string> {
+    const result = await runCli(["check", "--config", path.join(demoCopy().cwd, "gateway.json5")], {
+      cwd,
+      env,
+    });
+    const command = /export HOOKS_TOKEN="\$\((.+) token\)" first/.exec(result.stderr)?.[1];
+    expect(command).toBeDefined();
+    const shellEnv: NodeJS.ProcessEnv = { ...process.env, ...env, npm_config_yes: "false" };
+    for (const [name, value] of Object.entries(env)) if (value === undefined) delete shellEnv[name];
+    const token = execFileSync("/bin/sh", ["-c", `${command} token`], {
+      cwd,
+      env: shellEnv,
+      encoding: "utf8",
+    });
+    expect(token.trim()).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    return command!;
+  }
+
+  it("hints at a token command that works where the user is: node and the script's path outside a checkout", async () => {
+    const { cwd, env } = demoCopy();
+    expect(await hintWorks(cwd, env)).toBe(`node ${BIN}`);
+  });
+
+  it("hints at npx hooks inside the checkout, or when npm started the CLI", async () => {
+    const { env } = demoCopy();
+    expect(await hintWorks(REPO_ROOT, env)).toBe("npx hooks");
+    const elsewhere = makeTempDir();
+    const viaNpx = await runCli(["check", "--config", path.join(demoCopy().cwd, "gateway.json5")], {
+      cwd: elsewhere,
+      env: { ...env, npm_command: "exec" },
+    });
+    expect(viaNpx.stderr).toContain('export HOOKS_TOKEN="$(npx hooks token)" first');
+  });
+
+  it("hints at hooks when that is this CLI on PATH", async () => {
+    const { cwd, env } = demoCopy();
+    const bin = makeTempDir();
+    symlinkSync(BIN, path.join(bin, "hooks"));
+    expect(await hintWorks(cwd, { ...env, PATH: `${bin}${path.delimiter}${env.PATH}` })).toBe("hooks");
   });
 });

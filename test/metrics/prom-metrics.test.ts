@@ -210,9 +210,13 @@ describe("signature failures in one word", () => {
     ["id header missing", "missing"],
     ["signature header malformed", "malformed"],
     ["timestamp header malformed", "malformed"],
-    ["timestamp too old by 412 s", "stale"],
-    ["timestamp 30 s in the future", "stale"],
+    ["timestamp is 712 s old; tolerance 300 s", "stale"],
+    ["timestamp is 330 s in the future; tolerance 300 s", "stale"],
     ["signature mismatch", "mismatch"],
+    [
+      "signature mismatch against https://example.com/t; if Twilio calls another URL, set this mapping's verify.publicUrl to it exactly as in the Twilio console",
+      "mismatch",
+    ],
     ["body hash mismatch", "mismatch"],
     ["something new", "other"],
   ])("%j is %j", (reason, word) => {

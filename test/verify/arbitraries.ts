@@ -50,9 +50,10 @@ export const staleClock = fc
   }));
 
 export function windowReason(clocked: { late: boolean; beyond: number; toleranceSeconds: number }): string {
+  const off = clocked.toleranceSeconds + clocked.beyond;
   return clocked.late
-    ? `timestamp too old by ${clocked.beyond} s`
-    : `timestamp ${clocked.toleranceSeconds + clocked.beyond} s in the future`;
+    ? `timestamp is ${off} s old; tolerance ${clocked.toleranceSeconds} s`
+    : `timestamp is ${off} s in the future; tolerance ${clocked.toleranceSeconds} s`;
 }
 
 /** A non-empty body with one byte changed (xor with a non-zero mask). */
@@ -86,6 +87,9 @@ export function requestFrom(
   return { headers: { ...signed.headers }, rawBody, rawQuery: signed.rawQuery ?? rawQuery, nowSeconds };
 }
 
-/** Every reason a scheme may log: none of them can carry a secret, a signature or body bytes. */
+/**
+ * Every reason a scheme may log: none of them can carry a secret, a signature or body bytes. The one URL a reason
+ * names is the configured `publicUrl` (twilio), never the request's query.
+ */
 export const REASON =
-  /^(signature header missing|signature header malformed|signature mismatch|timestamp header missing|timestamp header malformed|timestamp too old by \d+ s|timestamp \d+ s in the future|body hash mismatch|id header missing)$/;
+  /^(signature header missing|signature header malformed|signature mismatch|timestamp header missing|timestamp header malformed|timestamp is \d+ s old; tolerance \d+ s|timestamp is \d+ s in the future; tolerance \d+ s|body hash mismatch|id header missing|signature mismatch against https:\/\/hooks\.example\.com\/t( and the query as received)?; if Twilio calls another URL, set this mapping's verify\.publicUrl to it exactly as in the Twilio console)$/;

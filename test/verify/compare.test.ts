@@ -23,8 +23,8 @@ describe("equalBytes", () => {
 
 describe("timestampProblem", () => {
   it("says how late or how early, in the stable wording", () => {
-    expect(timestampProblem("1000", 1712, 300)).toBe("timestamp too old by 412 s");
-    expect(timestampProblem("1030", 1000, 20)).toBe("timestamp 30 s in the future");
+    expect(timestampProblem("1000", 1600, 300)).toBe("timestamp is 600 s old; tolerance 300 s");
+    expect(timestampProblem("1030", 1000, 20)).toBe("timestamp is 30 s in the future; tolerance 20 s");
     expect(timestampProblem("1300", 1000, 300)).toBeUndefined();
     expect(timestampProblem("700", 1000, 300)).toBeUndefined();
   });

@@ -31,6 +31,10 @@ const settings = (secrets: string[], publicUrl = PUBLIC_URL): SignatureSettings 
   publicUrl,
 });
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
+/** What the log says when the signature does not verify: the URL it was checked against, and what to set. */
+const mismatchAgainst = (url: string, query = false) =>
+  `signature mismatch against ${url}${query ? " and the query as received" : ""}; if Twilio calls another URL, set this mapping's verify.publicUrl to it exactly as in the Twilio console`;
+const MISMATCH = mismatchAgainst(PUBLIC_URL);
 const JSON_TYPE = { "content-type": "application/json" };
 const NOW = 1_700_000_000;
 
@@ -113,7 +117,7 @@ describe("twilio scheme, form bodies", () => {
             request({ ...FORM, "x-twilio-signature": signature }, changed, NOW),
             settings([token]),
           );
-          expect(verdict).toEqual(same ? { ok: true } : { ok: false, reason: "signature mismatch" });
+          expect(verdict).toEqual(same ? { ok: true } : { ok: false, reason: MISMATCH });
         },
       ),
       RUNS,
@@ -155,7 +159,25 @@ describe("twilio scheme, form bodies", () => {
     );
     expect(
       twilio.verify(request({ ...FORM, "x-twilio-signature": otherPort }, body, NOW), settings(["token"])),
-    ).toEqual({ ok: false, reason: "signature mismatch" });
+    ).toEqual({ ok: false, reason: MISMATCH });
+  });
+
+  it("a mismatch names the URL it was checked against and how to set it, never the signature, token, query or body", () => {
+    const body = Buffer.from("Body=secret+text&From=%2B15550100");
+    const token = "twilio-auth-token-0123";
+    const signature = getExpectedTwilioSignature(token, "https://proxy.example.com/sms", paramsOf(body));
+    const configured = "https://user:basic-pass@hooks.example.com:8443/twilio/sms";
+    const verdict = twilio.verify(
+      request({ ...FORM, "x-twilio-signature": signature }, body, NOW, "token=query-token"),
+      settings([token], configured),
+    );
+    expect(verdict).toEqual({
+      ok: false,
+      reason: mismatchAgainst("https://***@hooks.example.com:8443/twilio/sms", true),
+    });
+    const reason = verdict.ok ? "" : verdict.reason;
+    for (const hidden of [signature, token, "basic-pass", "query-token", "secret", "15550100"])
+      expect(reason).not.toContain(hidden);
   });
 
   it("accepts the right token second in the list, refuses a wrong one", () => {
@@ -169,7 +191,7 @@ describe("twilio scheme, form bodies", () => {
         expect(twilio.verify(request(headers, body, NOW), settings([wrong, right])).ok).toBe(true);
         expect(twilio.verify(request(headers, body, NOW), settings([wrong]))).toEqual({
           ok: false,
-          reason: "signature mismatch",
+          reason: MISMATCH,
         });
       }),
       RUNS,

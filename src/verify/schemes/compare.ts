@@ -23,8 +23,8 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
 const UNIX_SECONDS = /^[0-9]{1,15}$/;
 
 /**
- * Undefined when `raw` is inside the window, else the log reason. "Too old by" counts the seconds past
- * the tolerance (how late it came); "in the future" counts from now (how far the sender's clock runs ahead).
+ * Undefined when `raw` is inside the window, else the log reason: the timestamp's age (or how far the sender's
+ * clock runs ahead) and the tolerance beside it, so neither is mistaken for the other.
  */
 export function timestampProblem(
   raw: string,
@@ -33,8 +33,8 @@ export function timestampProblem(
 ): string | undefined {
   if (!UNIX_SECONDS.test(raw)) return "timestamp header malformed";
   const age = nowSeconds - Number(raw);
-  if (age > toleranceSeconds) return `timestamp too old by ${age - toleranceSeconds} s`;
-  if (-age > toleranceSeconds) return `timestamp ${-age} s in the future`;
+  if (age > toleranceSeconds) return `timestamp is ${age} s old; tolerance ${toleranceSeconds} s`;
+  if (-age > toleranceSeconds) return `timestamp is ${-age} s in the future; tolerance ${toleranceSeconds} s`;
   return undefined;
 }
 
@@ -61,4 +61,9 @@ export function bodyString(body: unknown, field: string): string | undefined {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
   const value: unknown = Object.hasOwn(body, field) ? (body as Record<string, unknown>)[field] : undefined;
   return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** Whether a Content-Type is a url-encoded form (Twilio and Slack send their fields so). */
+export function isForm(contentType: string | undefined): boolean {
+  return contentType?.split(";")[0]?.trim().toLowerCase() === "application/x-www-form-urlencoded";
 }

@@ -4,6 +4,7 @@ import {
   bodyString,
   equalBytes,
   headerValue,
+  isForm,
   macOf,
   plainSecretProblem,
   timestampProblem,
@@ -40,6 +41,22 @@ export const slack: SignatureScheme = {
       headers: { [SIGNATURE]: signature(input.secret, timestamp, input.rawBody), [TIMESTAMP]: timestamp },
     };
   },
-  // Events API callbacks carry `event_id`; slash commands and interactions carry no id at all.
-  deliveryId: (_headers, body) => bodyString(body, "event_id"),
+  // Events API callbacks carry `event_id`. Slash commands and interactions (form bodies) carry no delivery id, but
+  // each has its own `trigger_id`: without it a copy replayed inside the window would be acted on twice.
+  deliveryId: (headers, body) =>
+    bodyString(body, "event_id") ??
+    (isForm(headerValue(headers, "content-type")) ? triggerIdOf(body) : undefined),
 };
+
+/** A slash command's `trigger_id` field, or the one inside an interaction's `payload` field (JSON). */
+function triggerIdOf(form: unknown): string | undefined {
+  const direct = bodyString(form, "trigger_id");
+  if (direct !== undefined) return direct;
+  const payload = bodyString(form, "payload");
+  if (payload === undefined) return undefined;
+  try {
+    return bodyString(JSON.parse(payload), "trigger_id");
+  } catch {
+    return undefined;
+  }
+}

@@ -1,16 +1,29 @@
 /** @module Twilio: `X-Twilio-Signature`, a base64 HMAC-SHA1 of the URL plus the sorted form parameters, or of a URL whose `bodySHA256` vouches for a JSON body. */
 import { createHash } from "node:crypto";
 import type { SignatureScheme, SignatureSettings, SignatureVerdict } from "../signature-scheme.js";
-import { equalBytes, headerValue, macOf, plainSecretProblem } from "./compare.js";
+import { equalBytes, headerValue, isForm, macOf, plainSecretProblem } from "./compare.js";
 
 const SIGNATURE = "x-twilio-signature";
 const IDEMPOTENCY = "i-twilio-idempotency-token";
 const BODY_HASH = "bodySHA256";
-const FORM = "application/x-www-form-urlencoded";
 
 function publicUrlOf(settings: SignatureSettings): string {
   if (settings.publicUrl === undefined) throw new Error("the twilio scheme needs publicUrl");
   return settings.publicUrl;
+}
+
+/** The configured URL as the log may show it: credentials in it (`https://user:pass@host`) are not. */
+function shownUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, "$1***@");
+}
+
+/**
+ * Most mismatches with the right token are the URL: Twilio signs the one in its console, which a proxy, another
+ * host name or port, or http for https makes differ from `publicUrl`. The query is not shown (it may carry a token).
+ */
+function urlMismatch(publicUrl: string, rawQuery: string): string {
+  const query = rawQuery === "" ? "" : " and the query as received";
+  return `signature mismatch against ${shownUrl(publicUrl)}${query}; if Twilio calls another URL, set this mapping's verify.publicUrl to it exactly as in the Twilio console`;
 }
 
 function withQuery(url: string, rawQuery: string): string {
@@ -68,10 +81,6 @@ function bodyHash(body: Buffer): string {
   return createHash("sha256").update(body).digest("hex");
 }
 
-function isForm(contentType: string | undefined): boolean {
-  return contentType?.split(";")[0]?.trim().toLowerCase() === FORM;
-}
-
 /** A query without its `bodySHA256` parameters, the other parameters left byte for byte as they were. */
 function withoutBodyHash(rawQuery: string): string[] {
   return rawQuery
@@ -108,7 +117,7 @@ export const twilio: SignatureScheme = {
     const matches = settings.secrets.some((token) =>
       candidates.some((candidate) => equalBytes(sent, signature(token, candidate + suffix))),
     );
-    if (!matches) return { ok: false, reason: "signature mismatch" };
+    if (!matches) return { ok: false, reason: urlMismatch(publicUrlOf(settings), request.rawQuery) };
     if (claimedHash !== null && !equalBytes(claimedHash, bodyHash(request.rawBody)))
       return { ok: false, reason: "body hash mismatch" };
     return { ok: true };
