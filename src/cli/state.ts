@@ -93,12 +93,6 @@ function show<T>(
   try {
     const rows = read(reader);
     const text = rows.map((row) => (json ? JSON.stringify(row) : line(row))).join("\n");
-    // Piped into `head` or a pager that quits early: the reader went away, which is not a failure.
-    io.stdout.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "EPIPE") return;
-      io.stderr.write(`hooks state: cannot write the output (${error.code ?? error.message})\n`);
-      io.setExitCode(1);
-    });
     if (text !== "") io.stdout.write(`${text}\n`);
   } finally {
     reader.close();

@@ -29,7 +29,12 @@ const CREDENTIAL_NAME = /auth|token|key|secret|signature|cookie|session|passw(or
  * Names the words above catch that carry no secret and that mappings read or route on: the caller's
  * `Idempotency-Key` (a delivery id) and Bitbucket's `X-Event-Key` (the event's type, `repo:push`).
  */
-const NOT_CREDENTIALS: ReadonlySet<string> = new Set(["idempotency-key", "x-event-key"]);
+// Delivery ids named like credentials: recorded, so a replayed fixture keeps its id and comes back a duplicate.
+const NOT_CREDENTIALS: ReadonlySet<string> = new Set([
+  "idempotency-key",
+  "x-event-key",
+  "i-twilio-idempotency-token",
+]);
 
 /** A header (any case) that carries a credential: listed, or named like one. */
 export function isCredentialHeader(name: string, listed: ReadonlySet<string> = CREDENTIAL_HEADERS): boolean {

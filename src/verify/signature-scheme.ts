@@ -65,7 +65,7 @@ export interface SigningInput {
   rawBody: Buffer;
   rawQuery: string;
   timestampSeconds: number;
-  /** A fresh delivery id for schemes that carry one in a header. */
+  /** The delivery id for schemes that carry one in a header: the fixture's recorded one, else a fresh one. */
   deliveryId: string;
   secret: string;
   /** The request's Content-Type: twilio signs form parameters, but a JSON body through its hash. */
