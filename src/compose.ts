@@ -1,4 +1,5 @@
 /** @module The one composition function: the plugin's request path and its service, built from the prepared config and the ports. */
+import { isDeepStrictEqual } from "node:util";
 import { DEFAULT_DEADLINE_GRACE_MS, RunCompletionTracker } from "./actions/run-completion.js";
 import type { ActionPolicy } from "./actions/validate-action.js";
 import type { HookBus } from "./events.js";
@@ -18,6 +19,7 @@ import { loadAllTransforms, type PreparedHooks, type TransformLoadReport } from 
 import { credentialHeadersWith } from "./safety/credentials.js";
 import type { Ports } from "./tokens.js";
 import { signatureHeadersFor } from "./verify/schemes/index.js";
+import type { Verifiers } from "./verify/verifier.js";
 
 export interface CompositionContext {
   logger: HostLogger;
@@ -33,13 +35,26 @@ export interface CompositionContext {
   checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;
 }
 
+/** A config checked and its transforms loaded: `swap()` makes it the one new requests run on. */
+export interface PendingSwap {
+  reports: TransformLoadReport[];
+  swap(): void;
+}
+
 export interface ComposedHooks {
-  pipeline: Pipeline;
+  /** The request path new requests run on. */
+  readonly pipeline: Pipeline;
   handler: RouteHandler;
   /** Starts what the request path needs (the store, the previous run's unfinished work, transforms) and stops it. */
   service: Omit<HostService, "id">;
   /** Told each transform's load result once the service started. */
   onTransformsLoaded(listener: (reports: TransformLoadReport[]) => void): void;
+  /**
+   * Loads the transforms of `next` (a config prepared with the same ports' settings: store, journal, dedupe,
+   * transforms) and returns the swap to it; nothing changes until `swap()`. Requests under way finish on the config
+   * they started with; the store, the journal, the transform pool and the runs callers wait on carry on.
+   */
+  prepareSwap(next: PreparedHooks, verifiers: Verifiers): Promise<PendingSwap>;
 }
 
 export function composeHooks(
@@ -47,9 +62,104 @@ export function composeHooks(
   ports: Ports,
   context: CompositionContext,
 ): ComposedHooks {
+  const { config, mappings } = prepared;
+  const { logger, bus } = context;
+  const { store, journal, clock, ids, transformRunner, metrics } = ports;
+  // What outlives a config: the runs callers wait on, the store, the journal, the transform pool, the metrics.
+  const tracker = new RunCompletionTracker(
+    bus,
+    logger,
+    config.mainSessionKey,
+    ids,
+    context.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
+    metrics,
+  );
+  let current = buildPipeline(prepared, ports.verifiers, new Admission(config.admission), {
+    ports,
+    tracker,
+    context,
+  });
+  // Recovery runs once, under the config the instance started with: its dedupe window is one a reload keeps.
+  const duplicates = current.duplicates;
+
+  const loaded: Array<(reports: TransformLoadReport[]) => void> = [];
+  const stop = async () => {
+    tracker.stop();
+    await Promise.all([transformRunner.close(), store.close(), journal.close()]);
+  };
+  return {
+    get pipeline() {
+      return current.pipeline;
+    },
+    // Each request runs on the pipeline current when it arrived, to its end: a swap never changes one under way.
+    handler: (req, res) => current.handler(req, res),
+    onTransformsLoaded: (listener) => void loaded.push(listener),
+    async prepareSwap(next, verifiers) {
+      const reports = await loadAllTransforms(transformRunner, next.mappings);
+      return {
+        reports,
+        swap() {
+          // Budgets held by requests under way stay with them; an unchanged budget is kept, so nothing is counted twice.
+          const admission = isDeepStrictEqual(next.config.admission, current.prepared.config.admission)
+            ? current.admission
+            : new Admission(next.config.admission);
+          current = buildPipeline(next, verifiers, admission, { ports, tracker, context });
+        },
+      };
+    },
+    service: {
+      async start() {
+        try {
+          tracker.start();
+          await store.open?.();
+          // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
+          await recoverFromJournal({
+            journal,
+            duplicates,
+            bus,
+            tracker,
+            logger,
+            clock,
+            checkStored: context.checkStored,
+          });
+          const reports = await loadAllTransforms(transformRunner, mappings);
+          for (const listener of loaded) listener(reports);
+        } catch (error) {
+          // A start that fails owns nothing afterwards: a host stops only services that started, and an open
+          // store connection (with its reconnect timer) or a worker pool would keep the process alive.
+          await stop().catch(() => undefined);
+          throw error;
+        }
+      },
+      stop,
+    },
+  };
+}
+
+interface Shared {
+  ports: Ports;
+  tracker: RunCompletionTracker;
+  context: CompositionContext;
+}
+
+interface Built {
+  prepared: PreparedHooks;
+  admission: Admission;
+  duplicates: DuplicateDeps;
+  pipeline: Pipeline;
+  handler: RouteHandler;
+}
+
+/** The request path of one config, on the ports and run tracker of the instance. */
+function buildPipeline(
+  prepared: PreparedHooks,
+  verifiers: Verifiers,
+  admission: Admission,
+  { ports, tracker, context }: Shared,
+): Built {
   const { config, mappings, signedPaths } = prepared;
   const { logger, bus } = context;
-  const { store, journal, clock, ids, transformRunner, verifiers, metrics } = ports;
+  const { store, journal, clock, ids, transformRunner, metrics } = ports;
   const policy: ActionPolicy = {
     sessionKeys: {
       allowRequestSessionKey: config.allowRequestSessionKey,
@@ -61,21 +171,13 @@ export function composeHooks(
     models: config.models,
     ids,
   };
-  const tracker = new RunCompletionTracker(
-    bus,
-    logger,
-    config.mainSessionKey,
-    ids,
-    context.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
-    metrics,
-  );
   const duplicates: DuplicateDeps = { store, keepMs: config.dedupe.windowSeconds * 1000, logger, metrics };
   const clientAddress = createClientAddressResolver(config.trustedProxies);
   const pipeline = createPipeline({
     basePath: config.path,
     bodyTimeoutMs: config.bodyTimeoutMs,
     unverifiedBodyTimeoutMs: config.admission.unverifiedBodyTimeoutMs,
-    admission: new Admission(config.admission),
+    admission,
     clientAddress,
     verifiers,
     duplicates,
@@ -116,41 +218,5 @@ export function composeHooks(
     ids,
     capture: context.capture,
   });
-
-  const loaded: Array<(reports: TransformLoadReport[]) => void> = [];
-  const stop = async () => {
-    tracker.stop();
-    await Promise.all([transformRunner.close(), store.close(), journal.close()]);
-  };
-  return {
-    pipeline,
-    handler: createHooksHandler(pipeline),
-    onTransformsLoaded: (listener) => void loaded.push(listener),
-    service: {
-      async start() {
-        try {
-          tracker.start();
-          await store.open?.();
-          // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
-          await recoverFromJournal({
-            journal,
-            duplicates,
-            bus,
-            tracker,
-            logger,
-            clock,
-            checkStored: context.checkStored,
-          });
-          const reports = await loadAllTransforms(transformRunner, mappings);
-          for (const listener of loaded) listener(reports);
-        } catch (error) {
-          // A start that fails owns nothing afterwards: a host stops only services that started, and an open
-          // store connection (with its reconnect timer) or a worker pool would keep the process alive.
-          await stop().catch(() => undefined);
-          throw error;
-        }
-      },
-      stop,
-    },
-  };
+  return { prepared, admission, duplicates, pipeline, handler: createHooksHandler(pipeline) };
 }

@@ -10,13 +10,14 @@ import { createTransformRunner } from "./mapping/create-transform-runner.js";
 import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
 import { TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
 import { NO_METRICS } from "./metrics/metrics.js";
-import { PromMetrics } from "./metrics/prom-metrics.js";
+import { PromMetrics, type PromMetricsSettings } from "./metrics/prom-metrics.js";
 import type { HooksPluginOptions } from "./options.js";
 import type { PreparedHooks } from "./prepare-hooks.js";
 import { MemoryStore } from "./store/memory.js";
 import { RedisStore } from "./store/redis.js";
 import { PORTS, type Ports } from "./tokens.js";
 import { createVerifiers } from "./verify/signature-verifier.js";
+import type { Verifiers } from "./verify/verifier.js";
 
 export interface PortInputs {
   prepared: PreparedHooks;
@@ -29,7 +30,7 @@ export interface PortInputs {
 
 /** Registers every port by token (a value the host gave, else a factory of the default) and resolves them once. */
 export function resolvePorts({ prepared, logger, options, persisted }: PortInputs): Ports {
-  const { config, mappings, signedPaths } = prepared;
+  const { config } = prepared;
   const c = rootContainer.createChildContainer();
   const single = <T>(make: () => T) => ({ useFactory: instanceCachingFactory(make) });
   c.register(PORTS.clock, { useValue: options.clock ?? systemClock });
@@ -39,13 +40,7 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
     single(() => {
       if (options.metrics === false) return NO_METRICS;
       if (options.metrics) return options.metrics;
-      // Label values come from the config only: a sender's path or payload never makes a new series.
-      return new PromMetrics({
-        hookPaths: mappings.flatMap((mapping) =>
-          mapping.matchPath === undefined ? [] : [mapping.matchPath],
-        ),
-        mappingIds: mappings.map((mapping) => mapping.id),
-      });
+      return new PromMetrics(metricLabelsOf(prepared));
     }),
   );
   c.register(
@@ -84,7 +79,7 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
   );
   c.register(
     PORTS.verifiers,
-    single(() => (options.verifiers ?? createVerifiers)({ token: config.token, signedPaths })),
+    single(() => createVerifiersFor(prepared, options)),
   );
   c.register(
     PORTS.transformRunner,
@@ -110,4 +105,20 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
     verifiers: c.resolve(PORTS.verifiers),
     transformRunner: c.resolve(PORTS.transformRunner),
   };
+}
+
+/** Label values come from the config only: a sender's path or payload never makes a new series. */
+export function metricLabelsOf({ mappings }: PreparedHooks): PromMetricsSettings {
+  return {
+    hookPaths: mappings.flatMap((mapping) => (mapping.matchPath === undefined ? [] : [mapping.matchPath])),
+    mappingIds: mappings.map((mapping) => mapping.id),
+  };
+}
+
+/** The verifiers of a config's token and signed paths, made as the host asked (`options.verifiers`) or by default. */
+export function createVerifiersFor(
+  { config, signedPaths }: PreparedHooks,
+  options: HooksPluginOptions,
+): Verifiers {
+  return (options.verifiers ?? createVerifiers)({ token: config.token, signedPaths });
 }

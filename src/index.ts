@@ -3,12 +3,14 @@ import { createRequire } from "node:module";
 import type { Registry } from "prom-client";
 import { composeHooks } from "./compose.js";
 import { ConfigError } from "./config/issues.js";
+import type { ResolveContext, ResolvedHooksConfig } from "./config/resolve.js";
 import { resolvePorts } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
 import type { HooksPluginOptions } from "./options.js";
 import { type AuthThrottle, createAuthThrottle } from "./pipeline/auth-throttle.js";
 import { createClientAddressResolver } from "./pipeline/client-address.js";
 import { prepareHooks } from "./prepare-hooks.js";
+import { checkReload, type HooksReload, type RunningHooks } from "./prepare-reload.js";
 import { describeStatus, type HooksStatus } from "./status.js";
 
 /** The type `plugin.metrics()` returns: prom-client's Registry (`metrics()`, `contentType`, `Registry.merge`). */
@@ -56,6 +58,7 @@ export type { HooksPluginOptions } from "./options.js";
 export type { AuthThrottle } from "./pipeline/auth-throttle.js";
 export { clientGroup } from "./pipeline/client-address.js";
 export type { CapturedRequest } from "./pipeline/request.js";
+export type { HooksReload } from "./prepare-reload.js";
 export { fixtureFromRequest, type RecordedRequest, writeFixtureFile } from "./replay/fixture-file.js";
 export type { HooksStatus, MappingSummary } from "./status.js";
 export type {
@@ -89,34 +92,75 @@ export interface HooksPlugin extends HookPlugin {
    * apart from the hook token's own count. Undefined before `register` and when hooks are disabled.
    */
   authThrottle(scope: string): AuthThrottle | undefined;
+  /**
+   * Checks a new gateway config against this registered instance without changing anything: every problem
+   * registration would list, and the transforms of its mappings loaded. `apply()` then makes it the config new
+   * requests run on, at once; requests under way finish on the config they started with, and the store, the journal
+   * and the metrics carry on. Fields the instance was built on (its path, store, journal, dedupe and transform pool
+   * settings, `hooks.enabled`) keep their running values: `restartNeeded` names those that changed.
+   */
+  prepareReload(config: unknown): Promise<HooksReload>;
+}
+
+/** What a registered instance runs on, with the host it registered on. */
+interface Active extends RunningHooks {
+  host: PluginHost;
 }
 
 export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin {
   let status: HooksStatus | undefined;
-  let registry: Registry | undefined;
-  let throttle: ((scope: string) => AuthThrottle) | undefined;
+  let active: Active | undefined;
   return {
     id: "hooks",
     name: "Webhook intake",
     configSchema: manifest.configSchema,
     status: () => status,
-    metrics: () => registry,
-    authThrottle: (scope) => throttle?.(scope),
+    metrics: () => active?.serving?.ports.metrics.registry,
+    authThrottle(scope) {
+      const running = active;
+      if (!running?.serving) return undefined;
+      const { ports } = running.serving;
+      // Made for the config in force at each call: a reload's limit and trusted proxies apply here too.
+      let made: { config: ResolvedHooksConfig; throttle: AuthThrottle } | undefined;
+      const current = () => {
+        const config = active?.prepared.config ?? running.prepared.config;
+        if (made?.config !== config) {
+          made = {
+            config,
+            throttle: createAuthThrottle({
+              store: ports.store,
+              clientAddress: createClientAddressResolver(config.trustedProxies),
+              clock: ports.clock,
+              logger: running.host.logger,
+              limit: config.authFailures.limit,
+              windowMs: config.authFailures.windowSeconds * 1000,
+              scope,
+            }),
+          };
+        }
+        return made.throttle;
+      };
+      return {
+        failed: (remoteAddress, headers) => current().failed(remoteAddress, headers),
+        succeeded: (remoteAddress, headers) => current().succeeded(remoteAddress, headers),
+      };
+    },
     register(host: PluginHost) {
-      registry = undefined;
-      throttle = undefined;
-      const result = prepareHooks(host.config, {
+      active = undefined;
+      const context: ResolveContext = {
         configDir: host.configDir ?? process.cwd(),
         stateDir: host.stateDir,
         mainSessionKey: host.mainSessionKey,
         channels: host.channels,
-      });
+      };
+      const result = prepareHooks(host.config, context);
       if (!result.prepared) throw new ConfigError(result.issues);
       for (const warning of result.warnings) host.logger.warn(warning);
       const prepared = result.prepared;
       const { config, mappings, signedPaths } = prepared;
       status = describeStatus(config, mappings, [], signedPaths);
       if (!config.enabled) {
+        active = { host, context, prepared, raw: host.config, serving: undefined };
         host.logger.info("hooks are disabled (set hooks.enabled to true to expose the intake)");
         return;
       }
@@ -147,19 +191,24 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         }
       });
       host.registerHttpRoute({ path: config.path, match: "prefix", auth: "plugin", handler: hooks.handler });
-      registry = ports.metrics.registry;
-      const clientAddress = createClientAddressResolver(config.trustedProxies);
-      throttle = (scope) =>
-        createAuthThrottle({
-          store: ports.store,
-          clientAddress,
-          clock: ports.clock,
-          logger: host.logger,
-          limit: config.authFailures.limit,
-          windowMs: config.authFailures.windowSeconds * 1000,
-          scope,
-        });
       host.registerService({ id: "hooks", ...hooks.service });
+      active = { host, context, prepared, raw: host.config, serving: { hooks, ports } };
+    },
+    async prepareReload(config: unknown): Promise<HooksReload> {
+      const running = active;
+      if (running === undefined) throw new Error("prepareReload called before register");
+      const { accepted, ...checked } = await checkReload(running, status, config, options);
+      return {
+        ...checked,
+        apply() {
+          if (accepted === undefined) throw new Error("a config with problems cannot be applied");
+          if (active !== running) throw new Error("the config changed since this reload was checked");
+          accepted.swap();
+          active = { ...running, prepared: accepted.next, raw: config };
+          status = checked.status;
+          for (const warning of accepted.warnings) running.host.logger.warn(warning);
+        },
+      };
     },
   };
 }

@@ -21,14 +21,23 @@ export interface PrepareResult {
   warnings: string[];
 }
 
-export function prepareHooks(rawConfig: unknown, context: ResolveContext): PrepareResult {
+/**
+ * `adjust` may change the resolved config before the mappings are compiled against it (a reload keeps the
+ * running values of the fields a restart must apply).
+ */
+export function prepareHooks(
+  rawConfig: unknown,
+  context: ResolveContext,
+  adjust: (config: ResolvedHooksConfig) => ResolvedHooksConfig = (config) => config,
+): PrepareResult {
   const resolved = resolveHooksConfig(rawConfig, context);
   if (!resolved.config) {
     return { partial: undefined, prepared: undefined, issues: resolved.issues, warnings: resolved.warnings };
   }
-  const compiled = compileMappings(resolved.config);
+  const config = adjust(resolved.config);
+  const compiled = compileMappings(config);
   const issues = [...resolved.issues, ...compiled.issues];
-  const partial = { config: resolved.config, mappings: compiled.mappings, signedPaths: compiled.signedPaths };
+  const partial = { config, mappings: compiled.mappings, signedPaths: compiled.signedPaths };
   return {
     partial,
     prepared: issues.length === 0 ? partial : undefined,

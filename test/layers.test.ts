@@ -16,7 +16,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ["pipeline"],
   ["http"],
   ["tokens.ts", "options.ts", "prepare-hooks.ts", "status.ts"],
-  ["container.ts", "check-config.ts", "compose.ts"],
+  ["container.ts", "check-config.ts", "compose.ts", "prepare-reload.ts"],
   ["index.ts", "replay"],
   ["gateway", "openclaw", "mailbox", "schemas"],
   ["cli"],

@@ -1,4 +1,4 @@
-/** @module `hooks serve`: runs the reference gateway until SIGINT/SIGTERM, then stops it gracefully. */
+/** @module `hooks serve`: runs the reference gateway until SIGINT/SIGTERM, then stops it gracefully; SIGHUP reloads its config. */
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { describeEndpoints, formatRows, wakeCurlLine } from "../gateway/endpoints.js";
 import {
@@ -104,6 +104,17 @@ function waitForStopSignal(io: CliIo): Promise<string> {
   });
 }
 
+/**
+ * SIGHUP reloads the config, as daemons do. Signals are the process's: a caller that runs `serve` in its own
+ * process (`io.stop`) reloads through the file instead.
+ */
+function reloadOnHangUp(io: CliIo, handle: GatewayHandle): () => void {
+  if (io.stop) return () => undefined;
+  const onHangUp = () => void handle.reload("SIGHUP");
+  process.on("SIGHUP", onHangUp);
+  return () => process.off("SIGHUP", onHangUp);
+}
+
 async function serve(options: ServeOptions, io: CliIo): Promise<void> {
   const loaded = loadGatewayConfig({ config: options.config });
   if (loaded.issues.length > 0) {
@@ -139,6 +150,7 @@ async function serve(options: ServeOptions, io: CliIo): Promise<void> {
       ...(options.port !== undefined && { port: options.port }),
       ...(options.record !== undefined && { recordFile: options.record }),
       ...(options.capture !== undefined && { captureDir: options.capture }),
+      source: { file: loaded.file, load: loaded.readAgain },
     });
   } catch (error) {
     if (isConfigError(error)) throw error;
@@ -151,9 +163,12 @@ async function serve(options: ServeOptions, io: CliIo): Promise<void> {
     throw error;
   }
   io.stdout.write(readyBanner(loaded, handle, options.record, logFile?.path));
+  const stopReloading = reloadOnHangUp(io, handle);
   const signal = await stopSignal;
   logger.info(`received ${signal}`);
   await handle.close();
+  // Only now: a SIGHUP while stopping is answered "stopping", where Node's default would end the process mid-stop.
+  stopReloading();
   await logger.close();
 }
 
@@ -184,7 +199,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     )
     .addHelpText(
       "after",
-      "\nLogs go to stdout: readable lines on a terminal, JSON lines otherwise (HOOKS_LOG_LEVEL=debug|info|warn|error),\nand as JSON lines to --log-file or log.file when set.\nStops on SIGINT/SIGTERM after in-flight requests and agent turns finish (at most 10 s).",
+      "\nLogs go to stdout: readable lines on a terminal, JSON lines otherwise (HOOKS_LOG_LEVEL=debug|info|warn|error),\nand as JSON lines to --log-file or log.file when set.\nStops on SIGINT/SIGTERM after in-flight requests and agent turns finish (at most 10 s).\nReloads the config on SIGHUP and when the file changes; a config with problems is logged and not applied.",
     )
     .action((options: ServeOptions) => serve(options, io));
 }

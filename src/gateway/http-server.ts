@@ -39,6 +39,8 @@ export interface GatewayServer {
   readonly port: number;
   /** Requests received and not yet answered. */
   readonly inFlight: number;
+  /** Time to send the whole request, from now on (a reload that moves the plugin's body deadline moves it along). */
+  setRequestTimeout(ms: number): void;
   /**
    * Refuses new connections at once, lets in-flight requests finish for up to `graceMs`, then cuts what is
    * left. Resolves with the number of requests that had to be cut. `beforeCut` runs when the grace has passed
@@ -98,6 +100,10 @@ export async function listenGatewayServer(
     port: address.port,
     get inFlight() {
       return inFlight;
+    },
+    setRequestTimeout(ms) {
+      // Node reads it at each check of its connections: requests already under way get the new deadline too.
+      server.requestTimeout = Math.max(ms, headersTimeout);
     },
     async close(graceMs, beforeCut) {
       closing = true;

@@ -26,6 +26,12 @@ export interface LoadedGatewayConfig {
   generatedToken?: string;
   /** Variables the demo names (sender secrets) that were not set: random for this run, never printed. */
   standIns: string[];
+  /**
+   * Reads the same file again, as a reload does: with the same environment, so the demo keeps this run's generated
+   * token and stand-ins (a reload would otherwise change the secrets the signed demo mappings check). Its issues are
+   * the file's (unreadable, not JSON5, a variable not set); the gateway's sections are the reload's to check.
+   */
+  readAgain(): { config: Record<string, unknown>; issues: ConfigIssue[] };
 }
 
 export function locateConfigFile(
@@ -57,20 +63,30 @@ export function loadGatewayConfig(
   // Its sender secrets too: the signed demo mappings work with `hooks replay` until the user sets real ones.
   const standIns: string[] = [];
   const env = origin === "demo" ? withStandIns(given, standIns) : given;
-  const loaded = loadGatewayConfigFile(file, env);
-  // The gateway's own settings (an API key variable) are never stood in for: only the plugin's config is.
-  const { sections, issues } = parseGatewaySections(loaded.config, given);
+  const read = () => {
+    const loaded = loadGatewayConfigFile(file, env);
+    // The gateway's own settings (an API key variable) are never stood in for: only the plugin's config is.
+    const { sections, issues } = parseGatewaySections(loaded.config, given);
+    return {
+      loaded,
+      sections,
+      fileIssues: loaded.issues.map((issue) => explainMissingVariable(issue, () => hooksCommand(given, cwd))),
+      issues,
+    };
+  };
+  const { loaded, sections, fileIssues, issues } = read();
   const result: LoadedGatewayConfig = {
     file: loaded.file,
     configDir: loaded.configDir,
     origin,
     raw: loaded.config,
     sections,
-    issues: [
-      ...loaded.issues.map((issue) => explainMissingVariable(issue, () => hooksCommand(given, cwd))),
-      ...issues,
-    ],
+    issues: [...fileIssues, ...issues],
     standIns,
+    readAgain() {
+      const again = read();
+      return { config: again.loaded.config, issues: again.fileIssues };
+    },
   };
   if (generatedToken !== undefined) result.generatedToken = generatedToken;
   return result;

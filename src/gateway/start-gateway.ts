@@ -13,10 +13,11 @@ import {
   type MetricsRegistry,
   type PluginHost,
 } from "../index.js";
+import { type ConfigSource, createConfigReloader, type ReloadOutcome } from "./config-reload.js";
 import { startDeliverySubsystem } from "./delivery-subsystem.js";
 import { startEventRecorder } from "./event-recorder.js";
 import type { GatewaySections } from "./gateway-config.js";
-import { parseGatewaySections } from "./gateway-config.js";
+import { parseGatewaySections, REQUEST_TIMEOUT_MS } from "./gateway-config.js";
 import { startHeartbeatSubsystem } from "./heartbeat-subsystem.js";
 import { listenGatewayServer } from "./http-server.js";
 import { resolveLogFile } from "./log-file.js";
@@ -33,6 +34,7 @@ import { DEFAULT_STATE_DIR, openStateDb } from "./state-db.js";
 import { startRetention } from "./state-retention.js";
 import { logWriteError } from "./write-errors.js";
 
+export type { ConfigSource, ReloadOutcome };
 export { DEFAULT_STATE_DIR };
 
 /** Reasons a heartbeat's log line lists by name; the transcript has them all. */
@@ -60,6 +62,11 @@ export interface StartGatewayOptions {
   plugin?: HookPlugin;
   stopTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Where `config` came from, so that `reload()` can read it again; the file is watched and reloaded on change
+   * unless `source.watch` is false. Without it, `reload()` reports that there is nothing to read again.
+   */
+  source?: ConfigSource;
 }
 
 export interface GatewayHandle {
@@ -72,10 +79,15 @@ export interface GatewayHandle {
   sections: GatewaySections;
   /** `hooks.path` as the plugin uses it, or undefined when hooks are disabled. */
   hooksPath: string | undefined;
-  /** What the plugin serves (endpoints, mappings, transform status), when it says. */
-  hooks: HooksStatus | undefined;
+  /** What the plugin serves (endpoints, mappings, transform status), when it says; a reload updates it. */
+  readonly hooks: HooksStatus | undefined;
   /** Where Prometheus scrapes this gateway, or undefined when `server.metrics` is false. */
   metricsUrl: string | undefined;
+  /**
+   * Reads the config again (`source`) and swaps in what may change live, or keeps the running config; logs one line
+   * either way. `hooks serve` calls it on SIGHUP and when the file changes.
+   */
+  reload(trigger?: string): Promise<ReloadOutcome>;
   /** Graceful stop: refuse new connections, finish requests and turns (bounded), commit and close the state. Idempotent. */
   close(): Promise<void>;
 }
@@ -220,6 +232,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     state.close();
   };
 
+  // The plugin's trusted proxies are read per connection: a reload changes them for the next one.
+  let exempt = trustedPeers(options.config);
   let server: Awaited<ReturnType<typeof listenGatewayServer>>;
   try {
     for (const service of services) {
@@ -233,12 +247,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       maxConnections: sections.server.maxConnections,
       maxConnectionsPerAddress: sections.server.maxConnectionsPerAddress,
       maxPendingPerAddress: sections.server.maxPendingPerAddress,
-      exemptAddress: trustedPeers(options.config),
-      // The plugin enforces its own body deadline; Node's request timeout only backs it up.
-      requestTimeoutMs: Math.max(
-        60_000,
-        (hooksStatus?.bodyTimeoutMs ?? 0) + sections.server.headersTimeoutMs,
-      ),
+      exemptAddress: (address) => exempt?.(address) ?? false,
+      requestTimeoutMs: requestTimeoutFor(hooksStatus, sections),
     });
   } catch (error) {
     await session.stop();
@@ -246,8 +256,23 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     throw error;
   }
 
+  const reloader = options.source
+    ? createConfigReloader(options.source, {
+        plugin,
+        sections,
+        env,
+        logger,
+        applied(config, status) {
+          exempt = trustedPeers(config);
+          server.setRequestTimeout(requestTimeoutFor(status, sections));
+        },
+      })
+    : undefined;
+
   let closing: Promise<void> | undefined;
   const close = async () => {
+    // A reload under way finishes first: it swaps a config, or leaves the running one, never half of either.
+    await reloader?.close();
     const deadline = Date.now() + stopTimeoutMs;
     logger.info("stopping: no new connections; finishing in-flight requests and agent turns", {
       requests: server.inFlight,
@@ -279,12 +304,27 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     sections,
     hooksPath: pluginPath,
     metricsUrl: sections.server.metrics ? `${clientUrl(server.host, server.port)}${METRICS_PATH}` : undefined,
-    hooks: statusOf(plugin),
+    get hooks() {
+      return statusOf(plugin);
+    },
+    reload(trigger = "reload") {
+      if (!reloader)
+        return Promise.resolve({
+          applied: false,
+          issues: [{ path: "", message: "started without a config source: nothing to read again" }],
+        });
+      return reloader.reload(trigger);
+    },
     close() {
       closing ??= close();
       return closing;
     },
   };
+}
+
+/** The plugin enforces its own body deadline; Node's request timeout only backs it up, above it. */
+function requestTimeoutFor(status: HooksStatus | undefined, sections: GatewaySections): number {
+  return Math.max(REQUEST_TIMEOUT_MS, (status?.bodyTimeoutMs ?? 0) + sections.server.headersTimeoutMs);
 }
 
 /**

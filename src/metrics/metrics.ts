@@ -50,6 +50,11 @@ export interface HookMetrics {
   journalBacklog?(read: () => JournalPending): void;
   /** Where a scrape reads how many agent turns the plugin waits on: read, not counted, so a stop cannot skew it. */
   agentTurnsInFlight?(read: () => number): void;
+  /**
+   * A reload's mappings: their paths and ids become label values too. Those of the config before stay, so a series
+   * already scraped goes on (the set grows only with the operator's edits, never with what a sender sends).
+   */
+  allowLabels?(labels: { hookPaths: Iterable<string>; mappingIds: Iterable<string> }): void;
   /** The prom-client registry holding these metrics, for a host to expose; absent when they are kept elsewhere. */
   readonly registry?: Registry;
 }

@@ -54,8 +54,8 @@ interface HookSeries {
 
 export class PromMetrics implements HookMetrics {
   readonly registry = new Registry();
-  private readonly hookPaths: ReadonlySet<string>;
-  private readonly mappingIds: ReadonlySet<string>;
+  private readonly hookPaths: Set<string>;
+  private readonly mappingIds: Set<string>;
   private readonly series = new Map<string, HookSeries>();
   private readonly children = new Map<string, CounterChild>();
   private readonly transformDurations = new Map<string, HistogramChild>();
@@ -260,6 +260,11 @@ export class PromMetrics implements HookMetrics {
   workerRestart(reason: "timeout" | "memory" | "crash"): void {
     const label = RESTART_REASONS.has(reason) ? reason : OTHER;
     this.child(this.workerRestarts, `restart ${label}`, label).inc();
+  }
+
+  allowLabels(labels: PromMetricsSettings): void {
+    for (const path of labels.hookPaths) this.hookPaths.add(path);
+    for (const id of labels.mappingIds) this.mappingIds.add(id);
   }
 
   /** `wake`, `agent`, a configured mapping's path, else `other`: the label never carries what a sender chose. */
