@@ -11,6 +11,7 @@ import { createGatewayLogger, isLogLevel } from "../gateway/logger.js";
 import { DEFAULT_CAPTURE_DIR } from "../gateway/request-capture.js";
 import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../gateway/start-gateway.js";
 import { checkHooksConfig, formatIssue, isConfigError } from "../index.js";
+import { foldConfigProblems } from "./config-problems.js";
 import type { CliIo } from "./main.js";
 
 interface ServeOptions {
@@ -124,7 +125,8 @@ async function serve(options: ServeOptions, io: CliIo): Promise<void> {
       mainSessionKey: loaded.sections.session.mainKey,
       channels: loaded.sections.channels,
     });
-    const issues = [...loaded.issues, ...hooks.issues];
+    // As `hooks check` lists them: one problem per unset variable, nothing about the placeholder's own text.
+    const { issues } = foldConfigProblems([...loaded.issues, ...hooks.issues], hooks.warnings);
     io.stderr.write(
       `hooks serve: ${loaded.file} has ${issues.length} problem(s):\n${issues.map((i) => `  - ${formatIssue(i)}\n`).join("")}`,
     );

@@ -257,6 +257,16 @@ describe("hooks check with the demo's variables unset", () => {
     );
   });
 
+  it("hooks serve refuses to start with the same list: one problem per unset variable", async () => {
+    const { cwd, env } = demoCopy();
+    const result = await runCli(["serve", "--port", "0"], { cwd, env });
+    expect(result.code).toBe(1);
+    const problems = problemLines(result.stderr);
+    expect(problems).toHaveLength(DEMO_VARIABLES.length);
+    expect(result.stderr).toContain(`has ${DEMO_VARIABLES.length} problem(s)`);
+    expect(result.stderr).not.toMatch(/whsec_/);
+  });
+
   /** The token hint's command, run by a shell where the user is: it must print a token. */
   async function hintWorks(cwd: string, env: Record<string, string | undefined>): Promise<string> {
     const result = await runCli(["check", "--config", path.join(demoCopy().cwd, "gateway.json5")], {
