@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { baseConfig, writeConfig } from "../gateway/support.js";
 import { BIN, cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
-import { FIXTURES, REPO_ROOT } from "../helpers/repo.js";
+import { DEMO_VARIABLES, FIXTURES, REPO_ROOT } from "../helpers/repo.js";
 
 afterEach(cleanupCli);
 
@@ -206,16 +206,6 @@ describe("hooks check", () => {
     expect(result.stdout).toMatch(/good\s+path=g → \/hooks\/g\s+token\s+wake\s+template\s+ok/);
   });
 });
-
-/** The demo's variables: its token and the secrets of its five signed senders. */
-const DEMO_VARIABLES = [
-  "HOOKS_TOKEN",
-  "GITHUB_WEBHOOK_SECRET",
-  "STRIPE_WEBHOOK_SECRET",
-  "SLACK_SIGNING_SECRET",
-  "STANDARD_WEBHOOK_SECRET",
-  "TWILIO_AUTH_TOKEN",
-] as const;
 
 /** A copy of the demo as the user's own ./gateway.json5, every variable it reads unset, run as a shell would. */
 function demoCopy(): { cwd: string; env: Record<string, string | undefined> } {

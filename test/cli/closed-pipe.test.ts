@@ -3,19 +3,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupCli, makeTempDir, spawnCli } from "../helpers/cli.js";
-import { FIXTURES } from "../helpers/repo.js";
+import { DEMO_VARIABLES, FIXTURES } from "../helpers/repo.js";
 
 afterEach(cleanupCli);
-
-/** The variables the bundled demo config reads. */
-const DEMO_VARIABLES = [
-  "HOOKS_TOKEN",
-  "GITHUB_WEBHOOK_SECRET",
-  "STRIPE_WEBHOOK_SECRET",
-  "SLACK_SIGNING_SECRET",
-  "STANDARD_WEBHOOK_SECRET",
-  "TWILIO_AUTH_TOKEN",
-];
 
 /** A journal of `count` finished wakes, written the way the journal writes its segments. */
 function writeJournal(dir: string, count: number): void {

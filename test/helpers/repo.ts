@@ -9,3 +9,13 @@ export const TRANSFORMS_DIR = path.join(FIXTURES, "transforms");
 export function readPayload(relative: string): any {
   return JSON.parse(readFileSync(path.join(FIXTURES, "payloads", relative), "utf8"));
 }
+
+/** The variables the bundled demo config reads: its token and the secrets of its five signed senders. */
+export const DEMO_VARIABLES = [
+  "HOOKS_TOKEN",
+  "GITHUB_WEBHOOK_SECRET",
+  "STRIPE_WEBHOOK_SECRET",
+  "SLACK_SIGNING_SECRET",
+  "STANDARD_WEBHOOK_SECRET",
+  "TWILIO_AUTH_TOKEN",
+] as const;

@@ -4,22 +4,20 @@ import { sign as githubSign } from "@octokit/webhooks-methods";
 import JSON5 from "json5";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadFixture } from "../../src/replay/load-fixture.js";
+import { baseConfig, TOKEN, writeConfig } from "../gateway/support.js";
 import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/cli.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 
-const TOKEN = "capture-test-token-0123456789abcdefg";
 afterEach(cleanupCli);
 
 describe("hooks serve --capture → hooks replay", () => {
   it("records accepted requests as fixtures without credentials, and replay reproduces their result", async () => {
     const dir = makeTempDir();
-    const config = path.join(dir, "gateway.json5");
-    writeFileSync(
-      config,
-      JSON5.stringify({
-        hooks: {
-          enabled: true,
-          token: TOKEN,
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
           mappings: [
             {
               id: "contact",
@@ -29,7 +27,7 @@ describe("hooks serve --capture → hooks replay", () => {
             },
           ],
         },
-      }),
+      ),
     );
     // A bare --capture writes into ./captures, the folder the docs suggest (git-ignored in this repository).
     const captures = path.join(dir, "captures");
@@ -80,14 +78,12 @@ describe("hooks serve --capture → hooks replay", () => {
 
   it("keeps a signed JSON body's exact bytes and a readable copy beside them, owner-only; replay re-signs the exact bytes", async () => {
     const dir = makeTempDir();
-    const config = path.join(dir, "gateway.json5");
     const secret = "capture-github-secret";
-    writeFileSync(
-      config,
-      JSON5.stringify({
-        hooks: {
-          enabled: true,
-          token: TOKEN,
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
           mappings: [
             {
               id: "github-push",
@@ -98,7 +94,7 @@ describe("hooks serve --capture → hooks replay", () => {
             },
           ],
         },
-      }),
+      ),
     );
     const captures = path.join(dir, "captures");
     const gateway = await startServe(

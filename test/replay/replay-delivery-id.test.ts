@@ -5,22 +5,20 @@ import path from "node:path";
 import { sign as githubSign } from "@octokit/webhooks-methods";
 import JSON5 from "json5";
 import { afterEach, describe, expect, it } from "vitest";
+import { baseConfig, writeConfig } from "../gateway/support.js";
 import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/cli.js";
 
-const TOKEN = "delivery-replay-token-0123456789abcd";
 const SECRET = "github-secret-for-the-replay-test";
 afterEach(cleanupCli);
 
 describe("replaying a GitHub delivery to the gateway that accepted it", () => {
   it("is a duplicate, from the journal and from a capture, and says so; without its id it runs again", async () => {
     const dir = makeTempDir();
-    const config = path.join(dir, "gateway.json5");
-    writeFileSync(
-      config,
-      JSON5.stringify({
-        hooks: {
-          enabled: true,
-          token: TOKEN,
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
           mappings: [
             {
               id: "github-push",
@@ -31,7 +29,7 @@ describe("replaying a GitHub delivery to the gateway that accepted it", () => {
             },
           ],
         },
-      }),
+      ),
     );
     const state = path.join(dir, "state");
     const captures = path.join(dir, "captures");
