@@ -77,8 +77,8 @@ afterEach(async () => {
 async function startOnFile(
   config: Record<string, unknown>,
   options: { watch?: boolean; debounceMs?: number } = {},
+  dir = makeTempDir(),
 ) {
-  const dir = makeTempDir();
   const file = writeConfig(dir, config);
   const log = recordingLogger();
   const loaded = loadGatewayConfig({ config: file });
@@ -307,21 +307,12 @@ describe("requests across a reload", () => {
       path.join(dir, "hooks/transforms/held.mjs"),
       `export default async () => { await (await fetch(${JSON.stringify(gate.url)})).text(); return undefined; };`,
     );
-    const file = writeConfig(dir, baseConfig({}, { mappings: [held, wakeMapping("alpha")] }));
-    const log = recordingLogger();
-    const loaded = loadGatewayConfig({ config: file });
-    const record = path.join(dir, "events.jsonl");
-    const state = path.join(dir, "state");
-    handle = await startGateway({
-      config: loaded.raw,
-      configDir: dir,
-      port: 0,
-      stateDir: state,
-      recordFile: record,
-      logger: log.logger,
-      source: { file, load: loaded.readAgain, watch: false },
-    });
-    const url = handle.url;
+    const {
+      record,
+      state,
+      handle: gateway,
+    } = await startOnFile(baseConfig({}, { mappings: [held, wakeMapping("alpha")] }), { watch: false }, dir);
+    const url = gateway.url;
 
     // Authenticated with the old token and owned by `held`: past its auth, waiting in its transform.
     const underWay = postJson(`${url}/hooks/held`, { n: 1 }, AUTH);
@@ -329,7 +320,7 @@ describe("requests across a reload", () => {
 
     // The new config drops `held` and changes the token: the request under way is not touched by either.
     writeConfig(dir, baseConfig({}, { token: NEW_TOKEN, mappings: [wakeMapping("alpha")] }));
-    expect(await handle.reload("SIGHUP")).toMatchObject({ applied: true });
+    expect(await gateway.reload("SIGHUP")).toMatchObject({ applied: true });
     gate.release();
     const answer = await underWay;
     expect(answer).toMatchObject({ status: 200, body: { ok: true, mappingId: "held" } });
@@ -344,14 +335,14 @@ describe("requests across a reload", () => {
       if (i % 20 === 10) {
         const mappings = i % 40 === 10 ? [wakeMapping("alpha"), wakeMapping("beta")] : [wakeMapping("alpha")];
         writeConfig(dir, baseConfig({}, { token: NEW_TOKEN, mappings }));
-        swaps.push(handle.reload("SIGHUP"));
+        swaps.push(gateway.reload("SIGHUP"));
       }
     }
     const answers = await Promise.all(sent);
     const outcomes = await Promise.all(swaps);
     expect(outcomes.every((outcome) => (outcome as { applied: boolean }).applied)).toBe(true);
     expect(answers.map((a) => a.status)).toEqual(Array(count).fill(200));
-    await handle.close();
+    await gateway.close();
     handle = undefined;
 
     // One event per accepted request, none twice, and the state holds each of them once.
