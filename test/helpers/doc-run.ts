@@ -19,6 +19,13 @@ const PLAIN_WORDS = /^[\w./:=@,+-]+(?: +[\w./:=@,+-]+)*$/;
 /** `npm install && npm start`: the checkout is installed already, and `npm test` is the run this is part of. */
 const NPM = /^npm (?:install|ci|start|test)(?: && npm (?:install|ci|start|test))*$/;
 
+/** Secrets whose sender issues them as `whsec_<base64>` (the Standard Webhooks scheme refuses any other shape). */
+const WHSEC = `whsec_$(node -p 'require("node:crypto").randomBytes(24).toString("base64")')`;
+const ISSUED_SECRETS: Record<string, string> = {
+  STANDARD_WEBHOOK_SECRET: WHSEC,
+  STRIPE_WEBHOOK_SECRET: WHSEC,
+};
+
 export interface PageReport {
   /** Commands run, files written and outputs compared. */
   steps: number;
@@ -54,10 +61,14 @@ class PageRunner {
     for (const command of shellCommands(block)) await this.command(command);
   }
 
-  /** What `export NAME="$(node bin/hooks.js token)"` does, unless the page's reader has NAME already. */
+  /**
+   * What a reader who exported NAME did, unless NAME is set already: `export NAME="$(node bin/hooks.js token)"`, or
+   * for a secret a provider hands out in a shape of its own, a value of that shape.
+   */
   private async export(name: string, line: number): Promise<void> {
     if ((await this.sandbox.shell.env())[name] !== undefined) return;
-    const result = await this.sandbox.shell.run(`export ${name}="$(node bin/hooks.js token)"`);
+    const value = ISSUED_SECRETS[name] ?? "$(node bin/hooks.js token)";
+    const result = await this.sandbox.shell.run(`export ${name}="${value}"`);
     if (result.code !== 0) this.fail(line, `could not export ${name}: ${result.stderr}`);
   }
 
