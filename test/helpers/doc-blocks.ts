@@ -136,7 +136,7 @@ export function isShell(block: DocBlock): boolean {
 }
 
 export function isCurlLine(line: string): boolean {
-  return /(^|[\s;&|(])curl\s/.test(line.replace(/#.*$/, ""));
+  return /(^|[\s;&|(])curl\s/.test(stripComment(line));
 }
 
 /** The line without a trailing `# comment` (a `#` outside quotes, after whitespace or at the start). */
