@@ -6,13 +6,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ImapFlow } from "imapflow";
-
-const SEARCH_DIRS = [
-  "/usr/sbin",
-  "/usr/local/sbin",
-  "/sbin",
-  ...(process.env.PATH ?? "").split(path.delimiter),
-];
+import { DOVECOT, findBinary, skipReason } from "./test-servers.js";
 
 export interface DovecotInstallation {
   binary: string;
@@ -20,20 +14,16 @@ export interface DovecotInstallation {
   version: string;
 }
 
-/** Finds the `dovecot` binary (it lives in sbin, which is often not on a normal user's PATH). */
+/** Finds the `dovecot` binary (it lives in sbin, which is often not on a normal user's PATH) and its version. */
 export function findDovecot(): DovecotInstallation | undefined {
-  for (const dir of SEARCH_DIRS) {
-    if (dir === "") continue;
-    const binary = path.join(dir, "dovecot");
-    if (!existsSync(binary)) continue;
-    try {
-      const version = execFileSync(binary, ["--version"], { encoding: "utf8" }).trim().split(/\s+/)[0] ?? "";
-      return { binary, version };
-    } catch {
-      // not runnable; keep looking
-    }
+  const binary = findBinary(DOVECOT.binary);
+  if (binary === undefined) return undefined;
+  try {
+    const version = execFileSync(binary, ["--version"], { encoding: "utf8" }).trim().split(/\s+/)[0] ?? "";
+    return { binary, version };
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
 /**
@@ -41,8 +31,7 @@ export function findDovecot(): DovecotInstallation | undefined {
  * (`CI` set) they always run, so a missing dovecot fails loudly instead of passing silently.
  */
 export function dovecotSkipReason(): string | undefined {
-  if (findDovecot() !== undefined || process.env.CI) return undefined;
-  return "dovecot is not installed (apt-get install -y dovecot-imapd); these tests run in CI";
+  return skipReason(DOVECOT);
 }
 
 export interface TestMail {

@@ -1,24 +1,14 @@
 /** @module Test harness: a throwaway redis-server on a free loopback port, persistence off, stopped (and restarted) by its PID. */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { findFreePort } from "./dovecot.js";
-
-/** The `redis-server` binary on PATH (Debian's `redis-server` package), or undefined. */
-function findRedisServer(): string | undefined {
-  try {
-    execFileSync("redis-server", ["--version"], { stdio: "ignore" });
-    return "redis-server";
-  } catch {
-    return undefined;
-  }
-}
+import { findBinary, REDIS, skipReason } from "./test-servers.js";
 
 /**
  * Whether the Redis suites run. Locally a missing redis-server skips them with the returned reason; in CI (`CI`
  * set) they always run, so a missing server fails loudly instead of passing silently.
  */
 export function redisSkipReason(): string | undefined {
-  if (findRedisServer() !== undefined || process.env.CI) return undefined;
-  return "redis-server is not installed (apt-get install -y redis-server); these tests run in CI";
+  return skipReason(REDIS);
 }
 
 export interface RedisServer {
@@ -40,7 +30,8 @@ process.once("exit", () => {
 });
 
 export async function startRedis(): Promise<RedisServer> {
-  if (findRedisServer() === undefined) throw new Error(redisSkipReason() ?? "redis-server is not installed");
+  const binary = findBinary(REDIS.binary);
+  if (binary === undefined) throw new Error(redisSkipReason() ?? "redis-server is not installed");
   const port = await findFreePort();
   let child: ChildProcess | undefined;
   let output = "";
@@ -49,7 +40,7 @@ export async function startRedis(): Promise<RedisServer> {
     output = "";
     const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
     // Run from /tmp: with persistence off nothing is written, but the server's working directory must exist.
-    const started = spawn("redis-server", [...args, "--dir", "/tmp"], { stdio: ["ignore", "pipe", "pipe"] });
+    const started = spawn(binary, [...args, "--dir", "/tmp"], { stdio: ["ignore", "pipe", "pipe"] });
     child = started;
     live.add(started);
     started.once("exit", () => live.delete(started));
