@@ -110,7 +110,7 @@ async function replay(requestId: string, options: ReplayOptions, io: CliIo): Pro
   if (options.fixture !== undefined) {
     writeFixtureFile(options.fixture, fixture, [
       `Taken from the journal (request id ${requestId}); credentials removed.`,
-      `Replay: hooks replay ${options.fixture}`,
+      `Replay: npx hooks replay ${options.fixture}`,
     ]);
     io.stdout.write(`wrote ${options.fixture}\n`);
     return;

@@ -29,7 +29,7 @@ export function createRequestCapture(dir: string, logger: GatewayLogger): (reque
     );
     writeFixtureFile(file, fixture, [
       `Captured by hooks serve --capture (request id ${request.requestId}); credentials removed.`,
-      `Replay: hooks replay ${path.relative(process.cwd(), file)}`,
+      `Replay: npx hooks replay ${path.relative(process.cwd(), file)}`,
     ]);
     logger.info("captured request", { requestId: request.requestId, file: path.basename(file) });
   };
