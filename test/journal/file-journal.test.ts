@@ -16,6 +16,7 @@ import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
 import { FileJournal, type FileJournalSettings } from "../../src/journal/file-journal.js";
 import type { AdmittedRecord } from "../../src/journal/journal.js";
 import { readJournal } from "../../src/journal/read-journal.js";
+import { pollFor } from "../helpers/cli.js";
 
 const HOUR = 3_600_000;
 let dir: string;
@@ -242,8 +243,11 @@ describe("the checkpoint", () => {
     j.done("finished");
     await j.admit(record("rolls-over"));
     j.done("rolls-over");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(readdirSync(dir)).toContain("checkpoint.json");
+    // The rollover writes its checkpoint in the background.
+    await pollFor(
+      () => readdirSync(dir).includes("checkpoint.json") || undefined,
+      "the rollover's checkpoint",
+    );
     await j.admit(record("unfinished-after"));
     // No close: the process died here.
     const backlog = await journal().open();
@@ -313,7 +317,11 @@ describe("finished records", () => {
     for (const id of ["plain", "stored", "delivered"]) j.done(id);
     await j.admit(record("later"));
     j.done("later");
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Done lines are appended in the background: measure once all four are on disk.
+    await pollFor(
+      () => lines().filter((line) => line.t === "done").length >= 4 || undefined,
+      "the done lines",
+    );
     const before = segmentBytes();
     // The second pass waits for the rewrite the first one started.
     await j.compact();
