@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { clientGroup } from "../index.js";
+import { sendGatewayError } from "./router.js";
 
 /** How long a refused connection may linger after its answer before it is cut. */
 const REFUSED_LINGER_MS = 1_000;
@@ -13,11 +14,8 @@ const REFUSED_FLUSH_MS = 100;
 /** Seconds a refused client is asked to wait: a slot frees as soon as one of its requests ends. */
 const RETRY_AFTER_SECONDS = 1;
 
-const REFUSAL_BODY = JSON.stringify({
-  ok: false,
-  error: "This address holds too many connections or unfinished requests; retry later.",
-  code: "CLIENT_BUSY",
-});
+const REFUSAL_MESSAGE = "This address holds too many connections or unfinished requests; retry later.";
+const REFUSAL_BODY = JSON.stringify({ ok: false, error: REFUSAL_MESSAGE, code: "CLIENT_BUSY" });
 /** Written before any request was read, so it is raw bytes: the connection closes after it. */
 const REFUSAL = [
   "HTTP/1.1 429 Too Many Requests",
@@ -62,12 +60,6 @@ interface ConnectionState {
   pending: boolean;
 }
 
-/** `::ffff:10.0.0.1` and `10.0.0.1` are one peer (the form trusted proxies are matched in). */
-function normalizeAddress(address: string | undefined): string {
-  if (address === undefined) return "unknown";
-  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
-}
-
 /**
  * Cut once the answer is flushed: a client that ignores the FIN would otherwise keep the connection, and a loop
  * of such connections from one address would keep the server at `maxConnections`, refusing everyone at accept.
@@ -95,7 +87,8 @@ export function createAddressCaps(options: AddressCapsOptions): AddressCaps {
 
   return {
     connected(socket) {
-      const peer = normalizeAddress(socket.remoteAddress);
+      const peer = socket.remoteAddress ?? "unknown";
+      // proxy-addr matches `::ffff:10.0.0.1` against `10.0.0.1` itself, and clientGroup folds the two into one.
       if (options.exempt?.(peer)) return true;
       // IPv6 counted by its /64, as the plugin counts its own budgets.
       const address = clientGroup(peer);
@@ -137,12 +130,9 @@ export function createAddressCaps(options: AddressCapsOptions): AddressCaps {
         // A kept-alive connection starting its next request.
         if (state.held.pending >= options.maxPendingPerAddress) {
           res.shouldKeepAlive = false;
-          res.writeHead(429, {
-            "Content-Type": "application/json; charset=utf-8",
-            "Retry-After": String(RETRY_AFTER_SECONDS),
-            Connection: "close",
-          });
-          res.end(REFUSAL_BODY);
+          res.setHeader("Retry-After", String(RETRY_AFTER_SECONDS));
+          res.setHeader("Connection", "close");
+          sendGatewayError(res, 429, "CLIENT_BUSY", REFUSAL_MESSAGE);
           setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
           return false;
         }
