@@ -60,6 +60,8 @@ export { clientGroup } from "./pipeline/client-address.js";
 export type { CapturedRequest } from "./pipeline/request.js";
 export type { HooksReload } from "./prepare-reload.js";
 export { fixtureFromRequest, type RecordedRequest, writeFixtureFile } from "./replay/fixture-file.js";
+// The runner of the reference gateway gives its children the same allow-list as transform workers.
+export { allowListedEnv } from "./safety/child-env.js";
 export type { HooksStatus, MappingSummary } from "./status.js";
 export type {
   ClaimTimes,

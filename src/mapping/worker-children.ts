@@ -8,7 +8,7 @@ import type { Piscina } from "piscina";
  * What a worker posts when a transform starts a process, or when one it started is gone. Posted the moment it
  * happens, so the gateway knows the process even when the transform then loops until its worker is stopped.
  */
-export interface ChildNotice {
+interface ChildNotice {
   hooksTransformChild: { threadId: number; pid: number; gone: boolean };
 }
 

@@ -1,8 +1,10 @@
 /** @module The worker-pool TransformRunner: transforms run in worker threads (piscina), stopped at their time and memory limits. */
+
 import os from "node:os";
 import { Piscina } from "piscina";
 import { errorMessage } from "../errors.js";
 import type { TransformOutcome } from "../metrics/metrics.js";
+import { allowListedEnv } from "../safety/child-env.js";
 import type { TransformRunner, TransformRunnerSettings } from "./transform-runner.js";
 import type { TransformContext, TransformRef } from "./transform-types.js";
 import type {
@@ -53,23 +55,6 @@ function youngGenerationMb(maxMemoryMb: number): number {
   return Math.min(16, Math.max(2, Math.round(maxMemoryMb / 16)));
 }
 
-/**
- * What every worker gets of the host's environment, each only if set (the names the gateway's command runner
- * passes too). The host's environment holds its secrets (the hook token, signing secrets, API keys): transforms
- * read untrusted payloads, so they see only these and the names `hooks.transforms.env` adds.
- */
-const BASE_WORKER_ENV = ["PATH", "HOME", "LANG", "TZ"] as const;
-
-/** A worker's own `process.env`: a copy of the allow-listed names, so what it sets stays in the worker. */
-export function workerEnv(names: readonly string[], from: NodeJS.ProcessEnv): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of [...BASE_WORKER_ENV, ...names]) {
-    const value = from[name];
-    if (value !== undefined) env[name] = value;
-  }
-  return env;
-}
-
 /** Whether node was given a heap size, which V8 applies to every thread, over each worker's own limit. */
 function heapFlagGiven(): boolean {
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
@@ -90,7 +75,8 @@ function createPool(settings: TransformRunnerSettings): Piscina<TransformTask, T
   const pool = new Piscina<TransformTask, TransformReply>({
     filename: workerEntry(),
     workerData,
-    env: workerEnv(settings.env ?? [], process.env),
+    // Transforms read untrusted payloads: they see the allow-list and the names `hooks.transforms.env` adds.
+    env: allowListedEnv(settings.env ?? [], process.env),
     minThreads: 1,
     maxThreads: settings.maxWorkers ?? defaultMaxWorkers(),
     idleTimeout: WORKER_IDLE_MS,

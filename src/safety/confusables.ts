@@ -27,9 +27,9 @@ export const LOOK_ALIKES: Readonly<Record<string, string>> = {
  * combining marks (accents come off a letter once it is decomposed). The four Hangul fillers are letters by
  * category but blank on screen.
  */
-export const INVISIBLE = "\\p{Default_Ignorable_Code_Point}\\p{M}";
+const INVISIBLE = "\\p{Default_Ignorable_Code_Point}\\p{M}";
 /** The invisible characters that are letters by category, so not already spaces or punctuation. */
-export const INVISIBLE_LETTERS = "\\u115f\\u1160\\u3164\\uffa0";
+const INVISIBLE_LETTERS = "\\u115f\\u1160\\u3164\\uffa0";
 
 const INVISIBLE_CHAR = new RegExp(`[${INVISIBLE}]`, "u");
 const LETTER_OR_DIGIT = /[\p{L}\p{N}|]/u;

@@ -26,10 +26,10 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
  */
 const CREDENTIAL_NAME = /auth|token|key|secret|signature|cookie|session|passw(or)?d|credential|hmac|jwt/;
 /**
- * Names the words above catch that carry no secret and that mappings read or route on: the caller's
- * `Idempotency-Key` (a delivery id) and Bitbucket's `X-Event-Key` (the event's type, `repo:push`).
+ * Names the words above catch that carry no secret and that mappings read or route on: delivery ids (the
+ * caller's `Idempotency-Key`, Twilio's `I-Twilio-Idempotency-Token`: recorded, so a replayed fixture keeps its id
+ * and comes back a duplicate) and Bitbucket's `X-Event-Key` (the event's type, `repo:push`).
  */
-// Delivery ids named like credentials: recorded, so a replayed fixture keeps its id and comes back a duplicate.
 const NOT_CREDENTIALS: ReadonlySet<string> = new Set([
   "idempotency-key",
   "x-event-key",

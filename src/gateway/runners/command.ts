@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { allowListedEnv } from "../../index.js";
 import type { CommandRunnerConfig } from "../gateway-config.js";
 import { type AgentRunner, abortError } from "./runner-types.js";
 
@@ -10,24 +11,13 @@ import { type AgentRunner, abortError } from "./runner-types.js";
 export const MAX_OUTPUT_BYTES = 1_048_576;
 /** After SIGTERM, a program that ignores it gets SIGKILL this much later. */
 const KILL_GRACE_MS = 2_000;
-/**
- * What every program gets from the gateway's environment, each only if set. The gateway's environment holds its
- * secrets (the hook token, the gateway token, the openai runner's key, the mailbox password): an allow-list keeps
- * them out of a program that reads untrusted text, unless `runner.env` names one on purpose.
- */
-const BASE_CHILD_ENV = ["PATH", "HOME", "LANG", "TZ"] as const;
-
-/** The child's whole environment: the base names and `runner.env` from `from`, then the turn's own variables. */
+/** The child's whole environment: the allow-list and `runner.env` from `from`, then the turn's own variables. */
 function childEnv(
   passed: readonly string[],
   from: NodeJS.ProcessEnv,
   turn: Record<string, string | undefined>,
 ): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const name of [...BASE_CHILD_ENV, ...passed]) {
-    const value = from[name];
-    if (value !== undefined) env[name] = value;
-  }
+  const env: NodeJS.ProcessEnv = allowListedEnv(passed, from);
   for (const [name, value] of Object.entries(turn)) if (value !== undefined) env[name] = value;
   return env;
 }
