@@ -8,6 +8,7 @@ import { createHooksHandler } from "./http/hooks-handler.js";
 import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
 import { Admission } from "./pipeline/admission.js";
+import { type AuthThrottle, createAuthThrottle } from "./pipeline/auth-throttle.js";
 import { createAuthenticator } from "./pipeline/authenticate.js";
 import { createClientAddressResolver } from "./pipeline/client-address.js";
 import type { DuplicateDeps } from "./pipeline/duplicates.js";
@@ -33,6 +34,8 @@ export interface CompositionContext {
   awaitCompletions: boolean;
   /** The host's check, at start, that it still holds what the journal says it stored. */
   checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;
+  /** Told each transform's load result once the service started. */
+  transformsLoaded?: ((reports: TransformLoadReport[]) => void) | undefined;
 }
 
 /** A config checked and its transforms loaded: `swap()` makes it the one new requests run on. */
@@ -47,8 +50,11 @@ export interface ComposedHooks {
   handler: RouteHandler;
   /** Starts what the request path needs (the store, the previous run's unfinished work, transforms) and stops it. */
   service: Omit<HostService, "id">;
-  /** Told each transform's load result once the service started. */
-  onTransformsLoaded(listener: (reports: TransformLoadReport[]) => void): void;
+  /**
+   * Counts failed attempts at a host's own credential (`scope` names it) per client address, with the config in
+   * force at each call: its store, `hooks.authFailures` and `hooks.trustedProxies`, so a reload applies here too.
+   */
+  authThrottle(scope: string): AuthThrottle;
   /**
    * Loads the transforms of `next` (a config prepared with the same ports' settings: store, journal, dedupe,
    * transforms) and returns the swap to it; nothing changes until `swap()`. Requests under way finish on the config
@@ -82,7 +88,6 @@ export function composeHooks(
   // Recovery runs once, under the config the instance started with: its dedupe window is one a reload keeps.
   const duplicates = current.duplicates;
 
-  const loaded: Array<(reports: TransformLoadReport[]) => void> = [];
   const stop = async () => {
     tracker.stop();
     await Promise.all([transformRunner.close(), store.close(), journal.close()]);
@@ -93,7 +98,10 @@ export function composeHooks(
     },
     // Each request runs on the pipeline current when it arrived, to its end: a swap never changes one under way.
     handler: (req, res) => current.handler(req, res),
-    onTransformsLoaded: (listener) => void loaded.push(listener),
+    authThrottle: (scope) => ({
+      failed: (remoteAddress, headers) => current.authThrottle(scope).failed(remoteAddress, headers),
+      succeeded: (remoteAddress, headers) => current.authThrottle(scope).succeeded(remoteAddress, headers),
+    }),
     async prepareSwap(next, verifiers) {
       const reports = await loadAllTransforms(transformRunner, next.mappings);
       return {
@@ -123,7 +131,7 @@ export function composeHooks(
             checkStored: context.checkStored,
           });
           const reports = await loadAllTransforms(transformRunner, mappings);
-          for (const listener of loaded) listener(reports);
+          context.transformsLoaded?.(reports);
         } catch (error) {
           // A start that fails owns nothing afterwards: a host stops only services that started, and an open
           // store connection (with its reconnect timer) or a worker pool would keep the process alive.
@@ -148,6 +156,8 @@ interface Built {
   duplicates: DuplicateDeps;
   pipeline: Pipeline;
   handler: RouteHandler;
+  /** The host credential throttles of this config, made when first asked for. */
+  authThrottle(scope: string): AuthThrottle;
 }
 
 /** The request path of one config, on the ports and run tracker of the instance. */
@@ -173,6 +183,22 @@ function buildPipeline(
   };
   const duplicates: DuplicateDeps = { store, keepMs: config.dedupe.windowSeconds * 1000, logger, metrics };
   const clientAddress = createClientAddressResolver(config.trustedProxies);
+  const authFailures = {
+    store,
+    clock,
+    logger,
+    limit: config.authFailures.limit,
+    windowMs: config.authFailures.windowSeconds * 1000,
+  };
+  const throttles = new Map<string, AuthThrottle>();
+  const authThrottle = (scope: string): AuthThrottle => {
+    let throttle = throttles.get(scope);
+    if (throttle === undefined) {
+      throttle = createAuthThrottle({ ...authFailures, clientAddress, scope });
+      throttles.set(scope, throttle);
+    }
+    return throttle;
+  };
   const pipeline = createPipeline({
     basePath: config.path,
     bodyTimeoutMs: config.bodyTimeoutMs,
@@ -184,15 +210,7 @@ function buildPipeline(
     credentialHeaders: credentialHeadersWith(
       [...signedPaths.values()].flatMap((path) => signatureHeadersFor(path.settings)),
     ),
-    authenticate: createAuthenticator({
-      store,
-      clientAddress,
-      logger,
-      clock,
-      limit: config.authFailures.limit,
-      windowMs: config.authFailures.windowSeconds * 1000,
-      metrics,
-    }),
+    authenticate: createAuthenticator({ ...authFailures, metrics }),
     resolver: new Resolver({
       engine: new MappingEngine({
         index: new MappingIndex(mappings),
@@ -218,5 +236,5 @@ function buildPipeline(
     ids,
     capture: context.capture,
   });
-  return { prepared, admission, duplicates, pipeline, handler: createHooksHandler(pipeline) };
+  return { prepared, admission, duplicates, pipeline, handler: createHooksHandler(pipeline), authThrottle };
 }

@@ -3,12 +3,11 @@ import { createRequire } from "node:module";
 import type { Registry } from "prom-client";
 import { composeHooks } from "./compose.js";
 import { ConfigError } from "./config/issues.js";
-import type { ResolveContext, ResolvedHooksConfig } from "./config/resolve.js";
+import type { ResolveContext } from "./config/resolve.js";
 import { resolvePorts } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
 import type { HooksPluginOptions } from "./options.js";
-import { type AuthThrottle, createAuthThrottle } from "./pipeline/auth-throttle.js";
-import { createClientAddressResolver } from "./pipeline/client-address.js";
+import type { AuthThrottle } from "./pipeline/auth-throttle.js";
 import { prepareHooks } from "./prepare-hooks.js";
 import { checkReload, type HooksReload, type RunningHooks } from "./prepare-reload.js";
 import { describeStatus, type HooksStatus } from "./status.js";
@@ -118,35 +117,8 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
     configSchema: manifest.configSchema,
     status: () => status,
     metrics: () => active?.serving?.ports.metrics.registry,
-    authThrottle(scope) {
-      const running = active;
-      if (!running?.serving) return undefined;
-      const { ports } = running.serving;
-      // Made for the config in force at each call: a reload's limit and trusted proxies apply here too.
-      let made: { config: ResolvedHooksConfig; throttle: AuthThrottle } | undefined;
-      const current = () => {
-        const config = active?.prepared.config ?? running.prepared.config;
-        if (made?.config !== config) {
-          made = {
-            config,
-            throttle: createAuthThrottle({
-              store: ports.store,
-              clientAddress: createClientAddressResolver(config.trustedProxies),
-              clock: ports.clock,
-              logger: running.host.logger,
-              limit: config.authFailures.limit,
-              windowMs: config.authFailures.windowSeconds * 1000,
-              scope,
-            }),
-          };
-        }
-        return made.throttle;
-      };
-      return {
-        failed: (remoteAddress, headers) => current().failed(remoteAddress, headers),
-        succeeded: (remoteAddress, headers) => current().succeeded(remoteAddress, headers),
-      };
-    },
+    // Through the composition: each call counts with the config in force then (a reload's limit and proxies too).
+    authThrottle: (scope) => active?.serving?.hooks.authThrottle(scope),
     register(host: PluginHost) {
       active = undefined;
       const context: ResolveContext = {
@@ -181,16 +153,16 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         awaitCompletions: true,
         // Read when called, like `persisted`.
         checkStored: (events) => host.checkStored?.(events),
-      });
-      hooks.onTransformsLoaded((reports) => {
-        status = describeStatus(config, mappings, reports, signedPaths);
-        for (const report of reports) {
-          if (report.error === undefined) continue;
-          host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {
-            mappingId: report.mappingId,
-            module: report.module,
-          });
-        }
+        transformsLoaded: (reports) => {
+          status = describeStatus(config, mappings, reports, signedPaths);
+          for (const report of reports) {
+            if (report.error === undefined) continue;
+            host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {
+              mappingId: report.mappingId,
+              module: report.module,
+            });
+          }
+        },
       });
       host.registerHttpRoute({ path: config.path, match: "prefix", auth: "plugin", handler: hooks.handler });
       host.registerService({ id: "hooks", ...hooks.service });

@@ -11,7 +11,7 @@ export const AuthFailuresSchema = v.strictObject({
   limit: v.pipe(
     v.optional(PositiveInt, 20),
     v.description(
-      "Failed authentications one client address may make within the window; past it the address gets 429 with `Retry-After` until the window ends. A correct credential is always accepted and clears the count.",
+      "Failed authentications one client address may make within the window; past it the address gets 429 with `Retry-After` until the window ends. A correct token is accepted even then and clears the count; a correct signature clears it only below the limit, since a throttled address's signed request gets 429 before its signature is checked.",
     ),
   ),
   windowSeconds: v.pipe(v.optional(PositiveInt, 60), v.description("Length of the window, in seconds.")),

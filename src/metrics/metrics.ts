@@ -10,6 +10,14 @@ export type TransformOutcome = "ok" | "error" | "timeout" | "memory";
 /** Why a request's credentials were refused. */
 export type AuthFailureReason = "missing" | "invalid" | "throttled";
 
+/** What bounds the label values: only names the config declares become labels. */
+export interface MetricLabels {
+  /** `match.path` of every configured mapping that has one. */
+  hookPaths: Iterable<string>;
+  /** Every configured mapping's id (presets included). */
+  mappingIds: Iterable<string>;
+}
+
 /** What a store call that failed was for: counting a failed authentication, clearing a count, claiming a delivery id, keeping its answer. */
 export type StoreOperation = "count" | "reset" | "claim" | "settle";
 
@@ -54,7 +62,7 @@ export interface HookMetrics {
    * A reload's mappings: their paths and ids become label values too. Those of the config before stay, so a series
    * already scraped goes on (the set grows only with the operator's edits, never with what a sender sends).
    */
-  allowLabels?(labels: { hookPaths: Iterable<string>; mappingIds: Iterable<string> }): void;
+  allowLabels?(labels: MetricLabels): void;
   /** The prom-client registry holding these metrics, for a host to expose; absent when they are kept elsewhere. */
   readonly registry?: Registry;
 }

@@ -5,18 +5,14 @@ import type {
   AuthFailureReason,
   HookMetrics,
   JournalPending,
+  MetricLabels,
   StoreOperation,
   TransformOutcome,
   TurnOutcome,
 } from "./metrics.js";
 
-/** What bounds the label values: only names the config declares become labels. */
-export interface PromMetricsSettings {
-  /** `match.path` of every configured mapping that has one. */
-  hookPaths: Iterable<string>;
-  /** Every configured mapping's id (presets included). */
-  mappingIds: Iterable<string>;
-}
+/** What a PromMetrics is built with: the label values the config declares. */
+export type { MetricLabels as PromMetricsSettings } from "./metrics.js";
 
 /** The hook label of anything that is not `wake`, `agent` or a configured path: a random 404 must not make a series. */
 export const OTHER = "other";
@@ -75,7 +71,7 @@ export class PromMetrics implements HookMetrics {
   private readonly transformsTotal: Counter<"mapping" | "outcome">;
   private readonly workerRestarts: Counter<"reason">;
 
-  constructor(settings: PromMetricsSettings) {
+  constructor(settings: MetricLabels) {
     this.hookPaths = new Set(settings.hookPaths);
     this.mappingIds = new Set(settings.mappingIds);
     // Every metric names this registry: prom-client's global one is shared by the whole process.
@@ -262,7 +258,7 @@ export class PromMetrics implements HookMetrics {
     this.child(this.workerRestarts, `restart ${label}`, label).inc();
   }
 
-  allowLabels(labels: PromMetricsSettings): void {
+  allowLabels(labels: MetricLabels): void {
     for (const path of labels.hookPaths) this.hookPaths.add(path);
     for (const id of labels.mappingIds) this.mappingIds.add(id);
   }

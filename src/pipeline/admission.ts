@@ -12,7 +12,7 @@ export type Release = () => void;
  * than a bound still gets in when nothing else is held against that bound, so a limit set above a budget slows
  * such requests to one at a time instead of refusing them forever.
  */
-export class SharedBudget {
+class SharedBudget {
   private readonly held = new Map<string, number>();
   private total = 0;
 
@@ -39,18 +39,9 @@ export class SharedBudget {
       else this.held.set(address, left);
     };
   }
-
-  /** What `address` holds now (tests, logs). */
-  heldBy(address: string): number {
-    return this.held.get(address) ?? 0;
-  }
-
-  get inUse(): number {
-    return this.total;
-  }
 }
 
-export interface AdmissionLimits {
+interface AdmissionLimits {
   unverifiedBytesPerAddress: number;
   unverifiedBytes: number;
   waitersPerAddress: number;
@@ -58,7 +49,7 @@ export interface AdmissionLimits {
 }
 
 /** The refusal a caller gets when a budget is spent: 429 when its own address holds too much, 503 when all do. */
-export function admissionRefusal(bound: "address" | "overall", what: string): HookError {
+function admissionRefusal(bound: "address" | "overall", what: string): HookError {
   const headers = { "Retry-After": String(RETRY_AFTER_SECONDS) };
   return bound === "address"
     ? new HookError("CLIENT_BUSY", `This address has too many ${what} in progress; retry later.`, { headers })
@@ -68,9 +59,9 @@ export function admissionRefusal(bound: "address" | "overall", what: string): Ho
 /** The budgets of one pipeline (one plugin instance): nothing is shared between instances. */
 export class Admission {
   /** Bytes of bodies read before their signature could be checked. */
-  readonly unverifiedBytes: SharedBudget;
+  private readonly unverifiedBytes: SharedBudget;
   /** Callers holding their answer until their agent turn ends. */
-  readonly waiters: SharedBudget;
+  private readonly waiters: SharedBudget;
 
   constructor(limits: AdmissionLimits) {
     this.unverifiedBytes = new SharedBudget(limits.unverifiedBytesPerAddress, limits.unverifiedBytes);

@@ -104,19 +104,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const { requestId } = exchange;
     const { pathname, query, rawQuery } = target;
     checkMethod(request.method);
+    // Resolved once (behind trusted proxies X-Forwarded-For is parsed): failures and budgets are counted against it.
+    const client = deps.clientAddress(request.remoteAddress, request.headers);
     const verifier = deps.verifiers.forHook(hook);
-    const credentials = {
-      verifier,
-      hook,
-      headers: request.headers,
-      query,
-      rawQuery,
-      remoteAddress: request.remoteAddress,
-      requestId,
-    };
-    // A token is judged before any byte of the body is read, on a signed path that takes one too (a correct
-    // credential is never throttled); a signature can only be judged on those bytes, so there a throttled address
-    // is refused first, without a byte read or a hash computed.
+    const credentials = { verifier, hook, headers: request.headers, query, rawQuery, client, requestId };
+    // A token is judged before any byte of the body is read, on a signed path that takes one too: a correct token
+    // gets in whatever failures its address has. A signature can only be judged on those bytes, so there a throttled
+    // address is refused first, without a byte read or a hash computed: even a correct signature then gets 429.
     const byToken = verifier.needsBody
       ? await deps.authenticate.acceptToken(credentials)
       : await deps.authenticate(credentials);
@@ -132,7 +126,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     checkDeclaredLength(request.headers, maxBytes);
     let raw: Buffer;
     if (byToken === undefined) {
-      raw = await readSigned(deps, client(request), request, maxBytes, (rawBody) =>
+      raw = await readSigned(deps, client, request, maxBytes, (rawBody) =>
         deps.authenticate({ ...credentials, rawBody }).then((auth) => noteAuthenticated(progress, auth)),
       );
     } else {
@@ -210,7 +204,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const run = resolution.awaitRun;
     if (run === undefined || !deps.awaitCompletions) return { response, after: emit };
     const answer = await awaitOutcome(deps, {
-      client: client(request),
+      client,
       admission: response,
       resolution,
       runId: run.runId,
@@ -235,8 +229,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       journal.responded?.(progress.journalKey.id, exchange.status);
     return answer;
   }
-
-  const client = (request: PipelineRequest) => deps.clientAddress(request.remoteAddress, request.headers);
 
   /** `hooks serve --capture` also records authenticated requests no mapping claims yet: a new sender's first payload. */
   async function captureUnclaimed(

@@ -25,6 +25,7 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
     kind: settings.scheme,
     needsBody: true,
     acceptsToken: path.tokenAlso,
+    ...(checkToken && { checkToken: async (request) => checkToken(request) }),
     async verify(request): Promise<AuthVerdict> {
       // A correct token is always accepted where the path allows one; a wrong one is the answer only when no
       // signature came with it, else the signature decides.

@@ -40,6 +40,11 @@ export interface Verifier {
   /** Whether a bearer token can get in (a refusal then says `WWW-Authenticate: Bearer`). */
   readonly acceptsToken: boolean;
   verify(request: CredentialsView): Promise<AuthVerdict>;
+  /**
+   * The hook token alone, judged before the body is read, on a verifier that needs the body but takes the token too:
+   * a correct one gets in as on a token path. Undefined when the request carries no token.
+   */
+  checkToken?(request: CredentialsView): Promise<AuthVerdict | undefined>;
   /** The sender's id for a delivery (duplicates); undefined when the sender sends none. */
   deliveryId?(headers: IncomingHttpHeaders, body: unknown): string | undefined;
 }

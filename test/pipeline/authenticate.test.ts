@@ -7,6 +7,7 @@ import { createClientAddressResolver } from "../../src/pipeline/client-address.j
 import { MemoryStore } from "../../src/store/memory.js";
 import { createSignatureVerifier } from "../../src/verify/signature-verifier.js";
 import { createTokenVerifier } from "../../src/verify/token.js";
+import type { Verifier } from "../../src/verify/verifier.js";
 
 const TOKEN = "timing-test-token-0123456789abcdef";
 const quiet: HostLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -19,7 +20,6 @@ function clock(start = 1_000_000) {
 function authenticator(time: ReturnType<typeof clock>, limit: number, windowMs: number, logger = quiet) {
   return createAuthenticator({
     store: new MemoryStore(time),
-    clientAddress: createClientAddressResolver([]),
     logger,
     clock: time,
     limit,
@@ -28,12 +28,12 @@ function authenticator(time: ReturnType<typeof clock>, limit: number, windowMs: 
 }
 
 const tokenVerifier = createTokenVerifier(TOKEN);
-const attempt = (headers: Record<string, string>, query?: URLSearchParams, remoteAddress = "10.1.2.3") => ({
+const attempt = (headers: Record<string, string>, query?: URLSearchParams, client = "10.1.2.3") => ({
   verifier: tokenVerifier,
   hook: "wake",
   headers,
   query,
-  remoteAddress,
+  client,
   requestId: "r",
 });
 
@@ -159,6 +159,28 @@ describe("a signed path that takes the token too: the token is judged before the
     await expect(authenticate.refuseThrottled(signedAttempt(true, {}))).resolves.toBeUndefined();
   });
 
+  it("asks the verifier's checkToken alone, never its verify, before the body is read", async () => {
+    const asked: string[] = [];
+    const verifier: Verifier = {
+      kind: "custom",
+      needsBody: true,
+      acceptsToken: true,
+      async verify() {
+        asked.push("verify");
+        return { ok: false, message: "no" };
+      },
+      async checkToken(request) {
+        asked.push("checkToken");
+        return request.headers.authorization === "Bearer custom" ? { ok: true, viaQuery: false } : undefined;
+      },
+    };
+    const authenticate = authenticator(clock(), 1, 60_000);
+    const carrying = (authorization: string) => ({ ...attempt({ authorization }), verifier });
+    expect(await authenticate.acceptToken(carrying("Bearer custom"))).toEqual({ viaQuery: false });
+    expect(await authenticate.acceptToken(carrying("Bearer other"))).toBeUndefined();
+    expect(asked).toEqual(["checkToken", "checkToken"]);
+  });
+
   it("does not take the token on a path that accepts only signatures", async () => {
     const authenticate = authenticator(clock(), 1, 60_000);
     expect(
@@ -190,7 +212,6 @@ describe("authentication: a store that cannot count fails open", () => {
     };
     const authenticate = createAuthenticator({
       store: { ...new MemoryStore(time), increment: down, reset: down } as unknown as MemoryStore,
-      clientAddress: createClientAddressResolver([]),
       logger: { ...quiet, warn: (message: string) => void warnings.push(message) },
       clock: time,
       limit: 2,
