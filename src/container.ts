@@ -9,8 +9,9 @@ import { NULL_JOURNAL } from "./journal/null-journal.js";
 import { createTransformRunner } from "./mapping/create-transform-runner.js";
 import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
 import { TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
+import type { MetricLabels } from "./metrics/metrics.js";
 import { NO_METRICS } from "./metrics/metrics.js";
-import { PromMetrics, type PromMetricsSettings } from "./metrics/prom-metrics.js";
+import { PromMetrics } from "./metrics/prom-metrics.js";
 import type { HooksPluginOptions } from "./options.js";
 import type { PreparedHooks } from "./prepare-hooks.js";
 import { MemoryStore } from "./store/memory.js";
@@ -108,7 +109,7 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
 }
 
 /** Label values come from the config only: a sender's path or payload never makes a new series. */
-export function metricLabelsOf({ mappings }: PreparedHooks): PromMetricsSettings {
+export function metricLabelsOf({ mappings }: PreparedHooks): MetricLabels {
   return {
     hookPaths: mappings.flatMap((mapping) => (mapping.matchPath === undefined ? [] : [mapping.matchPath])),
     mappingIds: mappings.map((mapping) => mapping.id),

@@ -12,7 +12,6 @@ import type {
 } from "./metrics.js";
 
 /** What a PromMetrics is built with: the label values the config declares. */
-export type { MetricLabels as PromMetricsSettings } from "./metrics.js";
 
 /** The hook label of anything that is not `wake`, `agent` or a configured path: a random 404 must not make a series. */
 export const OTHER = "other";
