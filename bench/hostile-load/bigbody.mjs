@@ -25,8 +25,7 @@ const server = await startServer(
       ],
     },
   },
-  [],
-  { NODE_ARGS: nodeArgs },
+  { nodeArgs },
 );
 const journalDir = path.join(server.dir, "state", "hooks-journal");
 const du = () => Number(execSync(`du -sb ${journalDir} 2>/dev/null || echo 0`).toString().split(/\s/)[0]);
@@ -68,6 +67,5 @@ console.log(
     journalGrowthMb: ((after - before) / 1048576).toFixed(1),
   }),
 );
-server.child.kill("SIGINT");
-await new Promise((r) => server.child.once("exit", r));
+await server.stop();
 process.exit(0);

@@ -1,58 +1,48 @@
 /** @module Hostile-load attacks: start a real `hooks serve` (a build given by its root) on loopback, POST from a chosen address, read /proc. */
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import http from "node:http";
-import os from "node:os";
 import path from "node:path";
+import { readStatusKb } from "../lib/proc.mjs";
+import { makeTempDir, removeTempDir, spawnGateway } from "../lib/processes.mjs";
+
 export const TOKEN = "attack-test-token-0123456789abcdef";
-export async function startServer(root, config, extraArgs = [], env = {}) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "conn-attack-"));
-  const file = path.join(dir, "gateway.json5");
-  writeFileSync(file, JSON.stringify(config));
-  const child = spawn(
-    process.execPath,
-    [
-      ...(env.NODE_ARGS ?? []),
-      path.join(root, "bin/hooks.js"),
-      "serve",
-      "--config",
-      file,
-      "--port",
-      "0",
-      "--state-dir",
-      path.join(dir, "state"),
-      ...extraArgs,
-    ],
-    { cwd: dir, env: { ...process.env, HOOKS_LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let out = "";
-  child.stderr.on("data", (c) => {
-    out += c;
-  });
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on("data", (c) => {
-      out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once("exit", () => reject(new Error("exited: " + out)));
+
+/**
+ * `hooks serve` of the build at `root` on `config`, in a temp dir of its own (its state there) that `stop` removes,
+ * as does the bench's exit. `nodeArgs` go to node before the CLI (`--cpu-prof`).
+ */
+export async function startServer(root, config, { nodeArgs = [] } = {}) {
+  const dir = makeTempDir("hostile-load");
+  const configFile = path.join(dir, "gateway.json5");
+  writeFileSync(configFile, JSON.stringify(config));
+  const server = await spawnGateway({
+    label: "hooks serve",
+    configFile,
+    stateDir: path.join(dir, "state"),
+    env: { HOOKS_LOG_LEVEL: "warn" },
+    nodeArgs,
+    bin: path.join(root, "bin", "hooks.js"),
   });
   return {
-    child,
-    url,
+    pid: server.pid,
+    url: server.url,
     dir,
-    out: () => out,
-    stop: async () => {
-      child.kill("SIGKILL");
-      await new Promise((r) => child.once("exit", r));
+    /** SIGTERM by default, which lets --cpu-prof write its profile; SIGKILL if it has not exited in 15 s. */
+    async stop(signal = "SIGTERM") {
+      await server.stop(signal);
+      removeTempDir(dir);
     },
   };
 }
+
+/** The process's resident memory now and at its peak, in MiB (0 once it is gone). */
 export function status(pid) {
-  const t = readFileSync(`/proc/${pid}/status`, "utf8");
-  const get = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(t)[1]) / 1024;
-  return { rssMb: get("VmRSS"), hwmMb: get("VmHWM") };
+  return {
+    rssMb: (readStatusKb(pid, "VmRSS") ?? 0) / 1024,
+    hwmMb: (readStatusKb(pid, "VmHWM") ?? 0) / 1024,
+  };
 }
+
 /** A legitimate /wake from 127.0.0.2, an address no attack comes from: the request each item times. */
 export function wakeFromOther(url, text = "hi") {
   const body = JSON.stringify({ text, mode: "next-heartbeat" });

@@ -23,7 +23,7 @@ const server = await startServer(root, {
   },
 });
 const u = new URL(server.url);
-const pid = server.child.pid;
+const pid = server.pid;
 const size = MB * 1024 * 1024;
 const chunk = Buffer.alloc(1024 * 1024, 97);
 const started = performance.now();

@@ -4,7 +4,7 @@
  * (test/helpers/openclaw-gateway.ts: a throwaway HOME, OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH,
  * OPENCLAW_SKIP_GMAIL_WATCHER=1, `logging.file`, `gateway run --allow-unconfigured --bind loopback --port <p>`),
  * under `taskset -c <server core>`, so the gateway and everything it forks (a spawn broker, SQLite worker processes)
- * run on the server's core. Ready when `/readyz` answers `{ "ready": true }` (13-21 s on 2 cores). Stopped by its
+ * run on the server's core. Ready when `/readyz` answers `{ "ready": true }` (13-25 s on 2 cores). Stopped by its
  * PID with SIGTERM (SIGKILL to the process tree after 15 s); its temp dir is removed.
  */
 import { spawn } from "node:child_process";
@@ -22,8 +22,6 @@ import {
 import { ensureOpenClawRuntime, OPENCLAW_VERSION } from "../../scripts/openclaw-runtime.mjs";
 import { PIN } from "./pinning.mjs";
 import { makeTempDir, removeTempDir } from "./processes.mjs";
-
-export { descendants };
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 15_000;

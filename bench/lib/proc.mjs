@@ -15,15 +15,21 @@ export function ticksPerSecond() {
   return clockTicks;
 }
 
-/** Resident set size of a process in bytes (VmRSS), or undefined when it is gone. */
-export function readRss(pid) {
+/** A field of /proc/<pid>/status counted in kB (`VmRSS`, `VmHWM`, ...), or undefined when the process is gone. */
+export function readStatusKb(pid, field) {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-    return match ? Number(match[1]) * 1024 : undefined;
+    const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status);
+    return match ? Number(match[1]) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** Resident set size of a process in bytes (VmRSS), or undefined when it is gone. */
+export function readRss(pid) {
+  const kb = readStatusKb(pid, "VmRSS");
+  return kb === undefined ? undefined : kb * 1024;
 }
 
 /** CPU time (user + system, every thread) a process has used so far, in milliseconds. */

@@ -5,7 +5,8 @@
  * DBSIZE, CONFIG RESETSTAT) over a plain RESP socket, so the bench needs no Redis client of its own.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
+import { freePort } from "../../scripts/openclaw-launch.mjs";
 import { PIN } from "./pinning.mjs";
 import { makeTempDir, readCpuMs, removeTempDir } from "./processes.mjs";
 
@@ -26,17 +27,6 @@ process.on("exit", () => {
     }
   }
 });
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function checkInstalled() {
   try {

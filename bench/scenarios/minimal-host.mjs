@@ -16,9 +16,9 @@ import { treeBytes } from "../lib/state.mjs";
 const TITLE = "plugin on a minimal host, /wake";
 
 /** The build's plugin entry: dist/index.js beside the bin/hooks.js the bench runs (BENCH_HOOKS_BIN moves both). */
-export const PLUGIN_ENTRY = path.resolve(path.dirname(HOOKS_BIN), "..", "dist", "index.js");
+const PLUGIN_ENTRY = path.resolve(path.dirname(HOOKS_BIN), "..", "dist", "index.js");
 
-export function startMinimalHost(context, stateDir) {
+function startMinimalHost(context, stateDir) {
   return spawnServer({
     label: "minimal host",
     args: [path.join(ROOT, "bench", "minimal-host.mjs")],

@@ -7,7 +7,7 @@
  * gateway process), the bare and the durable baseline. Target: the plugin at least 1.00x OpenClaw's own req/s.
  *
  * Server CPU per request is the whole process tree's: the gateway process (every thread) plus the processes it
- * forked (a spawn broker, SQLite workers), each read from /proc over exactly the run. Start-up takes 13-21 s;
+ * forked (a spawn broker, SQLite workers), each read from /proc over exactly the run. Start-up takes 13-25 s;
  * BENCH_ONLY=openclaw runs this scenario alone, BENCH_SKIP=openclaw leaves it out of a full run. The first use
  * installs the runtime (openclaw and Node 26, about 850 MB, `node scripts/openclaw-runtime.mjs`).
  */
@@ -26,7 +26,7 @@ const PLUGIN_READY_TIMEOUT_MS = 30_000;
 const round1 = (value) => Math.round(value * 10) / 10;
 
 /** The checkout the plugin is loaded from: the one whose bin/hooks.js the bench runs. */
-export const PLUGIN_ROOT = path.resolve(path.dirname(HOOKS_BIN), "..");
+const PLUGIN_ROOT = path.resolve(path.dirname(HOOKS_BIN), "..");
 
 function request(token, hookPath) {
   return {

@@ -18,12 +18,6 @@ const PAGES = [
 /** Pages whose commands a first read depends on: a marker lost there must not quietly stop them running. */
 const MUST_RUN = ["README.md", "docs/gateway.md", "docs/http.md", "docs/metrics.md", "docs/senders.md"];
 
-/**
- * Pages whose shell blocks still show `hooks …` as the command: docs/journal.md's "Reading it" block. Its owner
- * changes it to `node bin/hooks.js …`; this entry goes with that change.
- */
-const CLI_FORMS_PENDING = new Set<string>();
-
 const RUN = PAGES.filter((page) => readDocBlocks(REPO_ROOT, page).some(isRunBlock));
 
 afterEach(cleanupCli);
@@ -54,7 +48,7 @@ describe("the README and docs", () => {
 
   it("run the checkout's CLI as `node bin/hooks.js`, never `npx hooks` or a bare `hooks`", () => {
     const other: string[] = [];
-    for (const page of PAGES.filter((page) => !CLI_FORMS_PENDING.has(page))) {
+    for (const page of PAGES) {
       for (const block of readDocBlocks(REPO_ROOT, page).filter(isShell)) {
         for (const [i, line] of block.lines.entries()) {
           const code = stripComment(line).replaceAll("node bin/hooks.js", "");

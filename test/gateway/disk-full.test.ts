@@ -5,14 +5,12 @@
  * missing mount is a failure, not a skip.
  */
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupCli, makeTempDir, pollFor, startServe } from "../helpers/cli.js";
-
-const TOKEN = "disk-full-token-0123456789abcdef";
-const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+import { AUTH, baseConfig, postJson, writeConfig } from "./support.js";
 
 /** Mounts a tmpfs of `size` at `dir`; false when this process may not mount (not root, no capability). */
 function mountTmpfs(dir: string, size: string): boolean {
@@ -52,22 +50,18 @@ describe.runIf(canMount)("the state directory's disk fills up", () => {
     mkdirSync(stateDir);
     expect(mountTmpfs(stateDir, "2m")).toBe(true);
     mounted.push(stateDir);
-    const config = path.join(dir, "gateway.json5");
+    const config = writeConfig(dir, baseConfig({ heartbeat: { everySeconds: 0 } }));
     const record = path.join(dir, "events.jsonl");
-    writeFileSync(
-      config,
-      JSON.stringify({ hooks: { enabled: true, token: TOKEN }, heartbeat: { everySeconds: 0 } }),
-    );
     const gateway = await startServe(["--config", config, "--state-dir", stateDir, "--record", record], {
       env: { HOOKS_LOG_LEVEL: "debug" },
     });
     // Each record is larger than a memory page: it cannot slip into the slack at the end of a file's last page.
     const wake = (key: string) =>
-      fetch(`${gateway.url}/hooks/wake`, {
-        method: "POST",
-        headers: { ...AUTH, "idempotency-key": key },
-        body: JSON.stringify({ text: `${key} ${"x".repeat(9000)}`, mode: "next-heartbeat" }),
-      });
+      postJson(
+        `${gateway.url}/hooks/wake`,
+        { text: `${key} ${"x".repeat(9000)}`, mode: "next-heartbeat" },
+        { ...AUTH, "idempotency-key": key },
+      );
     expect((await wake("before")).status).toBe(200);
 
     const filler = path.join(stateDir, "filler");
@@ -75,7 +69,7 @@ describe.runIf(canMount)("the state directory's disk fills up", () => {
     const refused = await wake("while full");
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("5");
-    expect(await refused.json()).toMatchObject({ ok: false, code: "UNAVAILABLE" });
+    expect(refused.body).toMatchObject({ ok: false, code: "UNAVAILABLE" });
     const eventsWhileFull = readFileSync(record, "utf8");
     expect(eventsWhileFull).not.toContain("while full");
 
@@ -108,23 +102,18 @@ describe.runIf(canMount)("the state directory's disk fills up", () => {
     mounted.push(stateDir);
     // The journal has room (another disk): requests are acknowledged while the database's disk is full.
     const journalDir = path.join(dir, "journal");
-    const config = path.join(dir, "gateway.json5");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        hooks: { enabled: true, token: TOKEN, journal: { dir: journalDir } },
-        heartbeat: { everySeconds: 0 },
-      }),
+    const config = writeConfig(
+      dir,
+      baseConfig({ heartbeat: { everySeconds: 0 } }, { journal: { dir: journalDir } }),
     );
     const gateway = await startServe(["--config", config, "--state-dir", stateDir]);
     const wake = async (text: string) => {
-      const response = await fetch(`${gateway.url}/hooks/wake`, {
-        method: "POST",
-        headers: AUTH,
-        body: JSON.stringify({ text: `${text} ${"x".repeat(9000)}`, mode: "next-heartbeat" }),
+      const response = await postJson(`${gateway.url}/hooks/wake`, {
+        text: `${text} ${"x".repeat(9000)}`,
+        mode: "next-heartbeat",
       });
       expect(response.status).toBe(200);
-      return ((await response.json()) as { eventId: string }).eventId;
+      return response.body.eventId as string;
     };
     await wake("before");
     const filler = path.join(stateDir, "filler");

@@ -1,6 +1,6 @@
 /** @module Hostile load on a real `hooks serve`: slow headers, unverified bodies and waiting callers from one address do not lock out the others. */
 import { once } from "node:events";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
@@ -30,7 +30,7 @@ afterEach(async () => {
   await cleanupCli();
 });
 
-/** Loopback addresses other than 127.0.0.1 (Linux answers the whole 127.0.0.0/8): a second and third client. */
+/** The address that misbehaves, and another client: Linux answers the whole 127.0.0.0/8 on loopback. */
 const ATTACKER = "127.0.0.1";
 const OTHER = "127.0.0.2";
 
@@ -121,6 +121,77 @@ describe("slow headers from one address", () => {
     expect(refused).toHaveLength(56);
     await Promise.all(refused.map((attacker) => attacker.closed));
     expect(refused[0]!.received()).toMatch(/\r\nRetry-After: 1\r\n/);
+  }, 20_000);
+});
+
+/** The status of the answer a raw socket received, 0 when none came. */
+const statusOf = (received: string) => Number(/^HTTP\/1\.1 (\d+)/.exec(received)?.[1] ?? 0);
+
+/** A whole `POST /hooks/wake`, as a raw socket writes it. */
+const wakeRequest = (connection: "close" | "keep-alive") =>
+  `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(WAKE)}\r\n\r\n${WAKE}`;
+
+describe("the per-address caps", () => {
+  it.each([
+    { peer: "a trusted proxy", outcome: "all served", trusted: true, statuses: Array(8).fill(200) },
+    {
+      peer: "any other address",
+      outcome: "the 4 past the cap get 429",
+      trusted: false,
+      statuses: [...Array(4).fill(200), ...Array(4).fill(429)],
+    },
+  ])(
+    "8 connections at once from $peer against a cap of 4: $outcome",
+    async ({ trusted, statuses }) => {
+      const dir = makeTempDir();
+      const config = writeConfig(
+        dir,
+        baseConfig(
+          { server: { maxConnectionsPerAddress: 4, maxPendingPerAddress: 4 } },
+          trusted ? { trustedProxies: [ATTACKER] } : {},
+        ),
+      );
+      const gateway = await startServe(["--config", config, "--state-dir", path.join(dir, "state")]);
+      // All open before any sends: a proxy holds many clients' connections at once.
+      const clients = [];
+      for (let i = 0; i < 8; i++) clients.push(await open(gateway.url, ATTACKER));
+      for (const client of clients) client.socket.write(wakeRequest("close"));
+      await Promise.all(clients.map((client) => client.closed));
+      expect(clients.map((client) => statusOf(client.received()))).toEqual(statuses);
+      if (!trusted) expect(clients.at(-1)!.received()).toContain('"code":"CLIENT_BUSY"');
+    },
+    20_000,
+  );
+
+  it("a kept-alive connection that starts a request while its address holds every pending slot gets 429 and is closed", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig({ server: { maxConnectionsPerAddress: 8, maxPendingPerAddress: 2 } }),
+    );
+    const gateway = await startServe(["--config", config, "--state-dir", path.join(dir, "state")]);
+    const kept = await open(gateway.url, ATTACKER);
+    kept.socket.write(wakeRequest("keep-alive"));
+    while (!kept.received().includes('"ok":true')) await once(kept.socket, "data");
+    expect(statusOf(kept.received())).toBe(200);
+
+    // Two connections of the same address stall mid-headers: its two pending slots are taken.
+    for (let i = 0; i < 2; i++) {
+      const stalled = await open(gateway.url, ATTACKER);
+      stalled.socket.write("POST /hooks/wake HTTP/1.1\r\nHost: x\r\n");
+    }
+    // A third is refused as it arrives; accepted in order, so by its answer the two before it are counted.
+    const arriving = await open(gateway.url, ATTACKER);
+    await arriving.closed;
+    expect(statusOf(arriving.received())).toBe(429);
+
+    const before = kept.received().length;
+    kept.socket.write(wakeRequest("keep-alive"));
+    await kept.closed;
+    const second = kept.received().slice(before);
+    expect(statusOf(second)).toBe(429);
+    expect(second).toMatch(/\r\nRetry-After: 1\r\n/);
+    expect(second).toContain('"code":"CLIENT_BUSY"');
   }, 20_000);
 });
 
@@ -301,11 +372,15 @@ describe("unverified bodies on a signed path", () => {
   }, 20_000);
 });
 
-/** Agent turns emitted so far, in the gateway's event record (`serveArgs`). */
-function turnsStarted(dir: string): number {
-  return readRecord(path.join(dir, "events.jsonl")).filter((line) => line.event === "session:agent-turn")
-    .length;
+/** Events of one kind in the gateway's event record (`serveArgs`) so far. */
+function recorded(dir: string, event: string): number {
+  return readRecord(path.join(dir, "events.jsonl")).filter((line) => line.event === event).length;
 }
+
+/** Agent turns emitted so far. */
+const turnsStarted = (dir: string) => recorded(dir, "session:agent-turn");
+/** Agent turns that ran to their end so far. */
+const turnsFinished = (dir: string) => recorded(dir, "session:agent-turn-finished");
 
 /** A stand-in agent that holds its turn until a file "go" appears in its working directory. */
 const HOLDING_AGENT = `
@@ -379,11 +454,7 @@ describe("callers waiting for their turn", () => {
       [200, "ok"],
     ]);
     // Every turn ran, the refused waiters' included (theirs may end just after the last waiter's answer).
-    const finished = () =>
-      readFileSync(path.join(dir, "events.jsonl"), "utf8")
-        .split("\n")
-        .filter((line) => line.includes('"session:agent-turn-finished"')).length;
-    await pollFor(() => (finished() === 6 ? true : undefined), "six finished turns");
+    await pollFor(() => (turnsFinished(dir) === 6 ? true : undefined), "six finished turns");
   }, 30_000);
 
   it("that hang up give their place back at once, not when their turn ends", async () => {
@@ -413,10 +484,6 @@ describe("callers waiting for their turn", () => {
     const answer = await waiting;
     expect([answer.status, answer.body.status]).toEqual([200, "ok"]);
     // Their callers gone, the first two turns ran to their end all the same.
-    const finished = () =>
-      readRecord(path.join(dir, "events.jsonl")).filter(
-        (line) => line.event === "session:agent-turn-finished",
-      ).length;
-    await pollFor(() => (finished() === 4 ? true : undefined), "four finished turns");
+    await pollFor(() => (turnsFinished(dir) === 4 ? true : undefined), "four finished turns");
   }, 30_000);
 });

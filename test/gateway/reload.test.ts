@@ -1,4 +1,5 @@
 /** @module Config reload of the gateway, in-process: real file edits, real HTTP on loopback, and the same reload function SIGHUP calls. */
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { appendFileSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -266,6 +267,73 @@ describe("the reload SIGHUP calls", () => {
     expect(log.lines.filter(reloadEnded).map((line) => line.msg)).toEqual([
       "config reloaded (SIGHUP): 0 mapping(s); changed: nothing",
     ]);
+  });
+});
+
+/** The node:http server that answered a request to `url`, as Node's own diagnostics channel names it. */
+async function serverAt(url: string): Promise<Server> {
+  let seen: Server | undefined;
+  const listener = (message: unknown) => {
+    seen = (message as { server: Server }).server;
+  };
+  subscribe("http.server.request.start", listener);
+  try {
+    await (await fetch(url)).arrayBuffer();
+  } finally {
+    unsubscribe("http.server.request.start", listener);
+  }
+  if (!seen) throw new Error(`no request to ${url} was seen`);
+  return seen;
+}
+
+describe("a reload of the settings the gateway reads from the plugin", () => {
+  it("hooks.bodyTimeoutMs moves the server's whole-request timeout along, which stays above the body's deadline", async () => {
+    const { file, handle } = await startOnFile(baseConfig({ server: { headersTimeoutMs: 5_000 } }), {
+      watch: false,
+    });
+    const server = await serverAt(`${handle.url}/`);
+    // The default body deadline (30 s) plus the headers' is under the 60 s floor.
+    expect(server.requestTimeout).toBe(60_000);
+
+    writeConfig(
+      path.dirname(file),
+      baseConfig({ server: { headersTimeoutMs: 5_000 } }, { bodyTimeoutMs: 90_000 }),
+    );
+    expect(await handle.reload("SIGHUP")).toMatchObject({ applied: true, changed: ["hooks.bodyTimeoutMs"] });
+    expect(server.requestTimeout).toBe(95_000);
+
+    writeConfig(
+      path.dirname(file),
+      baseConfig({ server: { headersTimeoutMs: 5_000 } }, { bodyTimeoutMs: 1_000 }),
+    );
+    expect(await handle.reload("SIGHUP")).toMatchObject({ applied: true });
+    expect(server.requestTimeout).toBe(60_000);
+  });
+
+  it("hooks.authFailures applies to wrong metrics tokens from the next one, the count kept so far included", async () => {
+    const metricsToken = "reload-metrics-token-0123456789";
+    const config = (limit: number) =>
+      baseConfig({ server: { metricsToken } }, { authFailures: { limit, windowSeconds: 600 } });
+    const { file, handle } = await startOnFile(config(5), { watch: false });
+    const scrape = async (token: string) => {
+      const response = await fetch(`${handle.url}/metrics`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      await response.arrayBuffer();
+      return response.status;
+    };
+    const guesses = async (count: number) => {
+      const statuses = [];
+      for (let i = 0; i < count; i++) statuses.push(await scrape(`guess-${i}`));
+      return statuses;
+    };
+    expect(await guesses(2)).toEqual([401, 401]);
+
+    writeConfig(path.dirname(file), config(3));
+    expect(await handle.reload("SIGHUP")).toMatchObject({ applied: true, changed: ["hooks.authFailures"] });
+    // Two failures counted before the reload, a third now: past the new limit, where the old one allowed two more.
+    expect(await guesses(3)).toEqual([401, 429, 429]);
+    expect(await scrape(metricsToken)).toBe(200);
   });
 });
 

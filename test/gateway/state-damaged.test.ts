@@ -3,43 +3,26 @@
  * deleted after a kill -9. Each must stop the gateway with the file named and what to do, never let it answer 200
  * into a state that forgets; a file moved away starts fresh.
  */
-import {
-  closeSync,
-  existsSync,
-  openSync,
-  renameSync,
-  rmSync,
-  truncateSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, existsSync, openSync, renameSync, rmSync, truncateSync, writeSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupCli, makeTempDir, runCli, startServe, startServeProcess } from "../helpers/cli.js";
+import { baseConfig, postJson, writeConfig } from "./support.js";
 
-const TOKEN = "damaged-state-token-0123456789abcdef";
 const WAKES = 30;
 
 afterEach(cleanupCli);
 
 function gatewayDir(): { config: string; stateDir: string; db: string } {
   const dir = makeTempDir("state-damaged-");
-  const config = path.join(dir, "gateway.json5");
-  writeFileSync(
-    config,
-    JSON.stringify({ hooks: { enabled: true, token: TOKEN }, heartbeat: { everySeconds: 0 } }),
-  );
+  const config = writeConfig(dir, baseConfig({ heartbeat: { everySeconds: 0 } }));
   const stateDir = path.join(dir, "state");
   return { config, stateDir, db: path.join(stateDir, "state.sqlite") };
 }
 
 async function sendWakes(url: string, prefix: string, count = WAKES): Promise<void> {
   for (let i = 0; i < count; i++) {
-    const response = await fetch(`${url}/hooks/wake`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ text: `${prefix} ${i}`, mode: "next-heartbeat" }),
-    });
+    const response = await postJson(`${url}/hooks/wake`, { text: `${prefix} ${i}`, mode: "next-heartbeat" });
     expect(response.status).toBe(200);
   }
 }

@@ -124,9 +124,6 @@ class PageRunner {
     this.steps++;
     const plain = command.text.split("\n").map(stripComment).join("\n").trim();
     const first = command.text.split("\n")[0]!.trim();
-    if (/\bnpx hooks\b/.test(plain)) {
-      this.fail(command.line, "in a checkout the docs run `node bin/hooks.js`, not `npx hooks`");
-    }
     if (NPM.test(plain)) {
       if (/\bnpm start\b/.test(plain)) await this.serve([], command.line);
       return;

@@ -6,6 +6,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ImapFlow } from "imapflow";
+import { freePort } from "../../scripts/openclaw-launch.mjs";
 import { DOVECOT, findBinary, skipReason } from "./test-servers.js";
 
 export interface DovecotInstallation {
@@ -82,7 +83,7 @@ export async function startDovecot(): Promise<DovecotServer> {
   // shared file right after another lookup would be unknown for up to a second.
   const usersDir = path.join(dir, "users");
   await mkdir(usersDir, { mode: 0o755 });
-  const port = await findFreePort();
+  const port = await freePort();
   const configFile = path.join(dir, "dovecot.conf");
   const render =
     installation.version.localeCompare("2.4", undefined, { numeric: true }) >= 0 ? config24 : config23;
@@ -412,18 +413,6 @@ service imap-login {
   }
 }
 `;
-}
-
-export async function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** Nothing announces readiness except the greeting, so poll the port briefly until dovecot greets. */

@@ -87,9 +87,6 @@ export function stubModelProviderConfig(baseUrl: string): Record<string, unknown
   };
 }
 
-/** Binds port 0, reads the port the OS chose, releases it. */
-export { freePort };
-
 const live = new Set<ChildProcess>();
 /** Temp dirs not yet removed by stop(). */
 const dirs = new Set<string>();
@@ -118,7 +115,7 @@ function secretsIn(value: unknown, key = "", found: string[] = []): string[] {
   return found;
 }
 
-/** The parent's environment minus what would point OpenClaw at the developer's own setup or a test loader. */
+/** Adds `logging.file` unless the config sets one. */
 function withLogFile(config: Record<string, unknown>, logFile: string): Record<string, unknown> {
   const logging = (config["logging"] ?? {}) as Record<string, unknown>;
   if (logging["file"] !== undefined) return config;

@@ -1,6 +1,6 @@
 /** @module Test harness: a throwaway redis-server on a free loopback port, persistence off, stopped (and restarted) by its PID. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { findFreePort } from "./dovecot.js";
+import { freePort } from "../../scripts/openclaw-launch.mjs";
 import { findBinary, REDIS, skipReason } from "./test-servers.js";
 
 /**
@@ -32,7 +32,7 @@ process.once("exit", () => {
 export async function startRedis(): Promise<RedisServer> {
   const binary = findBinary(REDIS.binary);
   if (binary === undefined) throw new Error(redisSkipReason() ?? "redis-server is not installed");
-  const port = await findFreePort();
+  const port = await freePort();
   let child: ChildProcess | undefined;
   let output = "";
 

@@ -6,9 +6,9 @@ import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:f
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { baseConfig, postJson, writeConfig } from "../gateway/support.js";
 import { cleanupCli, makeTempDir, pollFor, startServe } from "../helpers/cli.js";
 
-const TOKEN = "large-history-token-0123456789abcdef";
 const RECORDS = 300_000;
 const PER_SEGMENT = 50_000;
 /** Generous for a loaded 2-core machine; reading the whole history took 4.6 s before the checkpoint. */
@@ -99,18 +99,13 @@ describe("a restart with a large retained history", () => {
     const dir = makeTempDir("large-history-");
     const stateDir = path.join(dir, "state");
     writeHistory(path.join(stateDir, "hooks-journal"), Date.now());
-    const config = path.join(dir, "gateway.json5");
-    writeFileSync(
-      config,
-      JSON.stringify({ hooks: { enabled: true, token: TOKEN }, heartbeat: { everySeconds: 0 } }),
-    );
+    const config = writeConfig(dir, baseConfig({ heartbeat: { everySeconds: 0 } }));
     const started = performance.now();
     const gateway = await startServe(["--config", config, "--state-dir", stateDir]);
     const startMs = performance.now() - started;
-    const response = await fetch(`${gateway.url}/hooks/wake`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ text: "after the restart", mode: "next-heartbeat" }),
+    const response = await postJson(`${gateway.url}/hooks/wake`, {
+      text: "after the restart",
+      mode: "next-heartbeat",
     });
     expect(response.status).toBe(200);
     console.info(

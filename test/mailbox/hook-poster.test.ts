@@ -2,9 +2,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../scripts/openclaw-launch.mjs";
 import { postToHook } from "../../src/mailbox/hook-poster.js";
 import type { MailboxMessage } from "../../src/mailbox/message-extract.js";
-import { findFreePort } from "../helpers/dovecot.js";
 
 interface Seen {
   method: string | undefined;
@@ -100,10 +100,7 @@ describe("postToHook", () => {
   });
 
   it("treats a refused connection and a slow answer as transient", async () => {
-    const closed = await postToHook(
-      { ...target(), url: `http://127.0.0.1:${await findFreePort()}/x` },
-      messages,
-    );
+    const closed = await postToHook({ ...target(), url: `http://127.0.0.1:${await freePort()}/x` }, messages);
     expect(closed).toMatchObject({ kind: "transient", reason: expect.stringMatching(/ECONNREFUSED/) });
     answer = { status: 200, delayMs: 500 };
     const slow = await postToHook({ ...target(), timeoutMs: 50 }, messages);

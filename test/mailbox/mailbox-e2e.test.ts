@@ -6,7 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DovecotServer, dovecotSkipReason, findFreePort, startDovecot } from "../helpers/dovecot.js";
+import { freePort } from "../../scripts/openclaw-launch.mjs";
+import { type DovecotServer, dovecotSkipReason, startDovecot } from "../helpers/dovecot.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const BIN = path.join(ROOT, "bin/hooks.js");
@@ -107,7 +108,7 @@ describe.skipIf(skipReason !== undefined)(
     });
 
     it("turns each new message into one agent turn with the preset's session key and text", async () => {
-      const gatewayPort = await findFreePort();
+      const gatewayPort = await freePort();
       const configFile = path.join(dir, "gateway.json5");
       // The helper finds the gateway through server.port and hooks.path; no hookUrl is configured.
       await writeFile(
