@@ -5,6 +5,7 @@ import path from "node:path";
 import * as v from "valibot";
 import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
+import { expandLine } from "./compact-line.js";
 import { syncDirectory, writeFully } from "./durable-fs.js";
 import { AdmittedLineSchema, JournalResponseSchema } from "./records.js";
 
@@ -49,7 +50,13 @@ export async function readCheckpoint(dir: string): Promise<Checkpoint | undefine
     return undefined;
   }
   try {
-    const parsed = v.safeParse(CheckpointSchema, JSON.parse(text));
+    const json = JSON.parse(text) as { unfinished?: unknown } | null;
+    // An unfinished record is kept as its journal line keeps it (a large payload once, see compact-line): its
+    // events are put back whole before the check, as a segment's reader does.
+    if (Array.isArray(json?.unfinished)) {
+      for (const entry of json.unfinished) expandLine((entry as { record?: unknown } | null)?.record);
+    }
+    const parsed = v.safeParse(CheckpointSchema, json);
     return parsed.success ? parsed.output : undefined;
   } catch {
     return undefined;

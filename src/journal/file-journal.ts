@@ -7,6 +7,7 @@ import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
 import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
 import { NewestStored, RecentDeliveries } from "./backlog-scan.js";
 import { type Checkpoint, CheckpointWriter } from "./checkpoint.js";
+import { compactEvents } from "./compact-line.js";
 import { compactSegment } from "./compact-segment.js";
 import { DoneLines, doneLine } from "./done-lines.js";
 import type {
@@ -221,6 +222,9 @@ export class FileJournal implements Journal {
       const { t: _t, handed: _handed, ...rest } = record;
       unfinished.push({ record: rest, handed });
       const { request: _request, ...kept } = rest;
+      // Read back whole; kept in memory (and in checkpoints, carried-forward lines) as the pipeline hands records
+      // over: a large payload once.
+      kept.events = compactEvents(rest.events);
       // A record whose segment is gone (carried forward while a checkpoint named the old one) belongs to the newest.
       const owner = this.segments.get(seq) ?? this.segments.get(lastSeq + 1)!;
       this.inFlight.set(id, { record: kept, seq: owner.seq, handed });
