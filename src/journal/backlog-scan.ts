@@ -4,7 +4,7 @@ import type { AdmittedRecord, RememberedDelivery, StoredEvent } from "./journal.
 import type { AdmittedLine, JournalLine } from "./records.js";
 
 /** How many of the newest finished records with system events the host is asked about at start. */
-export const STORED_CHECKED = 8;
+const STORED_CHECKED = 8;
 
 /** The newest finished records' system events, for the host's check at start. */
 export class NewestStored {
