@@ -1,9 +1,10 @@
 /** @module What a start gathers from journal lines: records not finished, delivery ids within their window, the newest finished records' events. */
+import { OldestFirst } from "../store/oldest-first.js";
 import type { AdmittedRecord, RememberedDelivery, StoredEvent } from "./journal.js";
 import type { AdmittedLine, JournalLine } from "./records.js";
 
 /** How many of the newest finished records with system events the host is asked about at start. */
-export const STORED_CHECKED = 8;
+const STORED_CHECKED = 8;
 
 /** The newest finished records' system events, for the host's check at start. */
 export class NewestStored {
@@ -37,13 +38,16 @@ export class NewestStored {
 /** Delivery ids by key, newest last, at most `max` of them (the oldest go first). */
 export class RecentDeliveries {
   private readonly byKey = new Map<string, RememberedDelivery>();
+  /** A start adds every id of the journal: a fresh iterator per drop would walk the deleted entries each time. */
+  private readonly oldest = new OldestFirst(this.byKey);
 
   constructor(private readonly max: number) {}
 
   add(delivery: RememberedDelivery): void {
+    // Re-inserted, so the Map stays oldest-first for the trim.
     this.byKey.delete(delivery.key);
     this.byKey.set(delivery.key, delivery);
-    if (this.byKey.size > this.max) this.byKey.delete(this.byKey.keys().next().value!);
+    this.oldest.trimTo(this.max);
   }
 
   /** Those admitted after `since` (epoch ms), oldest first. */

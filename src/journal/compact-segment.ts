@@ -1,10 +1,8 @@
 /** @module Rewrites a closed segment whose records are all finished: each record becomes one small `finished` line. */
-import { closeSync, fsyncSync, openSync } from "node:fs";
-import { rename, stat, unlink } from "node:fs/promises";
-import path from "node:path";
-import { syncDirectory, writeFully } from "./durable-fs.js";
+import { stat } from "node:fs/promises";
+import { replaceFile } from "./durable-fs.js";
 import type { AdmittedLine, DoneLine, FinishedLine, JournalLine } from "./records.js";
-import { readSegment } from "./segments.js";
+import { readSegment, segmentLines } from "./segments.js";
 
 /** Lines written per write call while rewriting. */
 const LINES_PER_WRITE = 1_000;
@@ -33,33 +31,23 @@ export async function compactSegment(file: string): Promise<CompactResult | unde
   });
   if (own.size === 0) return undefined;
   const bytesBefore = (await stat(file)).size;
-  const temporary = `${file}.compact`;
-  const fd = openSync(temporary, "w", 0o600);
   let bytesAfter = 0;
-  try {
+  await replaceFile(file, async (handle) => {
     let pending: string[] = [];
-    // In chunks, as the lines are read: a 64 MiB segment is never held whole.
-    const write = () => {
+    const write = async () => {
       const bytes = Buffer.from(pending.join(""));
       pending = [];
-      writeFully(fd, bytes);
+      await handle.writeFile(bytes);
       bytesAfter += bytes.length;
     };
-    await readSegment(file, (line) => {
+    // In chunks, as the lines are read: a 64 MiB segment is never held whole.
+    for await (const line of segmentLines(file)) {
       const kept = rewrite(line, own, { handedAt, done, responded });
       if (kept !== undefined) pending.push(`${JSON.stringify(kept)}\n`);
-      if (pending.length >= LINES_PER_WRITE) write();
-    });
-    write();
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
-  closeSync(fd);
-  await rename(temporary, file);
-  syncDirectory(path.dirname(file));
+      if (pending.length >= LINES_PER_WRITE) await write();
+    }
+    await write();
+  });
   return { bytesBefore, bytesAfter };
 }
 

@@ -7,6 +7,7 @@ import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
 import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
 import { NewestStored, RecentDeliveries } from "./backlog-scan.js";
 import { type Checkpoint, CheckpointWriter } from "./checkpoint.js";
+import { compactEvents } from "./compact-line.js";
 import { compactSegment } from "./compact-segment.js";
 import { DoneLines, doneLine } from "./done-lines.js";
 import type {
@@ -194,9 +195,13 @@ export class FileJournal implements Journal {
     this.settings.logger.info("journal closed", { fsyncs, durableLines });
   }
 
-  /** Deletes expired segments now (also runs on a timer); exposed for tests and `hooks journal`. */
+  /**
+   * The upkeep the timer runs, run now (tests call it): drops expired segments, writes a checkpoint, and starts
+   * rewriting finished segments small in the background. Resolves once the expired ones are gone; the rewrite it
+   * started is awaited by the next call and by `close()`.
+   */
   compact(): Promise<void> {
-    this.compacting ??= this.compactSegments().finally(() => {
+    this.compacting ??= this.dropExpiredSegments().finally(() => {
       this.compacting = undefined;
     });
     return this.compacting;
@@ -221,6 +226,9 @@ export class FileJournal implements Journal {
       const { t: _t, handed: _handed, ...rest } = record;
       unfinished.push({ record: rest, handed });
       const { request: _request, ...kept } = rest;
+      // Read back whole; kept in memory (and in checkpoints, carried-forward lines) as the pipeline hands records
+      // over: a large payload once.
+      kept.events = compactEvents(rest.events);
       // A record whose segment is gone (carried forward while a checkpoint named the old one) belongs to the newest.
       const owner = this.segments.get(seq) ?? this.segments.get(lastSeq + 1)!;
       this.inFlight.set(id, { record: kept, seq: owner.seq, handed });
@@ -233,7 +241,7 @@ export class FileJournal implements Journal {
     this.timer = setInterval(() => void this.compact(), compactEveryMs);
     this.timer.unref();
     // Expired segments go now; rewriting finished ones waits for the timer, so a start does not compete with it.
-    this.compacting = this.compactSegments(false).finally(() => {
+    this.compacting = this.dropExpiredSegments(false).finally(() => {
       this.compacting = undefined;
     });
     await this.compacting;
@@ -311,9 +319,10 @@ export class FileJournal implements Journal {
   /**
    * Drops the oldest segments whose retention has passed, oldest first and only as a prefix: a later segment may
    * hold the `done` line of an earlier one's record, and must not go first. A record still unfinished in an
-   * expiring segment is copied into the current one before the file goes.
+   * expiring segment is copied into the current one before the file goes. With `rewrite` (the timer's run, not
+   * the start's), it then writes a checkpoint and starts rewriting finished segments small.
    */
-  private async compactSegments(rewrite = true): Promise<void> {
+  private async dropExpiredSegments(rewrite = true): Promise<void> {
     // A file being rewritten is not deleted under it.
     await this.rewriting;
     const now = this.settings.clock.now();

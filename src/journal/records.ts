@@ -154,7 +154,6 @@ export type JournalLine = v.InferOutput<typeof JournalLineSchema>;
 export type AdmittedLine = v.InferOutput<typeof AdmittedLineSchema>;
 export type DoneLine = v.InferOutput<typeof DoneLineSchema>;
 export type AnsweredLine = v.InferOutput<typeof AnsweredLineSchema>;
-export type RespondedLine = v.InferOutput<typeof RespondedLineSchema>;
 export type FinishedLine = v.InferOutput<typeof FinishedLineSchema>;
 export type JournalRun = v.InferOutput<typeof JournalRunSchema>;
 export type JournalRequest = v.InferOutput<typeof JournalRequestSchema>;

@@ -69,3 +69,15 @@ export async function readSegment(
   }
   return unreadable;
 }
+
+/**
+ * The lines that parse, in order, for a reader that awaits between them (a rewrite that writes as it reads, so a
+ * 64 MiB segment is never held whole); unlike `readSegment`, lines that do not parse are skipped uncounted.
+ */
+export async function* segmentLines(file: string): AsyncGenerator<JournalLine> {
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const text of lines) {
+    const line = text === "" ? undefined : parseJournalLine(text);
+    if (line !== undefined) yield line;
+  }
+}

@@ -30,10 +30,6 @@ export class KeptDeliveries {
     private readonly clock: Clock,
   ) {}
 
-  get size(): number {
-    return this.entries.size;
-  }
-
   keep(key: string, value: string, keepMs: number): void {
     // Re-inserted, so the Map stays oldest-first for the trim.
     this.entries.delete(key);

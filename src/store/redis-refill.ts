@@ -16,13 +16,13 @@ export const GENERATION_KEY = "store-generation";
  * Set by the first gateway to notice a loss, for long enough that every other gateway notices it too (its
  * reconnect or its periodic look) and starts putting its own ids back: no new generation while it exists.
  */
-export const GATHERING_KEY = "store-gathering";
+const GATHERING_KEY = "store-gathering";
 /**
  * Every gateway putting ids back is a member, due by its score (the server's time, ms), renewed batch by batch and
  * removed when it is done: no new generation while the key exists. A gateway that dies mid-way drops out when its
  * time is up, so the key lasts until the last one is done, or at most one renewal after.
  */
-export const REFILLING_KEY = "store-refilling";
+const REFILLING_KEY = "store-refilling";
 
 /** Adds or renews member ARGV[1] for ARGV[2] ms, drops members past their time, and expires the key with its last. */
 const HOLD = `

@@ -11,19 +11,26 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { HostLogger } from "../../src/host/contract.js";
+import { planAction } from "../../src/actions/plan-action.js";
+import type { HostLogger, LogFields } from "../../src/host/contract.js";
+import { randomIds } from "../../src/ids.js";
 import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
 import { FileJournal, type FileJournalSettings } from "../../src/journal/file-journal.js";
 import type { AdmittedRecord } from "../../src/journal/journal.js";
 import { readJournal } from "../../src/journal/read-journal.js";
+import { admit } from "../../src/pipeline/journal-record.js";
 import { pollFor } from "../helpers/cli.js";
 
 const HOUR = 3_600_000;
 let dir: string;
 let now: number;
 const warnings: string[] = [];
+/** What each start said it read (`journal: read`). */
+const reads: LogFields[] = [];
 const logger: HostLogger = {
-  debug() {},
+  debug: (message, fields) => {
+    if (message === "journal: read" && fields) reads.push(fields);
+  },
   info() {},
   warn: (message) => warnings.push(message),
   error: (message) => warnings.push(message),
@@ -93,6 +100,7 @@ beforeEach(() => {
   dir = path.join(mkdtempSync(path.join(tmpdir(), "journal-")), "hooks-journal");
   now = 1_800_000_000_000;
   warnings.length = 0;
+  reads.length = 0;
 });
 
 afterEach(async () => {
@@ -275,6 +283,44 @@ describe("the checkpoint", () => {
     const { unfinished } = await journal().open();
     expect(unfinished.map((u) => u.record.id)).toEqual(["r3"]);
     expect(warnings.filter((w) => w.includes("unreadable"))).toEqual([]);
+  });
+
+  it("is used by the next start while a large record (its payload kept once in the line) is unfinished", async () => {
+    const j = journal();
+    await j.open();
+    const text = "x".repeat(70_000);
+    const plan = planAction(
+      { kind: "wake", text, mode: "now" },
+      {
+        source: { hook: "wake", requestId: "large" },
+        mainSessionKey: "main",
+        allowUnsafe: false,
+        contentSource: "Webhook",
+        ids: randomIds,
+      },
+    );
+    // The journal stage, as the pipeline runs it: the wrapped text is stored as what surrounds the raw text.
+    await admit(j, {
+      key: { id: "large" },
+      at: now,
+      hook: "wake",
+      mappingId: undefined,
+      response: { status: 200, headers: { "Content-Type": "application/json" }, body: '{"ok":true}' },
+      delivery: undefined,
+      plans: [plan],
+    });
+    await j.close();
+    // Twice: the second start's checkpoint holds the record it recovered, the payload still kept once.
+    for (const start of [1, 2]) {
+      reads.length = 0;
+      const next = journal();
+      const { unfinished } = await next.open();
+      expect(reads, `start ${start}`).toEqual([expect.objectContaining({ checkpoint: true, bytesRead: 0 })]);
+      expect(unfinished.map((u) => u.record.id)).toEqual(["large"]);
+      expect(unfinished[0]!.record.events).toEqual(plan.events);
+      await next.close();
+      expect(statSync(path.join(dir, "checkpoint.json")).size).toBeLessThan(text.length * 1.2);
+    }
   });
 
   it("one that does not fit the files (a segment cut shorter) is not trusted: everything is read", async () => {
