@@ -72,6 +72,7 @@ export function checkSecretVariables(config: Json): ConfigIssue[] {
       issues.push({
         path: at,
         message: `uses \${${name}}, which ${secret} uses for a secret: its value would be rendered into a message or an answer. Take the value from the request, or another variable`,
+        inText: true,
       });
     }
   };
@@ -84,6 +85,7 @@ export function checkSecretVariables(config: Json): ConfigIssue[] {
       issues.push({
         path: joinPath("hooks.transforms.env", index),
         message: `names ${name}, which ${secret} uses for a secret: every transform worker would get it. Leave it out`,
+        inText: true,
       });
     });
   }

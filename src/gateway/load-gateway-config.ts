@@ -99,12 +99,12 @@ const SENDER_SECRET = /^hooks\.mappings\[\d+\]\.verify\.secrets?(?:\[\d+\])?$/;
  * with the `hooks` command spelled so that it runs where the user is (`npx hooks` in a checkout).
  */
 function explainMissingVariable(issue: ConfigIssue, command: () => string): ConfigIssue {
-  if (issue.path === "hooks.token" && issue.message.includes(DEMO_TOKEN_ENV))
-    return { ...issue, message: `${issue.message} (export ${DEMO_TOKEN_ENV}="$(${command()} token)" first)` };
-  if (SENDER_SECRET.test(issue.path) && issue.message.includes("is not set"))
+  if (issue.path === "hooks.token" && issue.variable === DEMO_TOKEN_ENV)
+    return { ...issue, hint: `export ${DEMO_TOKEN_ENV}="$(${command()} token)" first` };
+  if (SENDER_SECRET.test(issue.path) && issue.variable !== undefined)
     return {
       ...issue,
-      message: `${issue.message} (export it with the signing secret from the sender's webhook settings, or remove the mappings of a sender you do not use)`,
+      hint: "export it with the signing secret from the sender's webhook settings, or remove the mappings of a sender you do not use",
     };
   return issue;
 }
