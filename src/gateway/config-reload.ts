@@ -166,7 +166,8 @@ export function createConfigReloader(source: ConfigSource, target: ReloadTarget)
   };
 }
 
-function statusOf(plugin: HookPlugin): HooksStatus | undefined {
+/** What the plugin says it serves, when it is one that says (a `createHooksPlugin` instance). */
+export function statusOf(plugin: HookPlugin): HooksStatus | undefined {
   return "status" in plugin && typeof plugin.status === "function"
     ? (plugin.status() as HooksStatus | undefined)
     : undefined;
