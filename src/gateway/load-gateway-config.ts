@@ -63,18 +63,17 @@ export function loadGatewayConfig(
   // Its sender secrets too: the signed demo mappings work with `hooks replay` until the user sets real ones.
   const standIns: string[] = [];
   const env = origin === "demo" ? withStandIns(given, standIns) : given;
-  const read = () => {
+  // The file alone: at start its sections are parsed once below; a reload parses them itself (readAgain).
+  const readFile = () => {
     const loaded = loadGatewayConfigFile(file, env);
-    // The gateway's own settings (an API key variable) are never stood in for: only the plugin's config is.
-    const { sections, issues } = parseGatewaySections(loaded.config, given);
-    return {
-      loaded,
-      sections,
-      fileIssues: loaded.issues.map((issue) => explainMissingVariable(issue, () => hooksCommand(given, cwd))),
-      issues,
-    };
+    const issues = loaded.issues.map((issue) =>
+      explainMissingVariable(issue, () => hooksCommand(given, cwd)),
+    );
+    return { loaded, issues };
   };
-  const { loaded, sections, fileIssues, issues } = read();
+  const { loaded, issues: fileIssues } = readFile();
+  // The gateway's own settings (an API key variable) are never stood in for: only the plugin's config is.
+  const { sections, issues } = parseGatewaySections(loaded.config, given);
   const result: LoadedGatewayConfig = {
     file: loaded.file,
     configDir: loaded.configDir,
@@ -84,8 +83,8 @@ export function loadGatewayConfig(
     issues: [...fileIssues, ...issues],
     standIns,
     readAgain() {
-      const again = read();
-      return { config: again.loaded.config, issues: again.fileIssues };
+      const again = readFile();
+      return { config: again.loaded.config, issues: again.issues };
     },
   };
   if (generatedToken !== undefined) result.generatedToken = generatedToken;
