@@ -132,7 +132,7 @@ async function replay(requestId: string, options: ReplayOptions, io: CliIo): Pro
     io.stdout.write(`${JSON.stringify(reportToJson(report), null, 2)}\n`);
     return;
   }
-  io.stdout.write(`${formatReport(report, painter(wantsColour(io.stdout as NodeJS.WriteStream)))}\n`);
+  io.stdout.write(`${formatReport(report, painter(wantsColour(io.stdout)))}\n`);
 }
 
 function withoutRecord(entry: JournalEntry): Omit<JournalEntry, "record"> {

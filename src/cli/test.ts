@@ -56,7 +56,7 @@ export function registerTestCommand(program: Command, io: CliIo): void {
       const { pipeline, standIns } = openReplay(options.config);
       const note = standInNote(standIns);
       if (note) io.stderr.write(note);
-      const paint = painter(wantsColour(io.stdout as NodeJS.WriteStream));
+      const paint = painter(wantsColour(io.stdout));
       let passed = 0;
       let failed = 0;
       let withoutExpect = 0;
