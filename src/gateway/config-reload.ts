@@ -72,7 +72,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The paths (`server.port`, `runner.kind`) where two configs differ; arrays compare whole. */
-export function changedPaths(before: unknown, after: unknown, at = ""): string[] {
+function changedPaths(before: unknown, after: unknown, at = ""): string[] {
   if (isPlainObject(before) && isPlainObject(after)) {
     const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
     return [...keys].flatMap((key) => changedPaths(before[key], after[key], at ? `${at}.${key}` : key));
