@@ -18,13 +18,7 @@ export const PORTS = {
   metrics: Symbol("hooks.port.metrics") as InjectionToken<HookMetrics>,
 } as const;
 
-/** The ports of one plugin instance, resolved once. */
-export interface Ports {
-  store: Store;
-  journal: Journal;
-  clock: Clock;
-  ids: Ids;
-  transformRunner: TransformRunner;
-  verifiers: Verifiers;
-  metrics: HookMetrics;
-}
+/** The ports of one plugin instance, resolved once: what each of PORTS' tokens stands for. */
+export type Ports = {
+  [Name in keyof typeof PORTS]: (typeof PORTS)[Name] extends InjectionToken<infer Port> ? Port : never;
+};

@@ -7,7 +7,7 @@ import { describeBuilder, describeEndpoints, describeMatch, formatRows } from ".
 import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { checkHooksConfig, formatIssue } from "../index.js";
 import type { MappingSummary } from "../status.js";
-import { foldConfigProblems, unsetVariableOf } from "./config-problems.js";
+import { foldConfigProblems } from "./config-problems.js";
 import type { CliIo } from "./main.js";
 
 interface CheckOptions {
@@ -30,9 +30,8 @@ function rawMappingAt(raw: Record<string, unknown>, configPath: string): unknown
 function firstProblem(problems: readonly ConfigIssue[], configPath: string): string {
   const [first] = problems;
   if (!first) return "";
-  const variable = unsetVariableOf(first);
   const at = first.path.slice(configPath.length).replace(/^\./, "");
-  const what = variable === undefined ? first.message : `${variable} is not set`;
+  const what = first.variable === undefined ? first.message : `${first.variable} is not set`;
   const more = problems.length > 1 ? ` (+${problems.length - 1} more)` : "";
   return `: ${at ? `${at}: ` : ""}${what}${more}`;
 }

@@ -2,6 +2,8 @@
 import path from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
 import { journalDirIn } from "../config/resolve.js";
+import { shellQuote } from "../gateway/endpoints.js";
+import { hooksCommand } from "../gateway/hooks-command.js";
 import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { DEFAULT_STATE_DIR } from "../gateway/start-gateway.js";
 import { type JournalEntry, readJournal } from "../journal/read-journal.js";
@@ -110,7 +112,7 @@ async function replay(requestId: string, options: ReplayOptions, io: CliIo): Pro
   if (options.fixture !== undefined) {
     writeFixtureFile(options.fixture, fixture, [
       `Taken from the journal (request id ${requestId}); credentials removed.`,
-      `Replay: npx hooks replay ${options.fixture}`,
+      `Replay: ${hooksCommand()} replay ${shellQuote(options.fixture)}`,
     ]);
     io.stdout.write(`wrote ${options.fixture}\n`);
     return;
@@ -130,7 +132,7 @@ async function replay(requestId: string, options: ReplayOptions, io: CliIo): Pro
     io.stdout.write(`${JSON.stringify(reportToJson(report), null, 2)}\n`);
     return;
   }
-  io.stdout.write(`${formatReport(report, painter(wantsColour(io.stdout as NodeJS.WriteStream)))}\n`);
+  io.stdout.write(`${formatReport(report, painter(wantsColour(io.stdout)))}\n`);
 }
 
 function withoutRecord(entry: JournalEntry): Omit<JournalEntry, "record"> {

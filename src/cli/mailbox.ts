@@ -18,29 +18,10 @@ import {
 } from "../mailbox/settings.js";
 import { applyMailboxSetup, type MailboxSetupInput, SetupConfigError } from "../mailbox/setup-config.js";
 import { acquireStateLock, type StateLock } from "../mailbox/state-lock.js";
+import { type CliIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from "./main.js";
 
 const DEFAULT_CONFIG = "./gateway.json5";
 const DEFAULT_STATE_DIR = "./.hooks-state";
-const EXIT_OK = 0;
-const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
-
-/** Where the commands write and how they report an exit code; tests pass their own. */
-export interface MailboxCommandIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
-  setExitCode(code: number): void;
-}
-
-const processIo: MailboxCommandIo = {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  env: process.env,
-  setExitCode(code) {
-    process.exitCode = code;
-  },
-};
 
 interface SetupOptions {
   host: string;
@@ -66,7 +47,7 @@ interface RunOptions {
   once?: boolean;
 }
 
-export function registerMailboxCommand(program: Command, io: MailboxCommandIo = processIo): void {
+export function registerMailboxCommand(program: Command, io: CliIo): void {
   const mailbox = program
     .command("mailbox")
     .description(
@@ -119,7 +100,7 @@ export function registerMailboxCommand(program: Command, io: MailboxCommandIo = 
     });
 }
 
-async function runSetup(options: SetupOptions, command: Command, io: MailboxCommandIo): Promise<number> {
+async function runSetup(options: SetupOptions, command: Command, io: CliIo): Promise<number> {
   const usage = (message: string): never =>
     command.error(`error: ${message}`, { exitCode: EXIT_USAGE, code: "hooks.usage" });
   if (options.passwordEnv !== undefined && options.passwordFile !== undefined) {
@@ -211,7 +192,7 @@ async function runSetup(options: SetupOptions, command: Command, io: MailboxComm
   return EXIT_OK;
 }
 
-async function runWatcher(options: RunOptions, io: MailboxCommandIo): Promise<number> {
+async function runWatcher(options: RunOptions, io: CliIo): Promise<number> {
   const logger = createConsoleLogger(io.stdout, io.stderr);
   const loaded = loadGatewayConfigFile(options.config, io.env);
   if (loaded.issues.length > 0) {

@@ -46,7 +46,7 @@ function overrideExits(command: Command): void {
 }
 
 /** The program with the command `argv` names, or with every command when it names none (help, typos). */
-export async function createProgram(argv: readonly string[] = [], io: CliIo = processIo()): Promise<Command> {
+async function createProgram(argv: readonly string[], io: CliIo): Promise<Command> {
   const program = new Command("hooks")
     .description(
       "Webhook intake for the assistant gateway: serve, check, replay, test, journal, mailbox, token.",

@@ -69,7 +69,7 @@ export function registerReplayCommand(program: Command, io: CliIo): void {
         io.stdout.write(`${JSON.stringify({ reports: reports.map(reportToJson) }, null, 2)}\n`);
         return;
       }
-      const paint = painter(wantsColour(io.stdout as NodeJS.WriteStream));
+      const paint = painter(wantsColour(io.stdout));
       io.stdout.write(`${reports.map((report) => formatReport(report, paint)).join("\n\n")}\n`);
     });
 }

@@ -8,9 +8,10 @@ import { painter, wantsColour } from "../replay/format-report.js";
 import {
   type FixtureError,
   findFixtureFiles,
-  loadFixture,
+  type LoadedFixture,
   looksLikeFixture,
   parseFixtureText,
+  validateFixture,
 } from "../replay/load-fixture.js";
 import type { ReplayReport } from "../replay/replay-fixture.js";
 import type { CliIo } from "./main.js";
@@ -26,8 +27,7 @@ interface TestOptions {
 const isFailure = (status: number) => status >= 500 || status === 401;
 
 /** Sets the fixture's `expect` in its text; everything else in the file (comments, layout) stays as written. */
-function writeExpectation(file: string, expectation: unknown): void {
-  const text = readFileSync(file, "utf8");
+function writeExpectation(file: string, text: string, expectation: unknown): void {
   writeFileSync(file, setTopLevelField(text, "expect", expectation, { json: file.endsWith(".json") }));
 }
 
@@ -56,7 +56,7 @@ export function registerTestCommand(program: Command, io: CliIo): void {
       const { pipeline, standIns } = openReplay(options.config);
       const note = standInNote(standIns);
       if (note) io.stderr.write(note);
-      const paint = painter(wantsColour(io.stdout as NodeJS.WriteStream));
+      const paint = painter(wantsColour(io.stdout));
       let passed = 0;
       let failed = 0;
       let withoutExpect = 0;
@@ -65,16 +65,18 @@ export function registerTestCommand(program: Command, io: CliIo): void {
       let kept = 0;
       for (const file of findFixtureFiles(dir)) {
         const shown = path.relative(process.cwd(), file);
+        let text: string;
         let parsed: unknown;
         try {
-          parsed = parseFixtureText(readFileSync(file, "utf8"), shown);
+          text = readFileSync(file, "utf8");
+          parsed = parseFixtureText(text, shown);
         } catch {
           continue; // Not JSON5 at all: not a fixture, not ours to judge.
         }
         if (!looksLikeFixture(parsed)) continue;
-        let loaded: ReturnType<typeof loadFixture>;
+        let loaded: LoadedFixture;
         try {
-          loaded = loadFixture(file);
+          loaded = validateFixture(parsed, file);
         } catch (error) {
           failed++;
           io.stdout.write(
@@ -101,7 +103,7 @@ export function registerTestCommand(program: Command, io: CliIo): void {
             );
             continue;
           }
-          writeExpectation(file, expectationFrom(report));
+          writeExpectation(file, text, expectationFrom(report));
           rewritten.push(shown);
           passed++;
           io.stdout.write(

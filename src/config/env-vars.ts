@@ -20,7 +20,7 @@ export function substituteEnvVars(
         if (name === undefined) return "${";
         const found = env[name];
         if (found === undefined) {
-          issues.push({ path: at, message: `environment variable ${name} is not set` });
+          issues.push({ path: at, message: `environment variable ${name} is not set`, variable: name });
           return match;
         }
         return found;

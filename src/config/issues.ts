@@ -6,6 +6,15 @@ export interface ConfigIssue {
   /** Dotted path into the gateway config, e.g. `hooks.mappings[2].transform.module`. */
   path: string;
   message: string;
+  /** Set when the problem is that this environment variable, which the field's `${NAME}` reads, is not set. */
+  variable?: string;
+  /** What to do about it, printed after the message in parentheses. */
+  hint?: string;
+  /**
+   * Set on a problem found in the file's text before `${VAR}` substitution (a secret's variable where it may not
+   * stand): it holds whatever value the variable gets, so an unset variable does not make it moot.
+   */
+  inText?: true;
 }
 
 const CONFIG_ERROR = Symbol.for("hooks-intake.config-error");
@@ -28,7 +37,8 @@ export function isConfigError(error: unknown): error is ConfigError {
 }
 
 export function formatIssue(issue: ConfigIssue): string {
-  return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
+  const message = issue.hint === undefined ? issue.message : `${issue.message} (${issue.hint})`;
+  return issue.path ? `${issue.path}: ${message}` : message;
 }
 
 /** Appends path segments the way a person writes them: `a.b[2].c`. */

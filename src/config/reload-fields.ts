@@ -1,5 +1,6 @@
 /** @module What a reload changes: the plugin's fields that changed, and those a running plugin was built on (route, store, journal, transform pool), which keep their running values. */
 import { isDeepStrictEqual } from "node:util";
+import { field } from "./plain-object.js";
 import type { ResolvedHooksConfig } from "./resolve.js";
 
 /**
@@ -32,10 +33,6 @@ export function keepRestartFields(running: ResolvedHooksConfig, next: ResolvedHo
     Object.assign(config.journal, { [key]: running.journal[key] });
   }
   return { config, restartNeeded };
-}
-
-function field(object: unknown, key: string): unknown {
-  return object !== null && typeof object === "object" ? (object as Record<string, unknown>)[key] : undefined;
 }
 
 /** The plugin's fields outside `hooks` (checked against the hook token, the model allow-list). */

@@ -12,6 +12,7 @@ import {
   MappingVerifySchema,
 } from "./mapping-schema.js";
 import { createModelPolicy, type ModelPolicy } from "./models.js";
+import { field } from "./plain-object.js";
 import {
   AdmissionSchema,
   AuthFailuresSchema,
@@ -110,9 +111,6 @@ interface SemanticView {
   mappingIds: ReadonlyArray<string | undefined>;
 }
 
-function field(object: unknown, key: string): unknown {
-  return object !== null && typeof object === "object" ? (object as Record<string, unknown>)[key] : undefined;
-}
 const asString = (value: unknown) => (typeof value === "string" ? value : undefined);
 
 function lenientView(raw: unknown): SemanticView {

@@ -1,19 +1,15 @@
 /** @module A `${VAR}` that a secret field reads may not stand in text the gateway renders or answers with. */
 import { type ConfigIssue, joinPath } from "./issues.js";
 import { TEMPLATE_FIELDS } from "./mapping-schema.js";
+import { field, isPlainObject } from "./plain-object.js";
 
 /** `${NAME}`, as the substitution reads it (`$${` is a literal `${`, not a variable). */
 const VARIABLE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** A mapping's fields that become text: its templates, and the answer to the sender. */
-const RENDERED_FIELDS = TEMPLATE_FIELDS;
+/** A mapping's fields that become text beside its templates (TEMPLATE_FIELDS): the answer to the sender. */
 const RESPONSE_FIELDS = ["body", "contentType"] as const;
 
 type Json = Record<string, unknown>;
-
-function object(value: unknown): Json | undefined {
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined;
-}
 
 function variablesOf(value: unknown): string[] {
   if (typeof value !== "string") return [];
@@ -35,20 +31,21 @@ function secretVariables(config: Json): Map<string, string> {
   const named = (value: unknown, at: string) => {
     if (typeof value === "string" && value !== "") note(value, at);
   };
-  const hooks = object(config.hooks);
-  usedBy(hooks?.token, "hooks.token");
-  usedBy(object(object(config.gateway)?.auth)?.token, "gateway.auth.token");
-  usedBy(object(config.server)?.metricsToken, "server.metricsToken");
-  usedBy(object(hooks?.store)?.url, "hooks.store.url");
-  named(object(hooks?.mailbox)?.passwordEnv, "hooks.mailbox.passwordEnv");
-  named(object(config.runner)?.apiKeyEnv, "runner.apiKeyEnv");
-  const mappings = Array.isArray(hooks?.mappings) ? hooks.mappings : [];
-  mappings.forEach((mapping, index) => {
-    const verify = object(object(mapping)?.verify);
+  const hooks = config.hooks;
+  usedBy(field(hooks, "token"), "hooks.token");
+  usedBy(field(field(config.gateway, "auth"), "token"), "gateway.auth.token");
+  usedBy(field(config.server, "metricsToken"), "server.metricsToken");
+  usedBy(field(field(hooks, "store"), "url"), "hooks.store.url");
+  named(field(field(hooks, "mailbox"), "passwordEnv"), "hooks.mailbox.passwordEnv");
+  named(field(config.runner, "apiKeyEnv"), "runner.apiKeyEnv");
+  const mappings = field(hooks, "mappings");
+  (Array.isArray(mappings) ? mappings : []).forEach((mapping, index) => {
+    const verify = field(mapping, "verify");
     const at = joinPath("hooks.mappings", index, "verify");
-    usedBy(verify?.secret, `${at}.secret`);
-    if (Array.isArray(verify?.secrets)) {
-      verify.secrets.forEach((secret, i) => {
+    usedBy(field(verify, "secret"), `${at}.secret`);
+    const secrets = field(verify, "secrets");
+    if (Array.isArray(secrets)) {
+      secrets.forEach((secret, i) => {
         usedBy(secret, joinPath(at, "secrets", i));
       });
     }
@@ -72,11 +69,12 @@ export function checkSecretVariables(config: Json): ConfigIssue[] {
       issues.push({
         path: at,
         message: `uses \${${name}}, which ${secret} uses for a secret: its value would be rendered into a message or an answer. Take the value from the request, or another variable`,
+        inText: true,
       });
     }
   };
   // A transform worker's environment is an allow-list: naming a secret's variable there hands it to every module.
-  const allowed = object(object(config.hooks)?.transforms)?.env;
+  const allowed = field(field(config.hooks, "transforms"), "env");
   if (Array.isArray(allowed)) {
     allowed.forEach((name, index) => {
       const secret = typeof name === "string" ? secrets.get(name) : undefined;
@@ -84,19 +82,19 @@ export function checkSecretVariables(config: Json): ConfigIssue[] {
       issues.push({
         path: joinPath("hooks.transforms.env", index),
         message: `names ${name}, which ${secret} uses for a secret: every transform worker would get it. Leave it out`,
+        inText: true,
       });
     });
   }
-  const mappings = object(config.hooks)?.mappings;
+  const mappings = field(config.hooks, "mappings");
   if (!Array.isArray(mappings)) return issues;
-  mappings.forEach((entry, index) => {
-    const mapping = object(entry);
-    if (!mapping) return;
+  mappings.forEach((mapping, index) => {
+    if (!isPlainObject(mapping)) return;
     const at = joinPath("hooks.mappings", index);
-    for (const field of RENDERED_FIELDS) check(mapping[field], joinPath(at, field));
-    const response = object(mapping.response);
-    if (response)
-      for (const field of RESPONSE_FIELDS) check(response[field], joinPath(at, "response", field));
+    for (const name of TEMPLATE_FIELDS) check(mapping[name], joinPath(at, name));
+    const response = mapping.response;
+    if (isPlainObject(response))
+      for (const name of RESPONSE_FIELDS) check(response[name], joinPath(at, "response", name));
   });
   return issues;
 }

@@ -72,7 +72,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The paths (`server.port`, `runner.kind`) where two configs differ; arrays compare whole. */
-export function changedPaths(before: unknown, after: unknown, at = ""): string[] {
+function changedPaths(before: unknown, after: unknown, at = ""): string[] {
   if (isPlainObject(before) && isPlainObject(after)) {
     const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
     return [...keys].flatMap((key) => changedPaths(before[key], after[key], at ? `${at}.${key}` : key));
@@ -166,7 +166,8 @@ export function createConfigReloader(source: ConfigSource, target: ReloadTarget)
   };
 }
 
-function statusOf(plugin: HookPlugin): HooksStatus | undefined {
+/** What the plugin says it serves, when it is one that says (a `createHooksPlugin` instance). */
+export function statusOf(plugin: HookPlugin): HooksStatus | undefined {
   return "status" in plugin && typeof plugin.status === "function"
     ? (plugin.status() as HooksStatus | undefined)
     : undefined;

@@ -3,7 +3,7 @@ import { type FSWatcher, watch } from "node:fs";
 import path from "node:path";
 
 /** Quiet time after the last event before the file counts as saved: editors write a file in a few steps. */
-export const CONFIG_WATCH_DEBOUNCE_MS = 200;
+const CONFIG_WATCH_DEBOUNCE_MS = 200;
 
 export interface ConfigWatch {
   close(): void;

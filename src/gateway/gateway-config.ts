@@ -327,6 +327,7 @@ export function parseGatewaySections(
     issues.push({
       path: "runner.apiKeyEnv",
       message: `environment variable ${sections.runner.apiKeyEnv} is not set`,
+      variable: sections.runner.apiKeyEnv,
     });
   }
   return { sections, issues };

@@ -6,7 +6,7 @@ import { shellQuote } from "./endpoints.js";
 
 /** src/gateway and dist/gateway are both two levels below the package root. */
 const PACKAGE_ROOT = path.resolve(fileURLToPath(new URL("../../", import.meta.url)));
-export const HOOKS_BIN = path.join(PACKAGE_ROOT, "bin/hooks.js");
+const HOOKS_BIN = path.join(PACKAGE_ROOT, "bin/hooks.js");
 
 /** Where `npx hooks` finds this CLI: in its own checkout, and in a project that has it in its node_modules. */
 const INSTALLED_AT = PACKAGE_ROOT.lastIndexOf(`${path.sep}node_modules${path.sep}`);

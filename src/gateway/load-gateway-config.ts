@@ -63,18 +63,17 @@ export function loadGatewayConfig(
   // Its sender secrets too: the signed demo mappings work with `hooks replay` until the user sets real ones.
   const standIns: string[] = [];
   const env = origin === "demo" ? withStandIns(given, standIns) : given;
-  const read = () => {
+  // The file alone: at start its sections are parsed once below; a reload parses them itself (readAgain).
+  const readFile = () => {
     const loaded = loadGatewayConfigFile(file, env);
-    // The gateway's own settings (an API key variable) are never stood in for: only the plugin's config is.
-    const { sections, issues } = parseGatewaySections(loaded.config, given);
-    return {
-      loaded,
-      sections,
-      fileIssues: loaded.issues.map((issue) => explainMissingVariable(issue, () => hooksCommand(given, cwd))),
-      issues,
-    };
+    const issues = loaded.issues.map((issue) =>
+      explainMissingVariable(issue, () => hooksCommand(given, cwd)),
+    );
+    return { loaded, issues };
   };
-  const { loaded, sections, fileIssues, issues } = read();
+  const { loaded, issues: fileIssues } = readFile();
+  // The gateway's own settings (an API key variable) are never stood in for: only the plugin's config is.
+  const { sections, issues } = parseGatewaySections(loaded.config, given);
   const result: LoadedGatewayConfig = {
     file: loaded.file,
     configDir: loaded.configDir,
@@ -84,8 +83,8 @@ export function loadGatewayConfig(
     issues: [...fileIssues, ...issues],
     standIns,
     readAgain() {
-      const again = read();
-      return { config: again.loaded.config, issues: again.fileIssues };
+      const again = readFile();
+      return { config: again.loaded.config, issues: again.issues };
     },
   };
   if (generatedToken !== undefined) result.generatedToken = generatedToken;
@@ -99,12 +98,12 @@ const SENDER_SECRET = /^hooks\.mappings\[\d+\]\.verify\.secrets?(?:\[\d+\])?$/;
  * with the `hooks` command spelled so that it runs where the user is (`npx hooks` in a checkout).
  */
 function explainMissingVariable(issue: ConfigIssue, command: () => string): ConfigIssue {
-  if (issue.path === "hooks.token" && issue.message.includes(DEMO_TOKEN_ENV))
-    return { ...issue, message: `${issue.message} (export ${DEMO_TOKEN_ENV}="$(${command()} token)" first)` };
-  if (SENDER_SECRET.test(issue.path) && issue.message.includes("is not set"))
+  if (issue.path === "hooks.token" && issue.variable === DEMO_TOKEN_ENV)
+    return { ...issue, hint: `export ${DEMO_TOKEN_ENV}="$(${command()} token)" first` };
+  if (SENDER_SECRET.test(issue.path) && issue.variable !== undefined)
     return {
       ...issue,
-      message: `${issue.message} (export it with the signing secret from the sender's webhook settings, or remove the mappings of a sender you do not use)`,
+      hint: "export it with the signing secret from the sender's webhook settings, or remove the mappings of a sender you do not use",
     };
   return issue;
 }

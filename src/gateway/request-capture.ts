@@ -2,6 +2,8 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { type CapturedRequest, fixtureFromRequest, writeFixtureFile } from "../index.js";
+import { shellQuote } from "./endpoints.js";
+import { hooksCommand } from "./hooks-command.js";
 import type { GatewayLogger } from "./logger.js";
 
 /** Where `hooks serve --capture` writes when it is given no directory (git-ignored in this repository). */
@@ -11,6 +13,8 @@ export function createRequestCapture(dir: string, logger: GatewayLogger): (reque
   const target = path.resolve(dir);
   // Fixtures hold payloads, as the journal does: the owner's only.
   mkdirSync(target, { recursive: true, mode: 0o700 });
+  // Spelled for where `serve` runs, as the fixture's path is: a bare `npx hooks` elsewhere fetches another package.
+  const replay = `${hooksCommand()} replay`;
   return (request) => {
     const at = new Date().toISOString();
     const fixture = fixtureFromRequest({
@@ -29,7 +33,7 @@ export function createRequestCapture(dir: string, logger: GatewayLogger): (reque
     );
     writeFixtureFile(file, fixture, [
       `Captured by hooks serve --capture (request id ${request.requestId}); credentials removed.`,
-      `Replay: npx hooks replay ${path.relative(process.cwd(), file)}`,
+      `Replay: ${replay} ${shellQuote(path.relative(process.cwd(), file))}`,
     ]);
     logger.info("captured request", { requestId: request.requestId, file: path.basename(file) });
   };

@@ -13,7 +13,7 @@ import {
   type MetricsRegistry,
   type PluginHost,
 } from "../index.js";
-import { type ConfigSource, createConfigReloader, type ReloadOutcome } from "./config-reload.js";
+import { type ConfigSource, createConfigReloader, type ReloadOutcome, statusOf } from "./config-reload.js";
 import { startDeliverySubsystem } from "./delivery-subsystem.js";
 import { startEventRecorder } from "./event-recorder.js";
 import type { GatewaySections } from "./gateway-config.js";
@@ -342,12 +342,5 @@ function trustedPeers(config: unknown): ((address: string) => boolean) | undefin
 function registryOf(plugin: HookPlugin): MetricsRegistry | undefined {
   return "metrics" in plugin && typeof plugin.metrics === "function"
     ? (plugin.metrics() as MetricsRegistry | undefined)
-    : undefined;
-}
-
-/** What the plugin says it serves, when it is one that says (a `createHooksPlugin` instance). */
-function statusOf(plugin: HookPlugin): HooksStatus | undefined {
-  return "status" in plugin && typeof plugin.status === "function"
-    ? (plugin.status() as HooksStatus)
     : undefined;
 }

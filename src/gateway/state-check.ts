@@ -1,6 +1,7 @@
 /** @module At start: the state database must still hold what the plugin's journal says it stored, or the gateway does not start on it. */
 import path from "node:path";
 import type { StoredEvent } from "../index.js";
+import { hooksCommand } from "./hooks-command.js";
 import type { SessionStore } from "./session-store.js";
 import type { StateDb } from "./state-db.js";
 
@@ -41,6 +42,6 @@ export function checkStateHolds(
       `(requests accepted up to ${newest}): it was replaced or emptied, or lost its write-ahead log ` +
       `(${name}-wal). Not starting on it: requests would be acknowledged into a state that forgets. Restore it ` +
       `from a backup, or move ${name} (with its -wal and -shm files) out of ${path.dirname(state.file)} to start ` +
-      "with an empty state; `hooks journal list` shows what was accepted.",
+      `with an empty state; \`${hooksCommand()} journal list\` shows what was accepted.`,
   );
 }

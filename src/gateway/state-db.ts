@@ -9,8 +9,6 @@ import {
   type StateWriteQueueOptions,
 } from "./state-write-queue.js";
 
-export { RETRY_MAX_WRITES } from "./state-write-queue.js";
-
 export const STATE_DB_FILE = "state.sqlite";
 /** Relative to the working directory, for `hooks serve` and `hooks state` alike. */
 export const DEFAULT_STATE_DIR = ".hooks-state";

@@ -61,7 +61,7 @@ const RETRY_MAX_MS = 5_000;
  * The most writes kept for another try. Beyond it the oldest are given up (their requests stay unfinished in the
  * journal, which hands them over again at the next start): memory stays bounded if the database never recovers.
  */
-export const RETRY_MAX_WRITES = 100_000;
+const RETRY_MAX_WRITES = 100_000;
 
 /**
  * Failures that may pass: the disk gets room again, another process lets go of a lock. Anything else (a constraint,

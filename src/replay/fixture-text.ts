@@ -154,7 +154,7 @@ function oneLine(value: unknown, style: TextStyle): string {
  * `value` as the text after `<indent><key>: ` (`used` characters of its line): on one line when it fits, else one
  * member per line, nested values likewise.
  */
-export function formatValue(value: unknown, indent: string, style: TextStyle, used = indent.length): string {
+function formatValue(value: unknown, indent: string, style: TextStyle, used = indent.length): string {
   const flat = oneLine(value, style);
   const composite = value !== null && typeof value === "object";
   if (!composite || used + flat.length <= WIDTH) return flat;

@@ -9,7 +9,7 @@ export function painter(enabled: boolean): Paint {
 }
 
 /** Colour only for a terminal, and never when NO_COLOR is set. */
-export function wantsColour(stream: NodeJS.WriteStream): boolean {
+export function wantsColour(stream: { isTTY?: boolean }): boolean {
   return Boolean(stream.isTTY) && !process.env.NO_COLOR;
 }
 

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import JSON5 from "json5";
 import * as v from "valibot";
+import { isPlainObject } from "../config/plain-object.js";
 import { type Fixture, FixtureSchema } from "./fixture-schema.js";
 
 export interface LoadedFixture {
@@ -24,15 +25,12 @@ export function parseFixtureText(text: string, file: string): unknown {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
-
 /**
  * A parsed file is a fixture when it has a `request` naming a `path`; payload files next to fixtures are not,
  * even those with a `request` field of their own (a Stripe event's `request: { id, idempotency_key }`).
  */
 export function looksLikeFixture(value: unknown): boolean {
-  return isObject(value) && isObject(value.request) && "path" in value.request;
+  return isPlainObject(value) && isPlainObject(value.request) && "path" in value.request;
 }
 
 export function loadFixture(file: string): LoadedFixture {

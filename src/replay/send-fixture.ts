@@ -1,4 +1,5 @@
 /** @module `--send`: posts a fixture's request to a running gateway and says what the gateway did with it. */
+import { isPlainObject } from "../config/plain-object.js";
 import type { FixtureRequest } from "./replay-fixture.js";
 
 /** The gateway's answer to a sent fixture. */
@@ -39,7 +40,7 @@ const MAX_SHOWN_CHARS = 200;
  */
 export function describeSent(sent: SentFixture): string {
   const { status, body } = sent;
-  const fields = isRecord(body) ? body : undefined;
+  const fields = isPlainObject(body) ? body : undefined;
   if (sent.duplicate) {
     const ids = fields ? namedIds(fields) : "";
     const first = ids === "" ? "" : `; its first answer: ${ids}`;
@@ -72,10 +73,6 @@ function shown(body: unknown): string {
   if (body === null || body === "") return "";
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return ` ${text.length > MAX_SHOWN_CHARS ? `${text.slice(0, MAX_SHOWN_CHARS)}…` : text}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function safeParse(text: string): unknown {

@@ -128,6 +128,29 @@ describe("hooks check", () => {
     expect(serve.stdout + serve.stderr).not.toContain(env.CHECK_HOOK_TOKEN);
   });
 
+  it("still refuses a secret's variable in rendered text when that variable is not set yet", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
+          token: "${CHECK_UNSET_TOKEN}",
+          mappings: [
+            { id: "leaky", match: { path: "leaky" }, messageTemplate: "token ${CHECK_UNSET_TOKEN}" },
+          ],
+        },
+      ),
+    );
+    const result = await runCli(["check", "--config", config], { env: { CHECK_UNSET_TOKEN: undefined } });
+    expect(result.code).toBe(1);
+    // The unset variable makes the template's value unknown, not the `${…}` written in it: setting it fixes one.
+    expect(result.stderr.split("\n").filter((line) => line.startsWith("  - "))).toEqual([
+      "  - hooks.mappings[0].messageTemplate: uses ${CHECK_UNSET_TOKEN}, which hooks.token uses for a secret: its value would be rendered into a message or an answer. Take the value from the request, or another variable",
+      "  - hooks.token, hooks.mappings[0].messageTemplate: environment variable CHECK_UNSET_TOKEN is not set",
+    ]);
+  });
+
   it("accepts the bundled demo config", async () => {
     const result = await runCli(["check"], { cwd: makeTempDir(), env: { HOOKS_TOKEN: "" } });
     expect(result.code).toBe(0);

@@ -1,8 +1,11 @@
 /** @module `hooks journal list | show | replay` on a journal written by the real plugin over real HTTP. */
+import { execFile } from "node:child_process";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import JSON5 from "json5";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { hooksCommand } from "../../src/gateway/hooks-command.js";
 import { createHooksPlugin } from "../../src/index.js";
 import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
 import { startTestHost, type TestHost } from "../helpers/test-host.js";
@@ -160,6 +163,24 @@ describe("hooks journal replay", () => {
     const json = path.join(stateDir, "replayed.json");
     expect((await run(["replay", ids.mapped!, "--fixture", json])).code).toBe(0);
     expect(JSON.parse(readFileSync(json, "utf8"))).toEqual(fixture);
+  });
+
+  it("names in the fixture's Replay line a command that runs where it was written, outside a checkout", async () => {
+    const { npm_command: _command, npm_lifecycle_event: _event, ...outsideNpm } = process.env;
+    const file = path.join(stateDir, "replay me.json5");
+    const wrote = await runCli(
+      ["journal", "replay", ids.mapped!, "--fixture", file, "--state-dir", stateDir],
+      { cwd: stateDir, env: { npm_command: undefined, npm_lifecycle_event: undefined } },
+    );
+    expect(wrote.code).toBe(0);
+    const line = readFileSync(file, "utf8").match(/^\/\/ Replay: (.+)$/m)?.[1];
+    expect(line).toBe(`${hooksCommand(outsideNpm, stateDir)} replay '${file}'`);
+    // Run from the folder that holds gateway.json5, as a user who wrote the fixture there would.
+    const replayed = await promisify(execFile)("sh", ["-c", `${line} --json`], {
+      cwd: stateDir,
+      env: outsideNpm,
+    });
+    expect(JSON.parse(replayed.stdout).reports[0]).toMatchObject({ status: 200, mappingId: "deploys" });
   });
 
   it("sends it to a running gateway with --send and says what the gateway did", async () => {

@@ -170,7 +170,11 @@ describe("config rules", () => {
     expect((ok.config.hooks as { token: string }).token).toBe(TOKEN);
     const missing = parseGatewayConfigText(text, "/etc/gateway/gateway.json5", { HOOK_SECRET: TOKEN });
     expect(missing.issues).toEqual([
-      { path: "hooks.mappings[0].name", message: "environment variable MISSING_ONE is not set" },
+      {
+        path: "hooks.mappings[0].name",
+        message: "environment variable MISSING_ONE is not set",
+        variable: "MISSING_ONE",
+      },
     ]);
   });
 

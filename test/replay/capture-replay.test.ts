@@ -1,14 +1,23 @@
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import { sign as githubSign } from "@octokit/webhooks-methods";
 import JSON5 from "json5";
 import { afterEach, describe, expect, it } from "vitest";
+import { hooksCommand } from "../../src/gateway/hooks-command.js";
 import { loadFixture } from "../../src/replay/load-fixture.js";
 import { baseConfig, TOKEN, writeConfig } from "../gateway/support.js";
 import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/cli.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 
 afterEach(cleanupCli);
+
+/** This process's environment as a shell outside npm has it: `npx hooks` is then no answer outside a checkout. */
+function outsideNpm(): NodeJS.ProcessEnv {
+  const { npm_command: _command, npm_lifecycle_event: _event, ...env } = process.env;
+  return env;
+}
 
 describe("hooks serve --capture → hooks replay", () => {
   it("records accepted requests as fixtures without credentials, and replay reproduces their result", async () => {
@@ -152,5 +161,41 @@ describe("hooks serve --capture → hooks replay", () => {
     expect(refused.stderr).toContain(
       "request.bodyJson: bodyJson is a readable copy of rawBody and must match it: to send a changed body, edit rawBody, or rename bodyJson to body and delete rawBody",
     );
+  });
+
+  it("writes a Replay line that runs as printed where serve ran, outside a checkout", async () => {
+    const dir = makeTempDir();
+    writeConfig(
+      dir,
+      baseConfig(
+        {},
+        { mappings: [{ id: "ping", match: { path: "ping" }, action: "wake", textTemplate: "{{ n }}" }] },
+      ),
+    );
+    const gateway = await startServe(["--capture", "--state-dir", path.join(dir, "state")], {
+      cwd: dir,
+      env: { npm_command: undefined, npm_lifecycle_event: undefined },
+    });
+    const sent = await fetch(`${gateway.url}/hooks/ping`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: '{"n":7}',
+    });
+    expect(sent.status).toBe(200);
+    const [file] = await pollFor(() => {
+      const files = readdirSync(path.join(dir, "captures"));
+      return files.length > 0 ? files : undefined;
+    }, "a captured fixture");
+
+    const text = readFileSync(path.join(dir, "captures", file!), "utf8");
+    const line = text.match(/^\/\/ Replay: (.+)$/m)?.[1];
+    // Outside a checkout and npm, `npx hooks` would fetch an unrelated package of that name.
+    expect(line).toBe(`${hooksCommand(outsideNpm(), dir)} replay captures/${file}`);
+    const replay = await promisify(execFile)("sh", ["-c", `${line} --json`], { cwd: dir, env: outsideNpm() });
+    expect(JSON.parse(replay.stdout).reports[0]).toMatchObject({
+      status: 200,
+      mappingId: "ping",
+      actions: [{ kind: "wake", text: "7" }],
+    });
   });
 });
