@@ -87,6 +87,7 @@ function finishedLine(line: AdmittedLine, later: Later): FinishedLine {
     finished.response = line.response;
   }
   if (line.request !== undefined) finished.request = line.request;
+  if (line.replayOf !== undefined) finished.replayOf = line.replayOf;
   if (handedAt !== undefined || line.handed === true) finished.handedAt = handedAt ?? line.at;
   if (done !== undefined) {
     finished.doneAt = done.at;

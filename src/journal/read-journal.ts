@@ -29,6 +29,8 @@ export interface JournalEntry {
   runs: RunOutcome[] | undefined;
   /** Finished by the recovery at start. */
   recovered: boolean;
+  /** The journal key of the request this one replays, when it is a replay. */
+  replayOf: string | undefined;
   /** The whole record (events, request), when the reader was asked to keep it. */
   record: AdmittedRecord | undefined;
 }
@@ -119,6 +121,7 @@ function admittedEntry(line: AdmittedLine, keep: boolean): JournalEntry {
     doneAt: undefined,
     runs: undefined,
     recovered: false,
+    replayOf: line.replayOf,
     record: keep ? record : undefined,
   };
 }
@@ -136,6 +139,7 @@ function finishedEntry(line: FinishedLine, keep: boolean): JournalEntry {
   if (line.mappingId !== undefined) record.mappingId = line.mappingId;
   if (line.delivery !== undefined) record.delivery = line.delivery;
   if (line.request !== undefined) record.request = line.request;
+  if (line.replayOf !== undefined) record.replayOf = line.replayOf;
   return {
     ...named(line),
     status: line.status,
@@ -145,6 +149,7 @@ function finishedEntry(line: FinishedLine, keep: boolean): JournalEntry {
     doneAt: line.doneAt,
     runs: line.runs,
     recovered: line.recovered === true,
+    replayOf: line.replayOf,
     record: keep ? record : undefined,
   };
 }
@@ -161,6 +166,7 @@ function answeredEntry(line: AnsweredLine): JournalEntry {
     doneAt: undefined,
     runs: undefined,
     recovered: false,
+    replayOf: undefined,
     record: undefined,
   };
 }

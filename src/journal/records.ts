@@ -80,6 +80,8 @@ export const AdmittedLineSchema = v.object({
   request: v.optional(JournalRequestSchema),
   /** Set on a copy carried forward from an expiring segment whose turns had been handed over. */
   handed: v.optional(v.boolean()),
+  /** The journal key of the request this one replays (the inspector's replay), when it is a replay. */
+  replayOf: v.optional(v.string()),
 });
 
 /** The record's agent turns went to the host: after a restart they are reported interrupted, never run again. */
@@ -139,6 +141,8 @@ export const FinishedLineSchema = v.object({
   doneAt: v.optional(v.number()),
   runs: v.optional(v.array(RunOutcomeSchema)),
   recovered: v.optional(v.boolean()),
+  /** The journal key of the request this one replays, when it is a replay. */
+  replayOf: v.optional(v.string()),
 });
 
 export const JournalLineSchema = v.variant("t", [

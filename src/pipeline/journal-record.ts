@@ -39,6 +39,8 @@ export interface AdmissionInput {
   plans: readonly ActionPlan[];
   /** The request as it arrived, credentials removed; absent with `storePayloads: false`. */
   request?: StoredRequestInput | undefined;
+  /** The journal key of the request this one replays. */
+  replayOf: string | undefined;
 }
 
 export interface StoredRequestInput {
@@ -75,6 +77,7 @@ export async function admit(journal: Journal, input: AdmissionInput): Promise<vo
     events: compactEvents(events),
     runs: input.plans.flatMap((plan) => (plan.run ? [plan.run] : [])),
     request: input.request ? storedRequest(input.request, events) : undefined,
+    replayOf: input.replayOf,
   };
   try {
     await journal.admit(record);

@@ -14,6 +14,8 @@ export interface PipelineRequest {
   body: Readable;
   /** Aborted when the caller's connection closes before its answer has left (a replay has none). */
   hungUp?: AbortSignal | undefined;
+  /** The journal key of the request this one replays (the inspector's replay); recorded with its admission. */
+  replayOf?: string | undefined;
 }
 
 export interface PipelineResponse {

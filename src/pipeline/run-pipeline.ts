@@ -196,6 +196,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             text,
           }
         : undefined,
+      replayOf: request.replayOf,
     });
     exchange.status = resolution.status;
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.

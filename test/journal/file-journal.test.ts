@@ -308,6 +308,7 @@ describe("the checkpoint", () => {
       response: { status: 200, headers: { "Content-Type": "application/json" }, body: '{"ok":true}' },
       delivery: undefined,
       plans: [plan],
+      replayOf: undefined,
     });
     await j.close();
     // Twice: the second start's checkpoint holds the record it recovered, the payload still kept once.
