@@ -54,6 +54,7 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
         dir: config.journal.dir,
         fsync: config.journal.fsync,
         retainHours: config.journal.retainHours,
+        refusedPerMinute: config.journal.refusedPerMinute,
         deliveryWindowMs: config.dedupe.windowSeconds * 1000,
         maxDeliveries: config.dedupe.maxEntries,
         clock: c.resolve(PORTS.clock),

@@ -44,11 +44,18 @@ export class HookError extends Error {
   readonly details: ErrorDetail[] | undefined;
   /** Extra response headers (Allow, Retry-After, WWW-Authenticate); never a body field. */
   readonly headers: Record<string, string> | undefined;
+  /** Why, finer than the code (`TOKEN_WRONG`, `SIGNATURE_MISMATCH`): for the journal only, never sent. */
+  readonly reason: string | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+    options: {
+      details?: ErrorDetail[];
+      headers?: Record<string, string>;
+      cause?: unknown;
+      reason?: string;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "HookError";
@@ -56,6 +63,7 @@ export class HookError extends Error {
     this.status = ERROR_STATUS[code];
     this.details = options.details;
     this.headers = options.headers;
+    this.reason = options.reason;
   }
 
   toJSON(): ErrorBody {

@@ -60,6 +60,25 @@ export const DeliverySendSchema = v.object({
   text: v.string(),
 });
 
+/**
+ * What became of a system event, told by the host from its `session:system-event` listener (synchronously, so the
+ * journal's `done` line has it): `queued` as a new entry, `coalesced` into entries already waiting for the same
+ * heartbeat or batch, `duplicate` when the host already held that event id.
+ */
+export const SystemEventOutcomeSchema = v.object({
+  source: EventSourceSchema,
+  eventId: v.string(),
+  outcome: v.picklist(["queued", "coalesced", "duplicate"]),
+});
+
+/** What became of a `delivery:send`, told by the host once it knows: sent, or failed with a short reason (never the text). */
+export const DeliveryResultSchema = v.object({
+  source: EventSourceSchema,
+  runId: v.string(),
+  status: v.picklist(["sent", "failed"]),
+  reason: v.optional(v.string()),
+});
+
 export const HookRequestSchema = v.object({
   source: EventSourceSchema,
   method: v.string(),
@@ -77,6 +96,8 @@ export const HOOK_EVENT_SCHEMAS = {
   "heartbeat:request": HeartbeatRequestSchema,
   "delivery:send": DeliverySendSchema,
   "hooks:request": HookRequestSchema,
+  "session:system-event-outcome": SystemEventOutcomeSchema,
+  "delivery:result": DeliveryResultSchema,
 } as const;
 
 export type SystemEvent = v.InferOutput<typeof SystemEventSchema>;
@@ -85,6 +106,8 @@ export type AgentTurnFinished = v.InferOutput<typeof AgentTurnFinishedSchema>;
 export type HeartbeatRequest = v.InferOutput<typeof HeartbeatRequestSchema>;
 export type DeliverySend = v.InferOutput<typeof DeliverySendSchema>;
 export type HookRequest = v.InferOutput<typeof HookRequestSchema>;
+export type SystemEventOutcome = v.InferOutput<typeof SystemEventOutcomeSchema>;
+export type DeliveryResult = v.InferOutput<typeof DeliveryResultSchema>;
 
 export type HookEventName = keyof typeof HOOK_EVENT_SCHEMAS;
 export type HookEventPayload<E extends HookEventName> = v.InferOutput<(typeof HOOK_EVENT_SCHEMAS)[E]>;
@@ -96,7 +119,10 @@ export type HookEvents = {
 
 export type HookBus = EventEmitter<HookEvents>;
 
+/** Events a host emits to tell what became of the plugin's: never planned by the plugin. */
+export type HostToldEventName = "session:system-event-outcome" | "delivery:result";
+
 /** An event the pipeline plans to emit; kept as data so replay can show it without emitting. */
 export type PlannedEvent = {
-  [E in HookEventName]: { event: E; payload: HookEventPayload<E> };
-}[HookEventName];
+  [E in Exclude<HookEventName, HostToldEventName>]: { event: E; payload: HookEventPayload<E> };
+}[Exclude<HookEventName, HostToldEventName>];

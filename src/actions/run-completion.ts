@@ -1,7 +1,8 @@
 /** @module Waits for each agent run to finish (or for its deadline), then publishes summary, heartbeat and delivery. */
-import type { AgentTurnFinished, HookBus } from "../events.js";
+import type { AgentTurnFinished, DeliveryResult, HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Ids } from "../ids.js";
+import type { ReplyKind as JournalReplyKind } from "../journal/records.js";
 import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
 import { wrapExternalContent } from "../safety/wrap-external.js";
 import type { PendingRun } from "./plan-action.js";
@@ -10,8 +11,27 @@ import { deliverableReply, type ReplyKind, replyKind, summaryParts } from "./sum
 /** Extra time past `timeoutSeconds` before the plugin gives up on the session subsystem's answer. */
 export const DEFAULT_DEADLINE_GRACE_MS = 5_000;
 
-/** Told once the run's summary (and heartbeat, delivery) went out, with how the run ended. */
-export type RunPublished = (status: AgentTurnFinished["status"] | "interrupted") => void;
+/** Told once the run's summary (and heartbeat, delivery) went out, with how the run ended and, if ok, its reply's kind. */
+export type RunPublished = (
+  status: AgentTurnFinished["status"] | "interrupted",
+  reply?: JournalReplyKind,
+) => void;
+
+/** Told what became of the run's delivery, as the host said: `sent`, or `failed: <reason>`. */
+export type RunDelivered = (result: string) => void;
+
+/** Deliveries whose result is awaited at once; past this the oldest is forgotten (a host that never tells). */
+const MAX_AWAITED_DELIVERIES = 10_000;
+/** A host's failure reason is cut to this: it is listed, and must stay short. */
+const MAX_DELIVERY_REASON_CHARS = 200;
+
+/** The journal's word for a reply: words for a person, silence (`NO_REPLY`, a heartbeat's ack), or nothing. */
+const JOURNAL_REPLY: Readonly<Record<ReplyKind, JournalReplyKind>> = {
+  visible: "text",
+  silent: "silent",
+  "heartbeat-ack": "silent",
+  none: "empty",
+};
 
 /** How a turn ended, as a caller waiting for it (`waitForCompletion`) is told. */
 export interface RunCompletion {
@@ -30,6 +50,7 @@ interface Tracked {
   run: PendingRun;
   deadline: NodeJS.Timeout;
   onPublished: RunPublished | undefined;
+  onDelivered: RunDelivered | undefined;
 }
 
 /** The summary text of a turn that was running when the gateway died: it is not run again. */
@@ -52,6 +73,18 @@ export class RunCompletionTracker {
   /** Callers waiting for a run's completion, by run id. */
   private readonly waiters = new Map<string, (completion: RunCompletion) => void>();
   private readonly onFinished = (finished: AgentTurnFinished) => this.finish(finished.runId, finished);
+  /** Runs whose delivery went out, waiting for the host's `delivery:result`, in the order they went. */
+  private readonly deliveries = new Map<string, RunDelivered>();
+  private readonly onDeliveryResult = (result: DeliveryResult) => {
+    const told = this.deliveries.get(result.runId);
+    if (told === undefined) return;
+    this.deliveries.delete(result.runId);
+    told(
+      result.status === "sent"
+        ? "sent"
+        : `failed: ${(result.reason ?? "no reason given").slice(0, MAX_DELIVERY_REASON_CHARS)}`,
+    );
+  };
   private listening = false;
   /** Set by stop(), cleared by start(): a caller arriving after the stop is not left waiting for a turn's deadline. */
   private stopped = false;
@@ -72,12 +105,15 @@ export class RunCompletionTracker {
     this.stopped = false;
     if (this.listening) return;
     this.bus.on("session:agent-turn-finished", this.onFinished);
+    this.bus.on("delivery:result", this.onDeliveryResult);
     this.listening = true;
   }
 
   /** Stops listening and forgets pending runs; their summaries are not published after stop. */
   stop(): void {
     this.bus.off("session:agent-turn-finished", this.onFinished);
+    this.bus.off("delivery:result", this.onDeliveryResult);
+    this.deliveries.clear();
     this.listening = false;
     this.stopped = true;
     for (const { deadline } of this.pending.values()) clearTimeout(deadline);
@@ -100,8 +136,11 @@ export class RunCompletionTracker {
     return this.pending.size;
   }
 
-  /** Must be called before the turn is emitted: a subsystem may answer synchronously. */
-  track(run: PendingRun, onPublished?: RunPublished): void {
+  /**
+   * Must be called before the turn is emitted: a subsystem may answer synchronously. `onDelivered` hears the
+   * delivery's result when the host tells one (`delivery:result`).
+   */
+  track(run: PendingRun, onPublished?: RunPublished, onDelivered?: RunDelivered): void {
     this.start();
     const deadline = setTimeout(
       () => {
@@ -116,7 +155,7 @@ export class RunCompletionTracker {
     );
     // A pending deadline never keeps a stopping host alive; the turn it waits for does.
     deadline.unref();
-    this.pending.set(run.runId, { run, deadline, onPublished });
+    this.pending.set(run.runId, { run, deadline, onPublished, onDelivered });
   }
 
   /**
@@ -134,9 +173,15 @@ export class RunCompletionTracker {
     if (!tracked) return;
     this.pending.delete(runId);
     clearTimeout(tracked.deadline);
+    // Awaited before the delivery goes: a host may tell its result while it is being emitted.
+    if (tracked.onDelivered !== undefined && tracked.run.deliver) this.awaitDelivery(runId, tracked.onDelivered);
     const delivered = this.publish(tracked.run, finished);
+    if (!delivered) this.deliveries.delete(runId);
     this.metrics.turnFinished(finished.status);
-    tracked.onPublished?.(finished.status);
+    tracked.onPublished?.(
+      finished.status,
+      finished.status === "ok" ? JOURNAL_REPLY[replyKind(finished.reply)] : undefined,
+    );
     const waiter = this.waiters.get(runId);
     if (waiter) {
       this.waiters.delete(runId);
@@ -147,6 +192,14 @@ export class RunCompletionTracker {
         replyText: finished.reply,
       });
     }
+  }
+
+  private awaitDelivery(runId: string, told: RunDelivered): void {
+    if (this.deliveries.size >= MAX_AWAITED_DELIVERIES) {
+      const oldest = this.deliveries.keys().next().value;
+      if (oldest !== undefined) this.deliveries.delete(oldest);
+    }
+    this.deliveries.set(runId, told);
   }
 
   /** Publishes the summary, heartbeat and delivery; true when a reply was sent for delivery. */

@@ -3,6 +3,12 @@ import type { PlannedEvent } from "../events.js";
 import type { JournalEntry } from "../journal/read-journal.js";
 import { isCredentialHeader, REDACTED, redactCredentials } from "../safety/credentials.js";
 
+/** A sender's text as a terminal shows it harmlessly: control characters (an escape sequence) as `?`. */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what is replaced.
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+}
+
 function time(at: number): string {
   return new Date(at)
     .toISOString()
@@ -10,11 +16,17 @@ function time(at: number): string {
     .replace(/\.\d+Z$/, "Z");
 }
 
-/** `2026-11-23 08:01:02Z  202  done         agent  <request id>  mapping=…` */
+/**
+ * `2026-11-23 08:01:02Z  202  done         agent  <request id>  mapping=…`; a refusal adds its reason (when finer than
+ * its code) and its client address.
+ */
 export function formatJournalLine(entry: JournalEntry): string {
   const what = entry.code ? `${entry.state} ${entry.code}` : entry.state;
   const mapping = entry.mappingId === undefined ? "" : `  mapping=${entry.mappingId}`;
-  return `${time(entry.at)}  ${entry.status}  ${what.padEnd(12)} ${entry.hook.padEnd(16)} ${entry.requestId}${mapping}`;
+  const reason = entry.reason === undefined || entry.reason === entry.code ? "" : `  reason=${entry.reason}`;
+  const client = entry.client === undefined ? "" : `  client=${entry.client}`;
+  const suppressed = entry.suppressed === undefined ? "" : `  suppressed=${entry.suppressed}`;
+  return `${time(entry.at)}  ${entry.status}  ${what.padEnd(12)} ${entry.hook.padEnd(16)} ${entry.requestId}${mapping}${reason}${client}${suppressed}`;
 }
 
 /** The ids and routing of an event, never its text: payload content stays in the journal file. */
@@ -44,14 +56,32 @@ export function formatJournalEntry(entry: JournalEntry): string {
       ? entry.state
       : `${entry.state} at ${time(entry.doneAt)}${entry.recovered ? " (finished after a restart)" : ""}`;
   lines.push(`state     ${outcome}`);
+  lines.push(...refusal(entry));
   if (entry.handedAt !== undefined)
     lines.push(`handed    ${time(entry.handedAt)} (agent turns went to the host)`);
-  for (const run of entry.runs ?? []) lines.push(`turn      ${run.runId}: ${run.status}`);
+  const outcomes = entry.outcomes ?? {};
+  for (const run of entry.runs ?? []) {
+    const delivery = outcomes[`${run.runId}:delivery`];
+    lines.push(
+      `turn      ${run.runId}: ${run.status}${run.reply ? ` (reply: ${run.reply})` : ""}${delivery ? `, delivery ${delivery}` : ""}`,
+    );
+  }
   const record = entry.record;
-  if (record) {
+  if (record && record.events.length > 0) {
     lines.push("events");
-    for (const planned of record.events)
-      lines.push(`  ${planned.event.padEnd(22)} ${describeEvent(planned)}`.trimEnd());
+    for (const planned of record.events) {
+      const told = "eventId" in planned.payload ? outcomes[planned.payload.eventId] : undefined;
+      lines.push(`  ${planned.event.padEnd(22)} ${describeEvent(planned)}${told ? ` → ${told}` : ""}`.trimEnd());
+    }
+  } else if (entry.planned !== undefined && entry.planned.length > 0) {
+    // A compacted record: names and ids are what is left of its plan.
+    lines.push("events");
+    for (const planned of entry.planned) {
+      const told = outcomes[planned.id];
+      lines.push(`  ${planned.event.padEnd(22)} ${planned.id}${told ? ` → ${told}` : ""}`);
+    }
+  }
+  if (record) {
     const request = record.request;
     if (request) {
       const bytes = bodyBytes(request);
@@ -69,6 +99,23 @@ export function formatJournalEntry(entry: JournalEntry): string {
     }
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** A request answered without admission: why, the message the sender got, who sent it, and how. */
+function refusal(entry: JournalEntry): string[] {
+  const lines: string[] = [];
+  if (entry.reason !== undefined)
+    lines.push(`reason    ${entry.reason}${entry.error ? `: ${entry.error}` : ""}`);
+  if (entry.client !== undefined) lines.push(`client    ${entry.client}`);
+  if (entry.suppressed !== undefined)
+    lines.push(`suppressed ${entry.suppressed} refused requests from this address left out before this one`);
+  if (entry.method !== undefined && entry.url !== undefined) lines.push(`sent      ${entry.method} ${entry.url}`);
+  if (entry.headers !== undefined) {
+    lines.push("headers");
+    for (const [name, value] of Object.entries(entry.headers))
+      lines.push(`  ${name}: ${isCredentialHeader(name) ? REDACTED : printable(value)}`);
+  }
+  return lines;
 }
 
 /** When the caller waited for its turn, the status it got differs from the admission's: both are told. */

@@ -100,6 +100,12 @@ export const JournalSchema = v.strictObject({
       "Keep each accepted request's body and headers (credentials never), so `hooks journal replay` can replay it; `false` keeps neither.",
     ),
   ),
+  refusedPerMinute: v.pipe(
+    v.optional(v.pipe(v.number(), v.integer("must be a whole number"), v.minValue(0, "must be 0 or more")), 60),
+    v.description(
+      "Refused requests listed per client address per minute before any credential was accepted (401, 405, 429, …): the rest are counted, and the next one listed says how many were left out. `0` lists none of them.",
+    ),
+  ),
 });
 
 export const AdmissionSchema = v.strictObject({

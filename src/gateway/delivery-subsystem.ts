@@ -67,6 +67,13 @@ export function startDeliverySubsystem(deps: DeliveryDeps): DeliverySubsystem {
     if (resolved.to !== undefined) entry.to = resolved.to;
     if (resolved.reason !== undefined) entry.reason = resolved.reason;
     deps.outbox.append(entry);
+    // The result, for the plugin's journal: the outbox row is this gateway's "sent"; never the text.
+    deps.bus.emit(
+      "delivery:result",
+      resolved.reason === undefined
+        ? { source: send.source, runId: send.runId, status: "sent" }
+        : { source: send.source, runId: send.runId, status: "failed", reason: resolved.reason },
+    );
     // The text and the recipient stay in the outbox; the log only says that something went where.
     const fields = {
       runId: send.runId,

@@ -1,5 +1,5 @@
 /** @module The session state in the database: main-session queue and transcript, every session's messages, the last route. */
-import type { SystemEvent } from "../events.js";
+import type { SystemEvent, SystemEventOutcome } from "../events.js";
 import type { LastRoute } from "./gateway-config.js";
 import type { ChatMessage } from "./runners/runner-types.js";
 import type { StateDb } from "./state-db.js";
@@ -16,11 +16,21 @@ export const HISTORY_WINDOW = 40;
 export const SELECT_HISTORY_SQL =
   "SELECT role, content FROM messages WHERE session_key = ? ORDER BY seq DESC LIMIT ?";
 
+/**
+ * What became of a system event here: `queued`, the first event waiting for the next heartbeat; `coalesced`, queued
+ * behind events already waiting for it (they reach the session together); `duplicate`, an event id already queued,
+ * in the transcript or among a session's messages, ignored.
+ */
+export type StoredOutcome = SystemEventOutcome["outcome"];
+
 export interface SessionStore {
   /** Queues a system event for the main session until the next heartbeat; an event id seen before is ignored. */
-  enqueue(event: SystemEvent): void;
-  /** Adds a system event for another session to that session's messages; an event id seen before is ignored. */
-  appendSystemNote(event: SystemEvent): void;
+  enqueue(event: SystemEvent): StoredOutcome;
+  /**
+   * Adds a system event for another session to that session's messages (`queued`: its next turn sees it); an event
+   * id seen before is ignored (`duplicate`).
+   */
+  appendSystemNote(event: SystemEvent): StoredOutcome;
   pending(): QueuedSystemEvent[];
   /** Whether a system event of this id is stored: queued, in the transcript, or among a session's messages. */
   holds(eventId: string): boolean;
@@ -118,15 +128,22 @@ export function createSessionStore(state: StateDb, initialRoute: LastRoute | und
 
   return {
     enqueue(event) {
-      if (queuedIds.has(event.eventId)) return;
+      if (queuedIds.has(event.eventId)) return "duplicate";
+      // A drain commits at once, so the transcript is read as it stands; one indexed lookup.
+      if (inTranscript.get(event.eventId) !== undefined) return "duplicate";
+      const outcome = queuedIds.size === 0 ? "queued" : "coalesced";
       queuedIds.add(event.eventId);
       const params = eventParams(event);
       state.write(() => insertQueued.run(params));
+      return outcome;
     },
     appendSystemNote(event) {
+      // An uncommitted note of this turn is not seen here; the insert still ignores it.
+      if (inMessages.get(event.eventId) !== undefined) return "duplicate";
       const params = eventParams(event);
       unflushedKeys.add(event.sessionKey);
       state.write(() => insertNote.run(params));
+      return "queued";
     },
     pending() {
       state.flush();

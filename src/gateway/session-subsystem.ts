@@ -69,9 +69,13 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
   let idleWaiters: Array<() => void> = [];
 
   const onSystemEvent = (event: SystemEvent) => {
-    if (event.sessionKey === deps.mainSessionKey) store.enqueue(event);
-    // Not the main session: the note belongs to that conversation, where its next turn will see it.
-    else store.appendSystemNote(event);
+    const outcome =
+      event.sessionKey === deps.mainSessionKey
+        ? store.enqueue(event)
+        : // Not the main session: the note belongs to that conversation, where its next turn will see it.
+          store.appendSystemNote(event);
+    // Told at once, from this listener: the plugin's journal puts it on the record's `done` line.
+    bus.emit("session:system-event-outcome", { source: event.source, eventId: event.eventId, outcome });
   };
 
   const finish = (turn: AgentTurn, result: Omit<AgentTurnFinished, "source" | "runId">, started: number) => {

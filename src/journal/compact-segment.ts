@@ -1,7 +1,14 @@
 /** @module Rewrites a closed segment whose records are all finished: each record becomes one small `finished` line. */
 import { stat } from "node:fs/promises";
 import { replaceFile } from "./durable-fs.js";
-import type { AdmittedLine, DoneLine, FinishedLine, JournalLine } from "./records.js";
+import {
+  type AdmittedLine,
+  type DoneLine,
+  type FinishedLine,
+  type JournalLine,
+  type Outcomes,
+  plannedIds,
+} from "./records.js";
 import { readSegment, segmentLines } from "./segments.js";
 
 /** Lines written per write call while rewriting. */
@@ -22,9 +29,11 @@ export async function compactSegment(file: string): Promise<CompactResult | unde
   const handedAt = new Map<string, number>();
   const done = new Map<string, DoneLine>();
   const responded = new Map<string, number>();
+  const outcomes = new Map<string, Outcomes>();
   const own = new Set<string>();
   await readSegment(file, (line) => {
     if (line.t === "admitted") own.add(line.id);
+    else if (line.t === "outcome") outcomes.set(line.id, { ...outcomes.get(line.id), ...line.outcomes });
     else if (line.t === "handed") handedAt.set(line.id, Math.min(handedAt.get(line.id) ?? line.at, line.at));
     else if (line.t === "done") done.set(line.id, line);
     else if (line.t === "responded") responded.set(line.id, line.status);
@@ -42,7 +51,7 @@ export async function compactSegment(file: string): Promise<CompactResult | unde
     };
     // In chunks, as the lines are read: a 64 MiB segment is never held whole.
     for await (const line of segmentLines(file)) {
-      const kept = rewrite(line, own, { handedAt, done, responded });
+      const kept = rewrite(line, own, { handedAt, done, responded, outcomes });
       if (kept !== undefined) pending.push(`${JSON.stringify(kept)}\n`);
       if (pending.length >= LINES_PER_WRITE) await write();
     }
@@ -57,6 +66,8 @@ interface Later {
   done: ReadonlyMap<string, DoneLine>;
   /** The status the caller got, when it was not the admission's. */
   responded: ReadonlyMap<string, number>;
+  /** What the host told later (a delivery's result). */
+  outcomes: ReadonlyMap<string, Outcomes>;
 }
 
 /** The line as the compacted segment keeps it; undefined for a line merged into its record's `finished` line. */
@@ -64,7 +75,10 @@ function rewrite(line: JournalLine, own: ReadonlySet<string>, later: Later): Jou
   if (line.t === "admitted") return finishedLine(line, later);
   // The hand-over, the answer and the end of a record of this segment are in its finished line now; a record of
   // an earlier segment keeps its own lines.
-  if ((line.t === "handed" || line.t === "done" || line.t === "responded") && own.has(line.id))
+  if (
+    (line.t === "handed" || line.t === "done" || line.t === "responded" || line.t === "outcome") &&
+    own.has(line.id)
+  )
     return undefined;
   return line;
 }
@@ -88,11 +102,15 @@ function finishedLine(line: AdmittedLine, later: Later): FinishedLine {
   }
   if (line.request !== undefined) finished.request = line.request;
   if (line.replayOf !== undefined) finished.replayOf = line.replayOf;
+  // Names and ids only: what a listing shows of the plan once its text is gone.
+  if (line.events.length > 0) finished.planned = plannedIds(line.events);
   if (handedAt !== undefined || line.handed === true) finished.handedAt = handedAt ?? line.at;
   if (done !== undefined) {
     finished.doneAt = done.at;
     if (done.runs !== undefined && done.runs.length > 0) finished.runs = done.runs;
     if (done.recovered === true) finished.recovered = true;
   }
+  const told = { ...done?.outcomes, ...later.outcomes.get(line.id) };
+  if (Object.keys(told).length > 0) finished.outcomes = told;
   return finished;
 }

@@ -1,7 +1,7 @@
 /** @module `done` lines held back until the host has stored what their records caused, so a crash in between repeats the effects rather than losing them. */
 import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
-import type { RunOutcome } from "./journal.js";
+import type { Outcomes, RunOutcome } from "./journal.js";
 
 /**
  * How long a stop waits for the host to confirm what it stored. A host that cannot write (a full disk) may keep its
@@ -68,10 +68,17 @@ export class DoneLines {
 }
 
 /** A `done` line, written for every admitted request: built as text, without an object to stringify per request. */
-export function doneLine(id: string, at: number, runs?: readonly RunOutcome[], recovered?: boolean): string {
+export function doneLine(
+  id: string,
+  at: number,
+  runs?: readonly RunOutcome[],
+  recovered?: boolean,
+  outcomes?: Outcomes,
+): string {
   const extra =
     (runs !== undefined && runs.length > 0 ? `,"runs":${JSON.stringify(runs)}` : "") +
-    (recovered ? `,"recovered":true` : "");
+    (recovered ? `,"recovered":true` : "") +
+    (outcomes !== undefined ? `,"outcomes":${JSON.stringify(outcomes)}` : "");
   return `{"t":"done","id":${JSON.stringify(id)},"at":${at}${extra}}`;
 }
 

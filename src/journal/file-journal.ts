@@ -15,10 +15,12 @@ import type {
   AnsweredRecord,
   Journal,
   JournalBacklog,
+  Outcomes,
   RunOutcome,
   UnfinishedRecord,
 } from "./journal.js";
 import { loadJournal } from "./load-journal.js";
+import { RefusalLimit } from "./refusal-limit.js";
 import { type SegmentState, segmentFile } from "./segments.js";
 
 const HOUR_MS = 3_600_000;
@@ -27,6 +29,8 @@ export const SEGMENT_BYTES = 64 * 1024 * 1024;
 /** …or this age, so that retention can drop whole files: the journal holds at most one segment past its retention. */
 export const SEGMENT_MS = HOUR_MS;
 const COMPACT_EVERY_MS = 10 * 60_000;
+/** The config's default, for a journal built without one (tests, embedders). */
+const DEFAULT_REFUSED_PER_MINUTE = 60;
 
 export interface FileJournalSettings {
   dir: string;
@@ -43,6 +47,8 @@ export interface FileJournalSettings {
   hostPersisted?: (() => Promise<void>) | undefined;
   /** Told each fsync's duration, and where a scrape reads the backlog. */
   metrics?: HookMetrics;
+  /** Refusals listed per client address per minute before any credential was accepted (`hooks.journal.refusedPerMinute`). */
+  refusedPerMinute?: number;
   segmentBytes?: number;
   segmentMs?: number;
   compactEveryMs?: number;
@@ -71,6 +77,7 @@ export class FileJournal implements Journal {
   private readonly checkpoints: CheckpointWriter;
   /** Rewriting finished segments small, in the background. */
   private rewriting: Promise<void> | undefined;
+  private readonly refusals: RefusalLimit;
 
   constructor(private readonly settings: FileJournalSettings) {
     const metrics = settings.metrics;
@@ -89,6 +96,7 @@ export class FileJournal implements Journal {
     });
     this.deliveries = new RecentDeliveries(settings.maxDeliveries);
     this.checkpoints = new CheckpointWriter(settings.dir, settings.logger);
+    this.refusals = new RefusalLimit(settings.refusedPerMinute ?? DEFAULT_REFUSED_PER_MINUTE);
     metrics?.journalBacklog?.(() => this.pending());
   }
 
@@ -144,10 +152,10 @@ export class FileJournal implements Journal {
     this.log.writeNow(JSON.stringify({ t: "handed", id, at: this.settings.clock.now() }));
   }
 
-  done(id: string, runs?: readonly RunOutcome[], recovered?: boolean): void {
+  done(id: string, runs?: readonly RunOutcome[], recovered?: boolean, outcomes?: Outcomes): void {
     const at = this.settings.clock.now();
     this.touch(at);
-    this.doneLines.add(id, doneLine(id, at, runs, recovered));
+    this.doneLines.add(id, doneLine(id, at, runs, recovered, outcomes));
   }
 
   private finished(id: string): void {
@@ -159,10 +167,22 @@ export class FileJournal implements Journal {
     if (segment) segment.unfinished--;
   }
 
-  answered(record: AnsweredRecord): void {
+  answered(record: AnsweredRecord, options?: { perClient?: boolean }): void {
     if (this.closed || this.opening === undefined) return;
+    if (options?.perClient === true && record.client !== undefined) {
+      const suppressed = this.refusals.admit(record.client, record.at);
+      if (suppressed === undefined) return;
+      if (suppressed > 0) record.suppressed = suppressed;
+    }
     this.touch(record.at);
     this.log.note(JSON.stringify({ t: "answered", ...record }));
+  }
+
+  outcome(id: string, outcomes: Outcomes): void {
+    if (this.closed || this.opening === undefined) return;
+    const at = this.settings.clock.now();
+    this.touch(at);
+    this.log.note(JSON.stringify({ t: "outcome", id, at, outcomes }));
   }
 
   responded(id: string, status: number): void {

@@ -1,6 +1,6 @@
 /** @module The Journal port: where an accepted request is recorded before its answer leaves, and marked as its effects happen. */
 import type { StoredEvent } from "../host/contract.js";
-import type { AdmittedLine, AnsweredLine, JournalRun, RunOutcome } from "./records.js";
+import type { AdmittedLine, AnsweredLine, JournalRun, Outcomes, RunOutcome } from "./records.js";
 
 /** An accepted request, as the pipeline hands it over (the journal stamps the line kind). */
 export type AdmittedRecord = Omit<AdmittedLine, "t" | "handed">;
@@ -40,10 +40,18 @@ export interface Journal {
   admit(record: AdmittedRecord): Promise<void>;
   /** The record's agent turns are about to go to the host; written before they do, so a turn is not run twice. */
   handed(id: string): void;
-  /** Everything the record caused has happened. */
-  done(requestId: string, runs?: readonly RunOutcome[], recovered?: boolean): void;
-  /** Lists a request that was answered without admission; best effort, nothing waits for it. */
-  answered(record: AnsweredRecord): void;
+  /**
+   * Everything the record caused has happened; `outcomes` is what the host told of its system events while they were
+   * emitted (event id → queued, coalesced, duplicate).
+   */
+  done(requestId: string, runs?: readonly RunOutcome[], recovered?: boolean, outcomes?: Outcomes): void;
+  /**
+   * Lists a request that was answered without admission; best effort, nothing waits for it. `perClient`: a refusal
+   * before any credential was accepted, listed at most `refusedPerMinute` times a minute per client address.
+   */
+  answered(record: AnsweredRecord, options?: { perClient?: boolean }): void;
+  /** An outcome the host told after the record's `done` line (a delivery's result); best effort, optional. */
+  outcome?(id: string, outcomes: Outcomes): void;
   /**
    * The status the caller got, when it is not the admitted answer's (a caller that waited for its agent turn got
    * its outcome, 200, not the admission's 202): the listing shows what the caller saw. Best effort, like
@@ -53,4 +61,4 @@ export interface Journal {
   close(): Promise<void>;
 }
 
-export type { JournalRun, RunOutcome, StoredEvent };
+export type { JournalRun, Outcomes, RunOutcome, StoredEvent };

@@ -1,6 +1,14 @@
 /** @module Reads a journal directory into one entry per request: what was accepted or refused, and what became of it. */
 import type { AdmittedRecord } from "./journal.js";
-import type { AdmittedLine, AnsweredLine, FinishedLine, RunOutcome } from "./records.js";
+import {
+  type AdmittedLine,
+  type AnsweredLine,
+  type FinishedLine,
+  type Outcomes,
+  type PlannedId,
+  plannedIds,
+  type RunOutcome,
+} from "./records.js";
 import { listSegments, readSegment } from "./segments.js";
 
 /**
@@ -31,6 +39,23 @@ export interface JournalEntry {
   recovered: boolean;
   /** The journal key of the request this one replays, when it is a replay. */
   replayOf: string | undefined;
+  /** Why it was refused, finer than the code (TOKEN_MISSING, SIGNATURE_MISMATCH, NO_MAPPING, …). */
+  reason?: string | undefined;
+  /** The message a refused sender got. */
+  error?: string | undefined;
+  /** The client address of a refused or duplicate request. */
+  client?: string | undefined;
+  method?: string | undefined;
+  /** Path and query without credential parameters. */
+  url?: string | undefined;
+  /** A refused or duplicate request's headers, credentials `[redacted]`. */
+  headers?: Record<string, string> | undefined;
+  /** Refusals from the same address left out before this one (the per-minute limit). */
+  suppressed?: number | undefined;
+  /** The planned events' names and ids (an admitted or compacted record). */
+  planned?: PlannedId[] | undefined;
+  /** What became of them: event id → queued | coalesced | duplicate; `<runId>:delivery` → sent | failed: … */
+  outcomes?: Outcomes | undefined;
   /** The whole record (events, request), when the reader was asked to keep it. */
   record: AdmittedRecord | undefined;
 }
@@ -69,6 +94,10 @@ export async function readJournal(dir: string, options: ReadOptions = {}): Promi
       }
       const entry = entries.get(line.id);
       if (!entry) return;
+      if (line.t === "outcome") {
+        entry.outcomes = { ...entry.outcomes, ...line.outcomes };
+        return;
+      }
       if (line.t === "responded") {
         entry.status = line.status;
         return;
@@ -81,6 +110,8 @@ export async function readJournal(dir: string, options: ReadOptions = {}): Promi
       entry.runs = line.runs;
       entry.recovered = line.recovered === true;
       entry.state = finishedState(line.runs);
+      // A delivery's result may have come before the done line (a host that sends at once).
+      if (line.outcomes !== undefined) entry.outcomes = { ...line.outcomes, ...entry.outcomes };
     });
   }
   return [...entries.values()].sort((a, b) => a.at - b.at);
@@ -122,6 +153,7 @@ function admittedEntry(line: AdmittedLine, keep: boolean): JournalEntry {
     runs: undefined,
     recovered: false,
     replayOf: line.replayOf,
+    planned: plannedIds(line.events),
     record: keep ? record : undefined,
   };
 }
@@ -150,6 +182,8 @@ function finishedEntry(line: FinishedLine, keep: boolean): JournalEntry {
     runs: line.runs,
     recovered: line.recovered === true,
     replayOf: line.replayOf,
+    planned: line.planned,
+    outcomes: line.outcomes,
     record: keep ? record : undefined,
   };
 }
@@ -167,6 +201,13 @@ function answeredEntry(line: AnsweredLine): JournalEntry {
     runs: undefined,
     recovered: false,
     replayOf: undefined,
+    reason: line.reason,
+    error: line.error,
+    client: line.client,
+    method: line.method,
+    url: line.url,
+    headers: line.headers,
+    suppressed: line.suppressed,
     record: undefined,
   };
 }

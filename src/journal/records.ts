@@ -87,10 +87,24 @@ export const AdmittedLineSchema = v.object({
 /** The record's agent turns went to the host: after a restart they are reported interrupted, never run again. */
 export const HandedLineSchema = v.object({ t: v.literal("handed"), id: v.string(), at: v.number() });
 
+/** What a finished turn's reply was, without its text: words for a person, silence (`NO_REPLY`, a heartbeat's ack), or nothing. */
+export const ReplyKindSchema = v.picklist(["text", "silent", "empty"]);
+
 export const RunOutcomeSchema = v.object({
   runId: v.string(),
   status: v.picklist(["ok", "error", "timeout", "interrupted"]),
+  /** Only for a turn that finished `ok`. */
+  reply: v.optional(ReplyKindSchema),
 });
+
+/**
+ * What became of the record's effects, by key: a planned system event's id → `queued` | `coalesced` | `duplicate` (as
+ * the host told it), `<runId>:delivery` → `sent` | `failed: <reason>`.
+ */
+export const OutcomesSchema = v.record(v.string(), v.string());
+
+/** A planned event as a compacted record keeps it: its name and id, not its text. */
+export const PlannedIdSchema = v.object({ event: v.string(), id: v.string() });
 
 /** Everything the record caused happened: events emitted and, for agent turns, summaries published. */
 export const DoneLineSchema = v.object({
@@ -100,6 +114,16 @@ export const DoneLineSchema = v.object({
   runs: v.optional(v.array(RunOutcomeSchema)),
   /** Finished by the recovery at start, not by the run that admitted it. */
   recovered: v.optional(v.boolean()),
+  /** What the host did with the planned system events, told while they were emitted. */
+  outcomes: v.optional(OutcomesSchema),
+});
+
+/** An outcome the host told later than the `done` line could carry it (a delivery's result). Listed, never acted on. */
+export const OutcomeLineSchema = v.object({
+  t: v.literal("outcome"),
+  id: v.string(),
+  at: v.number(),
+  outcomes: OutcomesSchema,
 });
 
 /**
@@ -120,6 +144,22 @@ export const AnsweredLineSchema = v.object({
   status: v.number(),
   /** The error code of a refusal, or `DUPLICATE` for a duplicate delivery. */
   code: v.string(),
+  /**
+   * Why, finer than the code: TOKEN_MISSING, TOKEN_WRONG, SIGNATURE_MISSING, SIGNATURE_MALFORMED, SIGNATURE_MISMATCH,
+   * SIGNATURE_INVALID, TIMESTAMP_TOO_OLD, NO_MAPPING, or the code itself.
+   */
+  reason: v.optional(v.string()),
+  /** The message the sender got. */
+  error: v.optional(v.string()),
+  /** The client address the request came from (behind a trusted proxy, the forwarded one). */
+  client: v.optional(v.string()),
+  method: v.optional(v.string()),
+  /** Path and query, credential parameters removed. */
+  url: v.optional(v.string()),
+  /** The headers as sent, a credential's value replaced by `[redacted]`; cut short when they are many. */
+  headers: v.optional(v.record(v.string(), v.string())),
+  /** Refusals from the same client address left out since its previous listed one (the per-minute limit). */
+  suppressed: v.optional(v.number()),
 });
 
 /**
@@ -143,6 +183,9 @@ export const FinishedLineSchema = v.object({
   recovered: v.optional(v.boolean()),
   /** The journal key of the request this one replays, when it is a replay. */
   replayOf: v.optional(v.string()),
+  /** The planned events' names and ids (their text is gone). */
+  planned: v.optional(v.array(PlannedIdSchema)),
+  outcomes: v.optional(OutcomesSchema),
 });
 
 export const JournalLineSchema = v.variant("t", [
@@ -152,6 +195,7 @@ export const JournalLineSchema = v.variant("t", [
   AnsweredLineSchema,
   RespondedLineSchema,
   FinishedLineSchema,
+  OutcomeLineSchema,
 ]);
 
 export type JournalLine = v.InferOutput<typeof JournalLineSchema>;
@@ -162,6 +206,21 @@ export type FinishedLine = v.InferOutput<typeof FinishedLineSchema>;
 export type JournalRun = v.InferOutput<typeof JournalRunSchema>;
 export type JournalRequest = v.InferOutput<typeof JournalRequestSchema>;
 export type RunOutcome = v.InferOutput<typeof RunOutcomeSchema>;
+export type ReplyKind = v.InferOutput<typeof ReplyKindSchema>;
+export type Outcomes = v.InferOutput<typeof OutcomesSchema>;
+export type PlannedId = v.InferOutput<typeof PlannedIdSchema>;
+export type OutcomeLine = v.InferOutput<typeof OutcomeLineSchema>;
+
+/**
+ * A planned event's name and the id a host knows it by: a system event's id, a turn's (or a delivery's) run id, a
+ * heartbeat's reason.
+ */
+export function plannedIds(events: AdmittedLine["events"]): PlannedId[] {
+  return events.map((planned) => {
+    const payload = planned.payload as { eventId?: string; runId?: string; reason?: string };
+    return { event: planned.event, id: payload.eventId ?? payload.runId ?? payload.reason ?? "" };
+  });
+}
 
 /** Parses one line; undefined for a torn or foreign line (a crash mid-write, a hand edit). */
 export function parseJournalLine(text: string): JournalLine | undefined {

@@ -50,7 +50,10 @@ export function startOpenClawEffects(options: {
 
   const onSystemEvent = (event: SystemEvent) => {
     try {
-      handOff.add(event.sessionKey, event.text);
+      const outcome = handOff.add(event.sessionKey, event.text);
+      // Told at once, from this listener: the plugin's journal puts it on the record's `done` line.
+      if (outcome !== undefined)
+        bus.emit("session:system-event-outcome", { source: event.source, eventId: event.eventId, outcome });
     } catch (error) {
       logger.error(`system event not queued in OpenClaw: ${(error as Error).message}`, {
         eventId: event.eventId,
@@ -70,7 +73,7 @@ export function startOpenClawEffects(options: {
   };
   const onAgentTurn = (turn: AgentTurn) => turns.start(turn);
   const onDelivery = (delivery: DeliverySend) => {
-    void deliver(runtime, options.openclawConfig, logger, delivery);
+    void deliver(runtime, options.openclawConfig, logger, bus, delivery);
   };
 
   const unsubscribe = [

@@ -49,10 +49,14 @@ export class SystemEventHandOff {
 
   constructor(private readonly enqueue: EnqueueSystemEvent) {}
 
-  /** Adds one event for the session; it is in OpenClaw's queue when this returns, or this throws. */
-  add(sessionKey: string, text: string): void {
+  /**
+   * Adds one event for the session; it is in OpenClaw's queue when this returns, or this throws. Returns `queued` when
+   * it started a batch of its own (none was open, the open one was full, or a heartbeat had consumed it), `coalesced`
+   * when it joined the open batch still waiting in OpenClaw's queue; undefined for an empty text (nothing queued).
+   */
+  add(sessionKey: string, text: string): "queued" | "coalesced" | undefined {
     const item = defuse(text.trim());
-    if (item === "") return;
+    if (item === "") return undefined;
     let batch = this.open.get(sessionKey);
     // Consumed: the probe queued the old text again, and the text below (the new event alone) replaces it.
     let consumed = false;
@@ -75,6 +79,7 @@ export class SystemEventHandOff {
       batch.text = previous;
       throw new Error("OpenClaw refused the system event");
     }
+    return previous === "" || consumed ? "queued" : "coalesced";
   }
 
   /** Forgets the open batches; what was handed over stays in OpenClaw's queue. */

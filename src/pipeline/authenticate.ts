@@ -5,7 +5,8 @@ import { HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
 import type { Store } from "../store/store.js";
-import type { Verifier } from "../verify/verifier.js";
+import { SIGNATURE_REASON } from "../verify/signature-failure.js";
+import type { AuthVerdict, Verifier } from "../verify/verifier.js";
 import { createFailureCounter, everyInterval } from "./auth-throttle.js";
 
 export interface AuthenticateDeps {
@@ -121,11 +122,16 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
     metrics.authFailure(retryAfter === undefined ? (verdict.credential ?? "invalid") : "throttled");
     if (retryAfter !== undefined) throw throttledError(retryAfter);
     // The challenge names the one scheme HTTP has a word for; a path that takes only signatures offers none.
-    throw new HookError(
-      "UNAUTHORIZED",
-      verdict.message,
-      input.verifier.acceptsToken ? { headers: { "WWW-Authenticate": 'Bearer realm="hooks"' } } : {},
-    );
+    throw new HookError("UNAUTHORIZED", verdict.message, {
+      reason: reasonOf(verdict),
+      ...(input.verifier.acceptsToken && { headers: { "WWW-Authenticate": 'Bearer realm="hooks"' } }),
+    });
   };
   return Object.assign(authenticate, { acceptToken, refuseThrottled });
+}
+
+/** The journal's reason for a refused credential: which signature check failed, or whether a token was there. */
+function reasonOf(verdict: Extract<AuthVerdict, { ok: false }>): string {
+  if (verdict.signature !== undefined) return SIGNATURE_REASON[verdict.signature];
+  return verdict.credential === "missing" ? "TOKEN_MISSING" : "TOKEN_WRONG";
 }

@@ -1,11 +1,11 @@
 /** @module The hand-off: an admitted request's events go to the host once its record is durable, and what a crash left is finished at start. */
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
-import type { RunCompletionTracker, RunPublished } from "../actions/run-completion.js";
+import type { RunCompletionTracker, RunDelivered, RunPublished } from "../actions/run-completion.js";
 import { errorMessage } from "../errors.js";
 import type { HookBus, PlannedEvent } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
-import type { Journal, JournalBacklog, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
-import { emitPlans } from "./emit.js";
+import type { Journal, JournalBacklog, Outcomes, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
+import { collectOutcomes, emitPlans } from "./emit.js";
 
 export interface HandOffDeps {
   journal: Journal;
@@ -20,9 +20,20 @@ function whenAllPublished(
   finished: (outcomes: RunOutcome[]) => void,
 ): (run: Pick<PendingRun, "runId">) => RunPublished {
   const outcomes: RunOutcome[] = [];
-  return (run) => (status) => {
-    outcomes.push({ runId: run.runId, status });
+  return (run) => (status, reply) => {
+    outcomes.push(reply === undefined ? { runId: run.runId, status } : { runId: run.runId, status, reply });
     if (outcomes.length === count) finished(outcomes);
+  };
+}
+
+/** A delivery's result, listed on its record once the host tells it (after the record's `done` line, often). */
+function deliveryOutcome(deps: HandOffDeps, requestId: string, runId: string): RunDelivered {
+  return (result) => {
+    try {
+      deps.journal.outcome?.(requestId, { [`${runId}:delivery`]: result });
+    } catch {
+      // Listed on a best-effort basis, like a refusal: the delivery happened either way.
+    }
   };
 }
 
@@ -43,21 +54,31 @@ function markHanded(deps: HandOffDeps, requestId: string): void {
   }
 }
 
-/** Emits an admitted request's events; the record is done once they are out and every run's summary is published. */
+/**
+ * Emits an admitted request's events; the record is done once they are out and every run's summary is published.
+ * Its `done` line carries what the host told of its system events meanwhile (queued, coalesced, duplicate).
+ */
 export function handOff(deps: HandOffDeps, requestId: string, plans: readonly ActionPlan[]): void {
   const runs = plans.filter((plan) => plan.run !== undefined).length;
+  const told: Outcomes = {};
   if (runs === 0) {
-    emitPlans(plans, deps.bus, deps.tracker);
-    deps.journal.done(requestId);
+    emitPlans(plans, deps.bus, deps.tracker, told);
+    deps.journal.done(requestId, undefined, undefined, nonEmpty(told));
     return;
   }
   markHanded(deps, requestId);
-  emitPlans(
-    plans,
-    deps.bus,
-    deps.tracker,
-    whenAllPublished(runs, (outcomes) => deps.journal.done(requestId, outcomes)),
+  const published = whenAllPublished(runs, (outcomes) =>
+    deps.journal.done(requestId, outcomes, undefined, nonEmpty(told)),
   );
+  emitPlans(plans, deps.bus, deps.tracker, told, (run) => ({
+    published: published(run),
+    delivered: deliveryOutcome(deps, requestId, run.runId),
+  }));
+}
+
+function nonEmpty(outcomes: Outcomes): Outcomes | undefined {
+  for (const _ in outcomes) return outcomes;
+  return undefined;
 }
 
 /** What the recovery at start did, for its log line. */
@@ -109,9 +130,23 @@ async function finishOne(
     else toRun.push(run);
   }
   if (toRun.length > 0) markHanded(deps, record.id);
+  // Emitted again after a crash: a host that kept them says `duplicate`.
+  const told: Outcomes = {};
   const published = whenAllPublished(toRun.length, (done) =>
-    deps.journal.done(record.id, [...outcomes, ...done], true),
+    deps.journal.done(record.id, [...outcomes, ...done], true, nonEmpty(told)),
   );
+  collectOutcomes(deps.bus, told, () => emitRecorded(deps, record, runs, handed, published, report));
+  if (toRun.length === 0) deps.journal.done(record.id, outcomes, true, nonEmpty(told));
+}
+
+function emitRecorded(
+  deps: HandOffDeps,
+  record: UnfinishedRecord["record"],
+  runs: ReadonlyMap<string, PendingRun>,
+  handed: boolean,
+  published: (run: Pick<PendingRun, "runId">) => RunPublished,
+  report: RecoveryReport,
+): void {
   for (const planned of record.events) {
     if (!isTurn(planned)) {
       deps.bus.emit(planned.event, planned.payload as never);
@@ -128,7 +163,6 @@ async function finishOne(
       report.turnsRun++;
     }
   }
-  if (toRun.length === 0) deps.journal.done(record.id, outcomes, true);
 }
 
 function isTurn(planned: PlannedEvent): planned is Extract<PlannedEvent, { event: "session:agent-turn" }> {

@@ -104,8 +104,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const { requestId } = exchange;
     const { pathname, query, rawQuery } = target;
     checkMethod(request.method);
-    // Resolved once (behind trusted proxies X-Forwarded-For is parsed): failures and budgets are counted against it.
+    // Resolved once (behind trusted proxies X-Forwarded-For is parsed): failures, budgets and listed refusals are
+    // counted against it.
     const client = deps.clientAddress(request.remoteAddress, request.headers);
+    progress.client = client;
     const verifier = deps.verifiers.forHook(hook);
     const credentials = { verifier, hook, headers: request.headers, query, rawQuery, client, requestId };
     // A token is judged before any byte of the body is read, on a signed path that takes one too: a correct token
@@ -263,6 +265,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     logFailure(deps.logger, error, exchange, "hook request failed");
     await progress.ticket?.settle(undefined);
     progress.code = error.code;
+    progress.reason = error.reason ?? (error.code === "NOT_FOUND" ? "NO_MAPPING" : error.code);
+    progress.error = error.message;
     return { response: errorResponse(error, exchange.requestId, progress.extra) };
   }
 
@@ -306,8 +310,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
     // The owning mapping, learnt by the resolve stage whether it succeeded or not.
     exchange.mappingId = exchange.notes.mappingId;
-    // Only what got past authentication is listed: a stranger's requests must not grow the journal.
-    if (progress.authenticated && (progress.duplicate || progress.code !== undefined)) {
+    // Every answer without admission is listed; a stranger's (nothing accepted yet) within the per-client limit,
+    // so that a flood of them cannot fill the disk.
+    if (progress.duplicate || progress.code !== undefined) {
       listAnswered(journal, {
         key: progress.journalKey,
         at: deps.clock.now(),
@@ -315,6 +320,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         mappingId: exchange.mappingId,
         status: exchange.status,
         code: progress.duplicate ? "DUPLICATE" : progress.code,
+        reason: progress.reason,
+        error: progress.error,
+        // A refusal before the address was resolved (the method) resolves it now, the same way.
+        client: progress.client ?? deps.clientAddress(request.remoteAddress, request.headers),
+        method: request.method,
+        url: urlWithoutCredentials(target.pathname, target.query),
+        headers: request.headers,
+        credentialHeaders: deps.credentialHeaders,
+        perClient: !progress.authenticated,
       });
     }
     const ended = performance.now();
@@ -345,6 +359,11 @@ interface Progress {
   duplicate: boolean;
   /** The error code of a refusal. */
   code?: string;
+  /** A refusal's reason, finer than its code, and the message the sender got. */
+  reason?: string;
+  error?: string;
+  /** The client address, once resolved. */
+  client?: string;
   /** The request's credentials were accepted. */
   authenticated: boolean;
   /** Bytes of body read (0 when refused before reading). */

@@ -14,3 +14,12 @@ export function signatureFailureOf(reason: string): SignatureFailure {
   if (/^(?:signature|body hash) mismatch\b/.test(reason)) return "mismatch";
   return "other";
 }
+
+/** The journal's reason code for a signature failure (`stale` covers a timestamp outside the window either way). */
+export const SIGNATURE_REASON: Readonly<Record<SignatureFailure, string>> = {
+  missing: "SIGNATURE_MISSING",
+  malformed: "SIGNATURE_MALFORMED",
+  stale: "TIMESTAMP_TOO_OLD",
+  mismatch: "SIGNATURE_MISMATCH",
+  other: "SIGNATURE_INVALID",
+};
