@@ -24,7 +24,7 @@ export function formatJournalLine(entry: JournalEntry): string {
   const what = entry.code ? `${entry.state} ${entry.code}` : entry.state;
   const mapping = entry.mappingId === undefined ? "" : `  mapping=${entry.mappingId}`;
   const reason = entry.reason === undefined || entry.reason === entry.code ? "" : `  reason=${entry.reason}`;
-  const client = entry.client === undefined ? "" : `  client=${entry.client}`;
+  const client = entry.client === undefined || entry.state !== "refused" ? "" : `  client=${entry.client}`;
   const suppressed = entry.suppressed === undefined ? "" : `  suppressed=${entry.suppressed}`;
   return `${time(entry.at)}  ${entry.status}  ${what.padEnd(12)} ${entry.hook.padEnd(16)} ${entry.requestId}${mapping}${reason}${client}${suppressed}`;
 }

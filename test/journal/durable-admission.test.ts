@@ -150,7 +150,7 @@ describe("the record of an accepted request", () => {
     expect(admitted.request).toBeUndefined();
   });
 
-  it("lists authenticated refusals and duplicates (no body), not a stranger's requests", async () => {
+  it("lists refusals, a stranger's too, and duplicates, with their reasons and no body", async () => {
     await start({ authFailures: { limit: 1, windowSeconds: 60 } });
     await send("wake", { text: "x" }, { ...AUTH, "idempotency-key": "k1" });
     await send("wake", { text: "x" }, { ...AUTH, "idempotency-key": "k1" });
@@ -160,10 +160,12 @@ describe("the record of an accepted request", () => {
     await host!.close();
     host = undefined;
     const answered = journalLines().filter((line) => line.t === "answered");
-    // The wrong tokens (401, then 429) are the log's: listing them would let anyone grow the journal.
-    expect(answered.map((line) => [line.status, line.code])).toEqual([
-      [200, "DUPLICATE"],
-      [400, "INVALID_PAYLOAD"],
+    // The wrong tokens (401, then 429) are listed too, within the per-address limit.
+    expect(answered.map((line) => [line.status, line.code, line.reason])).toEqual([
+      [200, "DUPLICATE", undefined],
+      [400, "INVALID_PAYLOAD", "INVALID_PAYLOAD"],
+      [401, "UNAUTHORIZED", "TOKEN_WRONG"],
+      [429, "AUTH_THROTTLED", "AUTH_THROTTLED"],
     ]);
     expect(JSON.stringify(answered)).not.toContain('"x"');
   });
@@ -241,7 +243,7 @@ describe("a restart", () => {
     await restart();
     expect(host!.events.filter((e) => e.event !== "hooks:request")).toEqual([]);
     const done = journalLines().find((line) => line.t === "done" && line.runs);
-    expect(done?.runs).toEqual([{ runId: turn!.runId, status: "ok" }]);
+    expect(done?.runs).toEqual([{ runId: turn!.runId, status: "ok", reply: "text" }]);
   });
 
   it("remembers accepted delivery ids: a retry after the restart gets the first answer and causes nothing", async () => {

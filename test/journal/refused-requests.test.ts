@@ -1,0 +1,191 @@
+/** @module The journal keeps every refused request (reason, client, redacted headers), rate-limited per address, over real HTTP through the reference gateway. */
+import { createHmac } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Clock } from "../../src/clock.js";
+import { silentGatewayLogger } from "../../src/gateway/logger.js";
+import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
+import { createHooksPlugin } from "../../src/index.js";
+import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
+import { AUTH, TOKEN } from "../gateway/support.js";
+
+const SECRET = "whsec_refused-requests-secret-0123456789";
+const WRONG_TOKEN = "not-the-token-but-still-a-credential-4242";
+
+let gateway: GatewayHandle | undefined;
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  await cleanupCli();
+});
+
+/** A clock the flood test moves a minute on; everything else reads the real time through it. */
+function movableClock(): Clock & { advance(ms: number): void } {
+  let offset = 0;
+  return { now: () => Date.now() + offset, advance: (ms) => void (offset += ms) };
+}
+
+async function start(clock: Clock = { now: () => Date.now() }): Promise<{ stateDir: string }> {
+  const dir = makeTempDir("refused-");
+  const stateDir = path.join(dir, "state");
+  gateway = await startGateway({
+    config: {
+      hooks: {
+        enabled: true,
+        token: TOKEN,
+        trustedProxies: ["loopback"],
+        authFailures: { limit: 100_000, windowSeconds: 60 },
+        mappings: [
+          {
+            id: "stripe",
+            match: { path: "stripe" },
+            action: "wake",
+            textTemplate: "payment {{id}}",
+            verify: { scheme: "stripe", secret: SECRET },
+          },
+        ],
+      },
+    },
+    stateDir,
+    port: 0,
+    logger: silentGatewayLogger,
+    plugin: createHooksPlugin({ clock }),
+  });
+  return { stateDir };
+}
+
+async function post(
+  hook: string,
+  body: string,
+  headers: Record<string, string>,
+  method = "POST",
+): Promise<{ status: number; requestId: string }> {
+  const response = await fetch(`${gateway!.url}/hooks/${hook}`, {
+    method,
+    headers: { "content-type": "application/json", "x-custom": "kept as sent", ...headers },
+    ...(method === "POST" && { body }),
+  });
+  await response.text();
+  return { status: response.status, requestId: response.headers.get("x-request-id")! };
+}
+
+function stripeSignature(body: string, timestamp: number, secret = SECRET): string {
+  const mac = createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+  return `t=${timestamp},v1=${mac}`;
+}
+
+function journalDir(stateDir: string): string {
+  return path.join(stateDir, "hooks-journal");
+}
+
+function journalText(stateDir: string): string {
+  const dir = journalDir(stateDir);
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".jsonl"))
+    .sort()
+    .map((name) => readFileSync(path.join(dir, name), "utf8"))
+    .join("");
+}
+
+function answeredLines(stateDir: string): Array<Record<string, any>> {
+  return journalText(stateDir)
+    .split("\n")
+    .filter((line) => line.includes('"t":"answered"'))
+    .map((line) => JSON.parse(line));
+}
+
+describe("refused requests", () => {
+  it("are listed with their reason, client and redacted headers, never a credential's bytes", async () => {
+    const { stateDir } = await start();
+    const body = JSON.stringify({ id: "pay_1" });
+    const now = Math.floor(Date.now() / 1000);
+    const sent = {
+      TOKEN_MISSING: await post("wake", body, {}),
+      TOKEN_WRONG: await post("wake", body, { authorization: `Bearer ${WRONG_TOKEN}` }),
+      SIGNATURE_MISMATCH: await post("stripe", body, {
+        "stripe-signature": stripeSignature(body, now, "whsec_another-secret-entirely-000000"),
+      }),
+      TIMESTAMP_TOO_OLD: await post("stripe", body, { "stripe-signature": stripeSignature(body, now - 3600) }),
+      NO_MAPPING: await post("nothing-here", body, AUTH),
+      METHOD_NOT_ALLOWED: await post("wake", body, { authorization: `Bearer ${TOKEN}` }, "GET"),
+      QUERY_TOKEN: await post(`wake?token=${WRONG_TOKEN}&source=ci`, body, {}),
+    };
+    expect(Object.values(sent).map((answer) => answer.status)).toEqual([401, 401, 401, 401, 404, 405, 401]);
+    await gateway!.close();
+    gateway = undefined;
+
+    const lines = answeredLines(stateDir);
+    const byId = new Map(lines.map((line) => [line.id, line]));
+    const reasonOf = (name: keyof typeof sent) => byId.get(sent[name].requestId)?.reason;
+    expect(reasonOf("TOKEN_MISSING")).toBe("TOKEN_MISSING");
+    expect(reasonOf("TOKEN_WRONG")).toBe("TOKEN_WRONG");
+    expect(reasonOf("SIGNATURE_MISMATCH")).toBe("SIGNATURE_MISMATCH");
+    expect(reasonOf("TIMESTAMP_TOO_OLD")).toBe("TIMESTAMP_TOO_OLD");
+    expect(reasonOf("NO_MAPPING")).toBe("NO_MAPPING");
+    expect(reasonOf("METHOD_NOT_ALLOWED")).toBe("METHOD_NOT_ALLOWED");
+    expect(reasonOf("QUERY_TOKEN")).toBe("TOKEN_WRONG");
+    for (const line of lines) {
+      expect(line.client).toBe("127.0.0.1");
+      expect(line.headers["x-custom"]).toBe("kept as sent");
+      expect(line.error).toEqual(expect.any(String));
+    }
+    const wrong = byId.get(sent.TOKEN_WRONG.requestId)!;
+    expect(wrong).toMatchObject({ status: 401, code: "UNAUTHORIZED", method: "POST", url: "/hooks/wake" });
+    expect(wrong.headers.authorization).toBe("[redacted]");
+    expect(wrong.error).toBe("The hook token is not valid.");
+    expect(byId.get(sent.SIGNATURE_MISMATCH.requestId)!.headers["stripe-signature"]).toBe("[redacted]");
+    expect(byId.get(sent.QUERY_TOKEN.requestId)!.url).toBe("/hooks/wake?source=ci");
+    expect(byId.get(sent.METHOD_NOT_ALLOWED.requestId)!.method).toBe("GET");
+    // No credential's bytes anywhere in the files: not the token, not the wrong one, not the signing secret.
+    const text = journalText(stateDir);
+    for (const secret of [TOKEN, WRONG_TOKEN, SECRET, "whsec_another-secret"]) expect(text).not.toContain(secret);
+    // Nor the body of a refused request.
+    expect(text).not.toContain("pay_1");
+
+    const dir = journalDir(stateDir);
+    const list = await runCli(["journal", "list", "--dir", dir, "--status", "4xx"]);
+    expect(list.code).toBe(0);
+    const listed = list.stdout.trim().split("\n");
+    expect(listed).toHaveLength(7);
+    expect(listed[0]).toMatch(
+      new RegExp(`401  refused UNAUTHORIZED +wake +${sent.TOKEN_MISSING.requestId}  reason=TOKEN_MISSING  client=127\\.0\\.0\\.1$`),
+    );
+    expect(listed[4]).toMatch(/404 {2}refused NOT_FOUND +nothing-here .* reason=NO_MAPPING {2}client=127\.0\.0\.1$/);
+    const shown = await runCli(["journal", "show", sent.TOKEN_WRONG.requestId, "--dir", dir]);
+    expect(shown.stdout).toContain("reason    TOKEN_WRONG: The hook token is not valid.");
+    expect(shown.stdout).toContain("client    127.0.0.1");
+    expect(shown.stdout).toContain("sent      POST /hooks/wake");
+    expect(shown.stdout).toContain("  authorization: [redacted]");
+    expect(shown.stdout).toContain("  x-custom: kept as sent");
+    expect(shown.stdout).not.toContain(WRONG_TOKEN);
+  });
+
+  it("a flood from one address writes at most the limit and then the count; another address is still listed", async () => {
+    const clock = movableClock();
+    const { stateDir } = await start(clock);
+    const body = JSON.stringify({ text: "let me in" });
+    const flood = { "x-forwarded-for": "203.0.113.7" };
+    const FLOOD = 1_000;
+    // Twenty at a time: a flood, without a thousand sockets at once.
+    for (let sent = 0; sent < FLOOD; sent += 20) {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => post("wake", body, flood)));
+      expect(answers.every((answer) => answer.status === 401)).toBe(true);
+    }
+    const other = await post("wake", body, { "x-forwarded-for": "198.51.100.9" });
+    clock.advance(61_000);
+    const next = await post("wake", body, flood);
+    await gateway!.close();
+    gateway = undefined;
+
+    const lines = answeredLines(stateDir);
+    const fromFlood = lines.filter((line) => line.client === "203.0.113.7");
+    // The first minute's sixty, then one line that says how many were left out.
+    expect(fromFlood).toHaveLength(61);
+    expect(fromFlood.slice(0, 60).every((line) => line.suppressed === undefined)).toBe(true);
+    expect(fromFlood[60]).toMatchObject({ id: next.requestId, suppressed: FLOOD - 60 });
+    expect(lines.filter((line) => line.client === "198.51.100.9").map((line) => line.id)).toEqual([
+      other.requestId,
+    ]);
+  });
+});
