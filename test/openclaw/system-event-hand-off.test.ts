@@ -31,6 +31,17 @@ describe("system event hand-off to OpenClaw", () => {
     expect(seen).toEqual(Array.from({ length: 31 }, (_, i) => `wake ${i + 1}`));
   });
 
+  it("says queued for an event that starts a batch and coalesced for one that joins the waiting batch", () => {
+    const { handOff, drain } = setup();
+    expect(handOff.add(MAIN, "first")).toBe("queued");
+    expect(handOff.add(MAIN, "second")).toBe("coalesced");
+    drain();
+    // The batch was consumed: the next event stands alone in OpenClaw's queue.
+    expect(handOff.add(MAIN, "third")).toBe("queued");
+    expect(handOff.add(MAIN, "x".repeat(MAX_BATCH_CHARS))).toBe("queued");
+    expect(handOff.add(MAIN, "   ")).toBeUndefined();
+  });
+
   it("drains at any moment lose nothing and show nothing twice", () => {
     const { handOff, seen, drain } = setup();
     const sent: string[] = [];
