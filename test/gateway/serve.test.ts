@@ -54,7 +54,12 @@ describe("hooks serve with a config file", () => {
     const wakeEvents = events
       .filter((line) => line.payload.source.requestId === wakeRequestId)
       .map((l) => l.event);
-    expect(wakeEvents).toEqual(["session:system-event", "heartbeat:request", "hooks:request"]);
+    expect(wakeEvents).toEqual([
+      "session:system-event",
+      "session:system-event-outcome",
+      "heartbeat:request",
+      "hooks:request",
+    ]);
     const finished = events.find((line) => line.event === "session:agent-turn-finished")!;
     expect(finished.payload).toMatchObject({ runId, status: "ok", reply: "summarize the build" });
     const delivery = events.find((line) => line.event === "delivery:send")!;
