@@ -174,7 +174,8 @@ export class RunCompletionTracker {
     this.pending.delete(runId);
     clearTimeout(tracked.deadline);
     // Awaited before the delivery goes: a host may tell its result while it is being emitted.
-    if (tracked.onDelivered !== undefined && tracked.run.deliver) this.awaitDelivery(runId, tracked.onDelivered);
+    if (tracked.onDelivered !== undefined && tracked.run.deliver)
+      this.awaitDelivery(runId, tracked.onDelivered);
     const delivered = this.publish(tracked.run, finished);
     if (!delivered) this.deliveries.delete(runId);
     this.metrics.turnFinished(finished.status);

@@ -5,7 +5,6 @@ import { isCredentialHeader, REDACTED, redactCredentials } from "../safety/crede
 
 /** A sender's text as a terminal shows it harmlessly: control characters (an escape sequence) as `?`. */
 function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what is replaced.
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
 }
 
@@ -71,7 +70,9 @@ export function formatJournalEntry(entry: JournalEntry): string {
     lines.push("events");
     for (const planned of record.events) {
       const told = "eventId" in planned.payload ? outcomes[planned.payload.eventId] : undefined;
-      lines.push(`  ${planned.event.padEnd(22)} ${describeEvent(planned)}${told ? ` → ${told}` : ""}`.trimEnd());
+      lines.push(
+        `  ${planned.event.padEnd(22)} ${describeEvent(planned)}${told ? ` → ${told}` : ""}`.trimEnd(),
+      );
     }
   } else if (entry.planned !== undefined && entry.planned.length > 0) {
     // A compacted record: names and ids are what is left of its plan.
@@ -109,7 +110,8 @@ function refusal(entry: JournalEntry): string[] {
   if (entry.client !== undefined) lines.push(`client    ${entry.client}`);
   if (entry.suppressed !== undefined)
     lines.push(`suppressed ${entry.suppressed} refused requests from this address left out before this one`);
-  if (entry.method !== undefined && entry.url !== undefined) lines.push(`sent      ${entry.method} ${entry.url}`);
+  if (entry.method !== undefined && entry.url !== undefined)
+    lines.push(`sent      ${entry.method} ${entry.url}`);
   if (entry.headers !== undefined) {
     lines.push("headers");
     for (const [name, value] of Object.entries(entry.headers))

@@ -101,7 +101,10 @@ export const JournalSchema = v.strictObject({
     ),
   ),
   refusedPerMinute: v.pipe(
-    v.optional(v.pipe(v.number(), v.integer("must be a whole number"), v.minValue(0, "must be 0 or more")), 60),
+    v.optional(
+      v.pipe(v.number(), v.integer("must be a whole number"), v.minValue(0, "must be 0 or more")),
+      60,
+    ),
     v.description(
       "Refused requests listed per client address per minute before any credential was accepted (401, 405, 429, …): the rest are counted, and the next one listed says how many were left out. `0` lists none of them.",
     ),

@@ -39,7 +39,10 @@ export function collectOutcomes(
   outcomes: Record<string, string> | undefined,
   emit: () => void,
 ): void {
-  if (outcomes === undefined) return emit();
+  if (outcomes === undefined) {
+    emit();
+    return;
+  }
   const told = (outcome: SystemEventOutcome) => {
     outcomes[outcome.eventId] = outcome.outcome;
   };

@@ -73,7 +73,9 @@ describe("hooks journal list", () => {
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(new RegExp(`200  done +wake +${ids.wake}$`));
     expect(lines[1]).toMatch(new RegExp(`200  done +deploys +${ids.mapped}  mapping=deploys$`));
-    expect(lines[2]).toMatch(new RegExp(`400  refused INVALID_PAYLOAD +wake +${ids.refused}  client=127\\.0\\.0\\.1$`));
+    expect(lines[2]).toMatch(
+      new RegExp(`400  refused INVALID_PAYLOAD +wake +${ids.refused}  client=127\\.0\\.0\\.1$`),
+    );
     expect(lines[3]).toMatch(new RegExp(`200  done +wake +${ids.keyed}$`));
   });
 

@@ -9,8 +9,8 @@ import { compactSegment } from "../../src/journal/compact-segment.js";
 import { FileJournal } from "../../src/journal/file-journal.js";
 import { readJournal } from "../../src/journal/read-journal.js";
 import { listSegments } from "../../src/journal/segments.js";
-import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
 import { AUTH, postJson, TOKEN } from "../gateway/support.js";
+import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
 
 let gateway: GatewayHandle | undefined;
 let stateDir: string;

@@ -7,8 +7,8 @@ import type { Clock } from "../../src/clock.js";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { createHooksPlugin } from "../../src/index.js";
-import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
 import { AUTH, TOKEN } from "../gateway/support.js";
+import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
 
 const SECRET = "whsec_refused-requests-secret-0123456789";
 const WRONG_TOKEN = "not-the-token-but-still-a-credential-4242";
@@ -23,7 +23,12 @@ afterEach(async () => {
 /** A clock the flood test moves a minute on; everything else reads the real time through it. */
 function movableClock(): Clock & { advance(ms: number): void } {
   let offset = 0;
-  return { now: () => Date.now() + offset, advance: (ms) => void (offset += ms) };
+  return {
+    now: () => Date.now() + offset,
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
 }
 
 async function start(clock: Clock = { now: () => Date.now() }): Promise<{ stateDir: string }> {
@@ -106,7 +111,9 @@ describe("refused requests", () => {
       SIGNATURE_MISMATCH: await post("stripe", body, {
         "stripe-signature": stripeSignature(body, now, "whsec_another-secret-entirely-000000"),
       }),
-      TIMESTAMP_TOO_OLD: await post("stripe", body, { "stripe-signature": stripeSignature(body, now - 3600) }),
+      TIMESTAMP_TOO_OLD: await post("stripe", body, {
+        "stripe-signature": stripeSignature(body, now - 3600),
+      }),
       NO_MAPPING: await post("nothing-here", body, AUTH),
       METHOD_NOT_ALLOWED: await post("wake", body, { authorization: `Bearer ${TOKEN}` }, "GET"),
       QUERY_TOKEN: await post(`wake?token=${WRONG_TOKEN}&source=ci`, body, {}),
@@ -139,7 +146,8 @@ describe("refused requests", () => {
     expect(byId.get(sent.METHOD_NOT_ALLOWED.requestId)!.method).toBe("GET");
     // No credential's bytes anywhere in the files: not the token, not the wrong one, not the signing secret.
     const text = journalText(stateDir);
-    for (const secret of [TOKEN, WRONG_TOKEN, SECRET, "whsec_another-secret"]) expect(text).not.toContain(secret);
+    for (const secret of [TOKEN, WRONG_TOKEN, SECRET, "whsec_another-secret"])
+      expect(text).not.toContain(secret);
     // Nor the body of a refused request.
     expect(text).not.toContain("pay_1");
 
@@ -149,9 +157,13 @@ describe("refused requests", () => {
     const listed = list.stdout.trim().split("\n");
     expect(listed).toHaveLength(7);
     expect(listed[0]).toMatch(
-      new RegExp(`401  refused UNAUTHORIZED +wake +${sent.TOKEN_MISSING.requestId}  reason=TOKEN_MISSING  client=127\\.0\\.0\\.1$`),
+      new RegExp(
+        `401  refused UNAUTHORIZED +wake +${sent.TOKEN_MISSING.requestId}  reason=TOKEN_MISSING  client=127\\.0\\.0\\.1$`,
+      ),
     );
-    expect(listed[4]).toMatch(/404 {2}refused NOT_FOUND +nothing-here .* reason=NO_MAPPING {2}client=127\.0\.0\.1$/);
+    expect(listed[4]).toMatch(
+      /404 {2}refused NOT_FOUND +nothing-here .* reason=NO_MAPPING {2}client=127\.0\.0\.1$/,
+    );
     const shown = await runCli(["journal", "show", sent.TOKEN_WRONG.requestId, "--dir", dir]);
     expect(shown.stdout).toContain("reason    TOKEN_WRONG: The hook token is not valid.");
     expect(shown.stdout).toContain("client    127.0.0.1");

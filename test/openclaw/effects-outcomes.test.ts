@@ -23,7 +23,13 @@ describe("OpenClaw effects: outcomes", () => {
   it("a system event is queued, the next one before a drain coalesced, told within the emit", () => {
     const { fake, bus, outcomes, effects } = setup();
     const wake = (eventId: string) =>
-      bus.emit("session:system-event", { source, sessionKey: "main", text: eventId, untrusted: false, eventId });
+      bus.emit("session:system-event", {
+        source,
+        sessionKey: "main",
+        text: eventId,
+        untrusted: false,
+        eventId,
+      });
     wake("e1");
     expect(outcomes).toEqual([{ source, eventId: "e1", outcome: "queued" }]);
     wake("e2");
@@ -44,7 +50,12 @@ describe("OpenClaw effects: outcomes", () => {
     expect(results).toEqual(
       expect.arrayContaining([
         { source, runId: "run-1", status: "sent" },
-        { source, runId: "run-2", status: "failed", reason: 'channel "signal" is not configured in OpenClaw' },
+        {
+          source,
+          runId: "run-2",
+          status: "failed",
+          reason: 'channel "signal" is not configured in OpenClaw',
+        },
       ]),
     );
     effects.stop();
