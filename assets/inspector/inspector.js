@@ -1,0 +1,1 @@
+// The inspector page's one script.
