@@ -58,8 +58,13 @@
   }
 
   if (body.dataset.view === "login") {
-    const key = takeKeyFromFragment();
-    if (key) void logIn(key);
+    const fromLink = () => {
+      const key = takeKeyFromFragment();
+      if (key) void logIn(key);
+    };
+    fromLink();
+    // The link pasted into a tab that already shows this form changes only the fragment: nothing reloads.
+    window.addEventListener("hashchange", fromLink);
     $("login-form").addEventListener("submit", (event) => {
       event.preventDefault();
       void logIn($("login-key").value.trim());
