@@ -240,7 +240,32 @@
     if (!detail.events || detail.events.length === 0) events.append(el("li", "none"));
     const stored = detail.body !== undefined;
     for (const action of ["action-dry-run", "action-replay", "action-fixture"]) $(action).disabled = !stored;
+    void showVerdicts(id, stored);
     void refresh();
+  }
+
+  /** Every mapping's verdict on the stored request, from a dry run against the config in force now. */
+  async function showVerdicts(id, stored) {
+    const list = $("detail-verdicts");
+    list.replaceChildren(el("li", stored ? "…" : "No stored request to run."));
+    if (!stored) return;
+    const response = await post(`/requests/${encodeURIComponent(id)}/dry-run`);
+    const report = await response.json();
+    if (state.selected !== id) return;
+    if (!response.ok)
+      return list.replaceChildren(el("li", report?.error?.message || `HTTP ${response.status}`));
+    const items = report.candidates.map((candidate) => el("li", describeCandidate(candidate)));
+    if (items.length === 0)
+      items.push(
+        el(
+          "li",
+          report.mappingId
+            ? `mapping ${report.mappingId}`
+            : "No mapping decides this hook (a direct request).",
+        ),
+      );
+    items.push(el("li", `would answer ${report.status} now, with ${report.events.length} planned event(s)`));
+    list.replaceChildren(...items);
   }
 
   function result(...nodes) {

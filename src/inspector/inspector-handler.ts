@@ -173,7 +173,13 @@ export function createInspectorHandler(
       sendError(res, 404, "NOT_FOUND", "Nothing is served at this path.");
       return;
     }
-    const id = decodeURIComponent(match[1]!);
+    let id: string;
+    try {
+      id = decodeURIComponent(match[1]!);
+    } catch {
+      sendError(res, 404, "NOT_FOUND", "No request with this id.");
+      return;
+    }
     const action = match[2];
     const wants = action === "dry-run" || action === "replay" ? "POST" : "GET";
     if (method !== wants) {

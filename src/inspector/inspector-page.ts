@@ -112,6 +112,9 @@ const APP = `<header>
 <h3>Query</h3><table id="detail-query"></table>
 <h3>Body</h3><pre id="detail-body"></pre>
 <h3>Planned events</h3><ul id="detail-events"></ul>
+<h3>Mapping verdicts</h3>
+<p class="note">From a dry run of the stored request against the current config: nothing is sent.</p>
+<ul id="detail-verdicts"></ul>
 </section>
 <section id="comparison" hidden>
 <h2>Comparison</h2>
