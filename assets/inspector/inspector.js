@@ -76,7 +76,8 @@
 
   // ---- the list ----
 
-  const state = { selected: undefined, ticked: [], lastList: "", detail: undefined };
+  /** `older`: rows fetched with the "older requests" button, shown below the live ones until a filter changes. */
+  const state = { selected: undefined, ticked: [], lastList: "", live: [], older: [] };
 
   function filterQuery() {
     const params = new URLSearchParams();
@@ -101,7 +102,9 @@
     return text;
   }
 
-  function renderRows(rows) {
+  function renderRows(live) {
+    const shown = new Set(live.map((row) => row.id));
+    const rows = [...live, ...state.older.filter((row) => !shown.has(row.id))];
     const tbody = $("rows");
     const fresh = rows.map((row) => {
       const tr = el("tr", undefined, {
@@ -150,6 +153,7 @@
       const text = JSON.stringify(answer.requests);
       if (text !== state.lastList) {
         state.lastList = text;
+        state.live = answer.requests;
         renderRows(answer.requests);
       }
       live.textContent = `live · ${new Date().toLocaleTimeString()}`;
@@ -163,9 +167,22 @@
   for (const id of ["filter-status", "filter-hook", "filter-text"]) {
     $(id).addEventListener("input", () => {
       state.lastList = "";
+      state.older = [];
+      $("older").disabled = false;
       void refresh();
     });
   }
+
+  // Older requests come from the journal, once per click; the live list keeps polling what is in memory.
+  $("older").addEventListener("click", async () => {
+    const all = [...state.live, ...state.older];
+    const before = all.length === 0 ? Date.now() : Math.min(...all.map((row) => row.at));
+    const query = filterQuery();
+    const answer = await getJson(`/requests?${query}${query ? "&" : ""}before=${before}`);
+    state.older.push(...answer.requests);
+    if (answer.requests.length === 0) $("older").disabled = true;
+    renderRows(state.live);
+  });
   $("filters").addEventListener("submit", (event) => event.preventDefault());
 
   // ---- the detail ----

@@ -85,10 +85,12 @@ function filterOf(params: URLSearchParams): InspectorFilter {
   const hook = params.get("hook");
   const text = params.get("text");
   const limit = params.get("limit");
+  const before = params.get("before");
   if (status) filter.status = status;
   if (hook) filter.hook = hook;
   if (text) filter.text = text;
   if (limit && /^\d+$/.test(limit)) filter.limit = Number(limit);
+  if (before && /^\d+$/.test(before)) filter.before = Number(before);
   return filter;
 }
 

@@ -4,6 +4,9 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { startGateway } from "../../src/gateway/start-gateway.js";
+import { createJournalInspector } from "../../src/inspector/journal-inspector.js";
+import { readRecentSummaries } from "../../src/inspector/recent-summaries.js";
+import { SummaryRing } from "../../src/inspector/summary-ring.js";
 import { AUTH, baseConfig, postJson, writeConfig } from "../gateway/support.js";
 import { cleanupCli, makeTempDir, startServe } from "../helpers/cli.js";
 
@@ -117,5 +120,32 @@ describe("hooks serve and the inspector", () => {
     } finally {
       await second.close();
     }
+  });
+
+  it("lists from memory, and reads older requests than it holds from the journal only when asked", async () => {
+    const dir = makeTempDir();
+    const gateway = await startGateway({
+      config: baseConfig(),
+      configDir: dir,
+      port: 0,
+      stateDir: `${dir}/state`,
+      logger: silentGatewayLogger,
+    });
+    const sent: string[] = [];
+    for (const text of ["one", "two", "three"]) {
+      const answer = await postJson(`${gateway.url}/hooks/wake`, { text }, AUTH);
+      sent.push(answer.headers.get("x-request-id")!);
+    }
+    await gateway.close();
+    const journalDir = path.join(dir, "state", "hooks-journal");
+    const ring = new SummaryRing(2);
+    ring.seed(await readRecentSummaries(journalDir, ring.size));
+    const source = createJournalInspector({ ring, journalDir, live: () => undefined });
+    const live = await source.list({});
+    expect(live.map((row) => row.requestId)).toEqual([sent[2], sent[1]]);
+    const older = await source.list({ before: live.at(-1)!.at });
+    expect(older.map((row) => row.requestId)).toEqual([sent[0]]);
+    expect(await source.list({ before: live.at(-1)!.at, text: "no-such" })).toEqual([]);
+    await source.close();
   });
 });
