@@ -1,5 +1,5 @@
 /** @module The inspector page in a real Chromium against a real gateway: live list, detail, dry run, replay, refusals, hostile payloads, and no secret anywhere. */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -81,6 +81,8 @@ async function openRow(id: string): Promise<void> {
 
 describe.skipIf(skip !== undefined)("the inspector page in Chromium", () => {
   beforeAll(async () => {
+    // This run's screenshots only.
+    rmSync(ARTIFACTS, { recursive: true, force: true });
     mkdirSync(ARTIFACTS, { recursive: true });
     const dir = makeTempDir();
     gateway = await startGateway({
@@ -237,7 +239,9 @@ describe.skipIf(skip !== undefined)("the inspector page in Chromium", () => {
     );
     expect(await page.evaluate(`document.querySelectorAll("img").length`)).toBe(0);
     expect(page.record.dialogs).toEqual([]);
-    await shot("06-hostile-and-compare");
+    await shot("06-hostile-detail");
+    await page.evaluate(`document.getElementById("comparison").scrollIntoView()`);
+    await shot("07-compare");
   });
 
   it("copies a curl line with a placeholder, and no page or API answer held the token, secret or key", async () => {
@@ -248,7 +252,7 @@ describe.skipIf(skip !== undefined)("the inspector page in Chromium", () => {
     const curl = await page.waitFor<string>(`document.getElementById("curl-line")?.textContent`);
     expect(curl).toContain("$HOOKS_TOKEN");
     await page.waitFor(`document.getElementById("detail-body").textContent.includes("[redacted]")`);
-    await shot("07-curl");
+    await shot("08-curl");
     await page.settle();
     const answers = page.record.responses;
     expect(answers.some((answer) => answer.url.includes("/api/requests"))).toBe(true);

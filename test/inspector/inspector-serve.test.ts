@@ -148,4 +148,36 @@ describe("hooks serve and the inspector", () => {
     expect(await source.list({ before: live.at(-1)!.at, text: "no-such" })).toEqual([]);
     await source.close();
   });
+
+  it("without a journal lists what arrives from now on and says how to keep more", async () => {
+    const dir = makeTempDir();
+    const gateway = await startGateway({
+      config: baseConfig({}, { journal: { enabled: false } }),
+      configDir: dir,
+      port: 0,
+      stateDir: `${dir}/state`,
+      logger: silentGatewayLogger,
+    });
+    try {
+      const cookie = await logIn(gateway.inspectorUrl!, gateway.inspectorKey!);
+      const page = await (await fetch(gateway.inspectorUrl!, { headers: { cookie } })).text();
+      expect(page).toContain('data-journaling="false"');
+      const sent = await postJson(`${gateway.url}/hooks/wake`, { text: "unjournaled" }, AUTH);
+      const requestId = sent.headers.get("x-request-id")!;
+      const listed = (await (
+        await fetch(`${gateway.inspectorUrl}/api/requests`, { headers: { cookie } })
+      ).json()) as { journaling: boolean; requests: { id: string }[] };
+      expect(listed.journaling).toBe(false);
+      expect(listed.requests).toEqual([
+        expect.objectContaining({ requestId, hook: "wake", status: 200, state: "done" }),
+      ]);
+      const detail = (await (
+        await fetch(`${gateway.inspectorUrl}/api/requests/${requestId}`, { headers: { cookie } })
+      ).json()) as { note: string; body?: unknown };
+      expect(detail.note).toMatch(/journal is off/);
+      expect(detail.body).toBeUndefined();
+    } finally {
+      await gateway.close();
+    }
+  });
 });
