@@ -190,6 +190,9 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
           headers,
           remoteAddress: "127.0.0.1",
           body: Readable.from(built.rawBody.length > 0 ? [built.rawBody] : []),
+          // The page does not wait for an agent turn (up to its timeout): a request that asks to wait gets its
+          // admission answer, as a caller that hung up does, and the list shows the turn's end when it comes.
+          hungUp: AbortSignal.abort(),
           replayOf: stored.entry.id,
         },
         {
