@@ -68,6 +68,9 @@ export async function launchChromium(executable = "/usr/bin/chromium"): Promise<
   );
   const toBrowser = child.stdio[3] as Writable;
   const fromBrowser = child.stdio[4] as Readable;
+  // A browser that never started (or died) closes its pipes: the calls fail with the reason below instead.
+  toBrowser.on("error", () => undefined);
+  fromBrowser.on("error", () => undefined);
   let nextId = 1;
   const waiting = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>();
   const listeners = new Set<(message: Message) => void>();
@@ -87,12 +90,20 @@ export async function launchChromium(executable = "/usr/bin/chromium"): Promise<
     }
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // Not installed, or not executable: every call fails with why, instead of waiting for an answer.
+  let failed: Error | undefined;
+  child.once("error", (error) => {
+    failed = new Error(`chromium (${executable}) did not start: ${error.message}`);
+    for (const pending of waiting.values()) pending.reject(failed);
+    waiting.clear();
+  });
   child.once("exit", () => {
     for (const pending of waiting.values()) pending.reject(new Error("chromium exited"));
     waiting.clear();
   });
 
   function send(method: string, params: Params = {}, sessionId?: string): Promise<any> {
+    if (failed) return Promise.reject(failed);
     const id = nextId++;
     const message = sessionId === undefined ? { id, method, params } : { id, method, params, sessionId };
     return new Promise((resolve, reject) => {
