@@ -19,17 +19,24 @@ export interface InspectorHandlerOptions {
   basePath: string;
   /** Counts wrong keys per client address (`plugin.authThrottle("inspector")`): past the limit, 429. */
   throttle?: (() => AuthThrottle | undefined) | undefined;
+  /**
+   * Who may show the page in a frame: nobody (`deny`, the default), or pages of its own origin (`same-origin`: a
+   * host whose own UI frames it, as a Control UI tab may).
+   */
+  framing?: "deny" | "same-origin";
 }
 
 /** Everything the handler sends carries these: nothing inline runs, nothing is cached, nothing leaks in a Referer. */
-const SECURITY_HEADERS: Record<string, string> = {
-  "Content-Security-Policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  "X-Content-Type-Options": "nosniff",
-  "Referrer-Policy": "no-referrer",
-  "Cache-Control": "no-store",
-  "X-Frame-Options": "DENY",
-};
+function securityHeaders(framing: "deny" | "same-origin"): Record<string, string> {
+  const ancestors = framing === "deny" ? "'none'" : "'self'";
+  return {
+    "Content-Security-Policy": `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors ${ancestors}`,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Frame-Options": framing === "deny" ? "DENY" : "SAMEORIGIN",
+  };
+}
 
 /** A login body is a key: anything longer is not one. */
 const MAX_BODY_BYTES = 4096;
@@ -42,7 +49,7 @@ function send(
   extra: Record<string, string> = {},
 ): void {
   res.statusCode = status;
-  for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...extra })) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(extra)) res.setHeader(name, value);
   res.setHeader("Content-Type", type);
   res.setHeader("Content-Length", Buffer.byteLength(body));
   res.end(body);
@@ -101,6 +108,7 @@ export function createInspectorHandler(
   const sessions: InspectorSessions | undefined =
     options.auth.kind === "session" ? createInspectorSessions(options.auth.key, base || "/") : undefined;
   const assets = inspectorAssets();
+  const guard = securityHeaders(options.framing ?? "deny");
 
   const loggedIn = (req: IncomingMessage) => sessions === undefined || sessions.valid(req);
 
@@ -245,6 +253,8 @@ export function createInspectorHandler(
     const url = new URL(req.url ?? "/", "http://inspector.invalid");
     const path = url.pathname;
     if (path !== base && !path.startsWith(`${base}/`)) return false;
+    // Every answer below carries them, an error's too.
+    for (const [name, value] of Object.entries(guard)) res.setHeader(name, value);
     const rest = path.slice(base.length);
     const method = req.method ?? "GET";
     try {

@@ -363,6 +363,7 @@ describe("the handler under a host's own auth", () => {
       }),
       auth: { kind: "host" },
       basePath: "/hooks-intake/inspector",
+      framing: "same-origin",
     });
     const server = createServer((req, res) => {
       void handler(req, res).then((handled) => {
@@ -376,6 +377,9 @@ describe("the handler under a host's own auth", () => {
       const page = await at("/hooks-intake/inspector");
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('data-base="/hooks-intake/inspector"');
+      // Its host's own UI may frame it; nobody else.
+      expect(page.headers.get("content-security-policy")).toMatch(/frame-ancestors 'self'$/);
+      expect(page.headers.get("x-frame-options")).toBe("SAMEORIGIN");
       const listed = (await (await at("/hooks-intake/inspector/api/requests")).json()) as {
         requests: unknown;
       };
