@@ -7,6 +7,7 @@ import { CONFIG_KEY, inOpenClawTerms, PLUGIN_ID } from "./gateway-config.js";
 import { notServing } from "./not-serving.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 import { createOpenClawHost } from "./openclaw-host.js";
+import { registerInspector } from "./inspector-registration.js";
 import { ServingGate } from "./serving-gate.js";
 
 // OpenClaw reads the manifest before any code runs; the entry carries the same schema for loaders that ask it.
@@ -35,6 +36,17 @@ function register(api: OpenClawPluginApi): void {
   for (const { path, match, auth, handler } of routes) {
     api.registerHttpRoute({ path, match, auth, handler: full ? gate.guard(handler) : notServing });
   }
+  // TEMP placeholder until the inspector handler lands
+  const inspectorHandler = async (_req: unknown, res: import("node:http").ServerResponse) => {
+    res.writeHead(200, { "content-type": "text/html" }).end("<h1>inspector placeholder</h1>");
+    return true;
+  };
+  registerInspector(api, {
+    handler: full ? gate.guard(inspectorHandler) : notServing,
+    reader: () => undefined,
+    full,
+    logger: host.logger,
+  });
   if (!full) return;
   let effects: ReturnType<typeof startOpenClawEffects> | undefined;
   api.registerService({

@@ -4,6 +4,8 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureOpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
+import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
+import { INSPECTOR_TOOL_NAMES } from "../../src/openclaw/inspector-tool-params.js";
 import {
   type OpenClawGateway,
   startOpenClawGateway,
@@ -20,6 +22,8 @@ const PROMPT_TIMEOUT_MS = 60_000;
 // A config edit re-registers the plugin in 4–8 s; a refused one is rolled back after 10–13 s (2 cores).
 const RELOAD_TIMEOUT_MS = 30_000;
 const RETRY_INTERVAL_MS = 250;
+/** A CLI call starts OpenClaw's CLI (3–8 s on 2 cores) and makes one RPC. */
+const CLI_TIMEOUT_MS = 60_000;
 /** The plugin's refusal of a path on OpenClaw's own hooks, naming both keys (quotes are escaped in the JSON log file). */
 const OVERLAP_ERROR =
   /plugins\.entries\.hooks-intake\.config\.path: \\?"\/hooks\\?" overlaps OpenClaw's built-in hooks at hooks\.path \\?"\/hooks\\?"/;
@@ -215,6 +219,117 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
     // The plugin did log: the check above looked at real output.
     expect(gateway.logText()).toContain("webhook intake serving /intake");
   });
+
+  // The inspector inside OpenClaw: its page behind OpenClaw's gateway auth, its Control UI tab, the assistant's tools.
+
+  /** A GET as a browser or curl makes it, with OpenClaw's gateway token as the bearer when given one. */
+  const gatewayGet = (path: string, token?: string) =>
+    fetch(`${gateway.url}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  /** A tool call through OpenClaw's own invocation path, POST /tools/invoke: its policy and its tool registry, no model. */
+  const invokeTool = async (tool: string, args: Record<string, unknown>) => {
+    const response = await fetch(`${gateway.url}/tools/invoke`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${gatewayToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ tool, args }),
+    });
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+    return { text, answer: JSON.parse(text) as { ok: boolean; result: { content: { text: string }[]; details: any } } };
+  };
+  /** A mapped request carrying the plugin's token in its header, as a sender sends it; answers its request id. */
+  const sendInspected = async () => {
+    const check = `inspect-${hex(4)}`;
+    const response = await post("/intake/monitor", { check, state: "degraded" });
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get("x-request-id");
+    expect(requestId).toBeTruthy();
+    return { check, requestId: requestId! };
+  };
+
+  it("the inspector's page and API answer with OpenClaw's gateway auth only", async () => {
+    const { requestId } = await sendInspected();
+    for (const path of [INSPECTOR_PATH, `${INSPECTOR_PATH}/api/requests`]) {
+      for (const token of [undefined, pluginToken, wrongToken]) {
+        const refused = await gatewayGet(path, token);
+        expect(refused.status, `${path} with ${token === undefined ? "no token" : "a wrong token"}`).toBe(401);
+        expect(await refused.text()).not.toContain(requestId);
+      }
+    }
+    const page = await gatewayGet(INSPECTOR_PATH, gatewayToken);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/text\/html/);
+    const html = await page.text();
+    const api = await gatewayGet(`${INSPECTOR_PATH}/api/requests?hook=monitor`, gatewayToken);
+    expect(api.status).toBe(200);
+    const listed = await api.text();
+    expect(listed).toContain(requestId);
+    for (const secret of [pluginToken, gatewayToken]) {
+      expect(html).not.toContain(secret);
+      expect(listed).not.toContain(secret);
+    }
+  });
+
+  it(
+    "OpenClaw announces the inspector's Control UI tab, framed on its gateway-auth route",
+    async () => {
+      const call = await gateway.cli(["gateway", "call", "plugins.uiDescriptors", "--json", "--port", String(gateway.port)]);
+      expect(call.code, call.stderr).toBe(0);
+      const descriptors = JSON.parse(call.stdout) as { controlUiTabs?: unknown[] };
+      expect(descriptors.controlUiTabs).toContainEqual(
+        expect.objectContaining({
+          pluginId: "hooks-intake",
+          id: "inspector",
+          label: "Webhooks",
+          path: INSPECTOR_PATH,
+          // OpenClaw found the path under this plugin's own gateway-auth route: the frame gets its cookie grant.
+          requiresGatewayAuth: true,
+        }),
+      );
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it("the assistant's tools, called through OpenClaw, return a redacted record of a request", async () => {
+    const { check, requestId } = await sendInspected();
+    const recent = await invokeTool(INSPECTOR_TOOL_NAMES.recent, { hook: "monitor", text: requestId });
+    expect(recent.answer.ok).toBe(true);
+    const [summary] = recent.answer.result.details.requests as { id: string; requestId: string; status: number }[];
+    expect(summary).toMatchObject({ requestId, status: 200, hook: "monitor", mappingId: "monitor" });
+
+    const detail = await invokeTool(INSPECTOR_TOOL_NAMES.detail, { id: summary!.id });
+    expect(detail.answer.result.details).toMatchObject({
+      requestId,
+      headers: { authorization: "[redacted]" },
+      body: { value: { check, state: "degraded" } },
+    });
+    // The model reads the text part: the same record.
+    expect(detail.answer.result.content[0]!.text).toContain(check);
+
+    const dryRun = await invokeTool(INSPECTOR_TOOL_NAMES.dryRun, { id: summary!.id });
+    expect(dryRun.text).toContain("monitor");
+    for (const { text } of [recent, detail, dryRun]) {
+      for (const secret of [pluginToken, gatewayToken]) expect(text).not.toContain(secret);
+    }
+  });
+
+  it(
+    "the main session's effective tools include the three, from this plugin",
+    async () => {
+      const call = await gateway.cli([
+        "gateway", "call", "tools.effective", "--json", "--port", String(gateway.port),
+        "--params", JSON.stringify({ sessionKey: "agent:main:main" }),
+      ]);
+      expect(call.code, call.stdout + call.stderr).toBe(0);
+      const inventory = JSON.parse(call.stdout) as {
+        groups: { tools: { id: string; source: string; pluginId?: string }[] }[];
+      };
+      const ours = inventory.groups
+        .flatMap((group) => group.tools)
+        .filter((tool) => tool.pluginId === "hooks-intake");
+      expect(ours.map((tool) => tool.id).sort()).toEqual(Object.values(INSPECTOR_TOOL_NAMES).sort());
+    },
+    CLI_TIMEOUT_MS,
+  );
 
   // Hot reload, on the same gateway: these come last, since they change the plugin's config under the tests above.
 
