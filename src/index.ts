@@ -6,6 +6,8 @@ import { ConfigError } from "./config/issues.js";
 import type { ResolveContext } from "./config/resolve.js";
 import { resolvePorts } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
+import { createInspectorFeed, type InspectorFeed } from "./inspector/inspector-feed.js";
+import type { InspectorSource } from "./inspector/inspector-source.js";
 import type { HooksPluginOptions } from "./options.js";
 import type { AuthThrottle } from "./pipeline/auth-throttle.js";
 import { prepareHooks } from "./prepare-hooks.js";
@@ -35,6 +37,18 @@ export { ERROR_STATUS, type ErrorCode, HookError, isHookError } from "./errors.j
 export type * from "./events.js";
 export type * from "./host/contract.js";
 export type { Ids } from "./ids.js";
+export {
+  createInspectorHandler,
+  type InspectorAuth,
+  type InspectorHandlerOptions,
+} from "./inspector/inspector-handler.js";
+export type {
+  InspectorDetail,
+  InspectorFilter,
+  InspectorReplay,
+  InspectorSource,
+  InspectorSummary,
+} from "./inspector/inspector-source.js";
 export type {
   AdmittedRecord,
   AnsweredRecord,
@@ -101,11 +115,18 @@ export interface HooksPlugin extends HookPlugin {
    * settings, `hooks.enabled`) keep their running values: `restartNeeded` names those that changed.
    */
   prepareReload(config: unknown): Promise<HooksReload>;
+  /**
+   * What the inspector page shows: the newest requests, one request's detail, a dry run and a replay, redacted.
+   * Undefined before `register` and when hooks are disabled. Serve it with `createInspectorHandler`.
+   */
+  inspector(): InspectorSource | undefined;
 }
 
 /** What a registered instance runs on, with the host it registered on. */
 interface Active extends RunningHooks {
   host: PluginHost;
+  /** What the inspector reads; absent when hooks are disabled. */
+  feed?: InspectorFeed;
 }
 
 export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin {
@@ -119,6 +140,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
     metrics: () => active?.serving?.ports.metrics.registry,
     // Through the composition: each call counts with the config in force then (a reload's limit and proxies too).
     authThrottle: (scope) => active?.serving?.hooks.authThrottle(scope),
+    inspector: () => active?.feed?.source,
     register(host: PluginHost) {
       active = undefined;
       const context: ResolveContext = {
@@ -138,13 +160,25 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         host.logger.info("hooks are disabled (set hooks.enabled to true to expose the intake)");
         return;
       }
-      const ports = resolvePorts({
+      const resolved = resolvePorts({
         prepared,
         logger: host.logger,
         options,
         // Read when called: a host may install it after registration (the reference gateway opens its database then).
         persisted: () => host.persisted?.() ?? Promise.resolve(),
       });
+      const feed = createInspectorFeed({
+        bus: host.bus,
+        clock: resolved.clock,
+        // A journal the host swapped in keeps its records where only it knows.
+        journalDir: options.journal === undefined ? config.journal.dir : undefined,
+        logger: host.logger,
+        live: () =>
+          active?.serving
+            ? { prepared: active.prepared, pipeline: active.serving.hooks.pipeline }
+            : undefined,
+      });
+      const ports = { ...resolved, journal: feed.journal(resolved.journal) };
       const hooks = composeHooks(prepared, ports, {
         logger: host.logger,
         bus: host.bus,
@@ -165,8 +199,18 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         },
       });
       host.registerHttpRoute({ path: config.path, match: "prefix", auth: "plugin", handler: hooks.handler });
-      host.registerService({ id: "hooks", ...hooks.service });
-      active = { host, context, prepared, raw: host.config, serving: { hooks, ports } };
+      host.registerService({
+        id: "hooks",
+        async start() {
+          await hooks.service.start();
+          await feed.start();
+        },
+        async stop() {
+          await feed.stop();
+          await hooks.service.stop();
+        },
+      });
+      active = { host, context, prepared, raw: host.config, serving: { hooks, ports }, feed };
     },
     async prepareReload(config: unknown): Promise<HooksReload> {
       const running = active;

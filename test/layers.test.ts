@@ -17,7 +17,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ["http"],
   ["tokens.ts", "options.ts", "prepare-hooks.ts", "status.ts"],
   ["container.ts", "check-config.ts", "compose.ts", "prepare-reload.ts"],
-  ["index.ts", "replay"],
+  ["index.ts", "replay", "inspector"],
   ["gateway", "openclaw", "mailbox", "schemas"],
   ["cli"],
 ];

@@ -4,6 +4,8 @@ import { CHANNEL_IDS, type ConfigIssue, fromValibotIssues, PluginGatewayConfigSc
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 18789;
+/** The inspector's own port: the next one up, so it is never the intake's. */
+export const DEFAULT_INSPECTOR_PORT = 18790;
 export const DEFAULT_HEARTBEAT_SECONDS = 1800;
 /**
  * A client gets this long to send its request line and headers. Node's defaults (60 s, checked every 30 s) let a
@@ -52,6 +54,33 @@ const EnvName = v.pipe(
   ),
 );
 
+export const InspectorSchema = v.strictObject({
+  enabled: v.pipe(
+    v.optional(v.boolean(), true),
+    v.description(
+      "Serve the inspector page (every request, refused ones too, with its detail and replay) on its own port. Needs hooks enabled ([The inspector](inspector.md)).",
+    ),
+  ),
+  host: v.pipe(
+    v.optional(NonEmpty, DEFAULT_HOST),
+    v.description(
+      "Address the inspector binds. Keep it on loopback: the page shows payloads; reach it from elsewhere through an SSH tunnel.",
+    ),
+  ),
+  port: v.pipe(
+    v.optional(Port, DEFAULT_INSPECTOR_PORT),
+    v.description(
+      "Port the inspector binds; 0 = any free port. When the gateway itself takes any free port (`server.port: 0`, `--port 0`), so does the inspector.",
+    ),
+  ),
+  key: v.pipe(
+    v.optional(v.pipe(v.string(), v.minLength(16, "must be at least 16 characters"))),
+    v.description(
+      `\`hooks serve\` prints a link that logs in with a key made for each start; set one here (\`"\${VAR}"\` keeps it out of the file) to keep it across restarts: it is then never printed. Compared in constant time; wrong keys are counted per client address as wrong hook tokens are.`,
+    ),
+  ),
+});
+
 export const ServerSchema = v.strictObject({
   host: v.pipe(v.optional(NonEmpty, DEFAULT_HOST), v.description("Address to bind. `--host` overrides it.")),
   port: v.pipe(
@@ -96,6 +125,10 @@ export const ServerSchema = v.strictObject({
     v.description(
       `When set, \`GET /metrics\` requires \`Authorization: Bearer <metricsToken>\` (else \`401\`). Compared in constant time, never logged; \`"\${VAR}"\` keeps it out of the file. Wrong tokens are counted per client address as wrong hook tokens are (\`hooks.authFailures\`, in \`hooks.store\`, counted apart from them): past the limit the address gets \`429\` with \`Retry-After\` until the window ends; the right token is always served and clears the count.`,
     ),
+  ),
+  inspector: v.pipe(
+    v.optional(InspectorSchema, {}),
+    v.description("The inspector page, on a port of its own ([The inspector](inspector.md))."),
   ),
 });
 
@@ -268,6 +301,7 @@ export type LogConfig = v.InferOutput<typeof LogSchema>;
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   "": Object.keys(GatewayConfigSchema.entries),
   server: Object.keys(ServerSchema.entries),
+  "server.inspector": Object.keys(InspectorSchema.entries),
   session: Object.keys(SessionSchema.entries),
   "session.lastRoute": Object.keys(LastRouteSchema.entries),
   heartbeat: Object.keys(HeartbeatSchema.entries),

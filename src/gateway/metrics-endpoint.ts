@@ -24,10 +24,13 @@ export interface MetricsRouteOptions {
   throttle?: AuthThrottle | undefined;
 }
 
-/** The plugin's counter of failed metrics tokens, when it is one that keeps one (a `createHooksPlugin` instance). */
-export function metricsThrottleOf(plugin: HookPlugin): AuthThrottle | undefined {
+/**
+ * The plugin's counter of failed credentials of the gateway's own (`scope`: the metrics token, the inspector key),
+ * when it is one that keeps one (a `createHooksPlugin` instance).
+ */
+export function credentialThrottleOf(plugin: HookPlugin, scope = "metrics"): AuthThrottle | undefined {
   return "authThrottle" in plugin && typeof plugin.authThrottle === "function"
-    ? (plugin.authThrottle("metrics") as AuthThrottle | undefined)
+    ? (plugin.authThrottle(scope) as AuthThrottle | undefined)
     : undefined;
 }
 

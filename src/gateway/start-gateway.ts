@@ -20,9 +20,10 @@ import type { GatewaySections } from "./gateway-config.js";
 import { parseGatewaySections, REQUEST_TIMEOUT_MS } from "./gateway-config.js";
 import { startHeartbeatSubsystem } from "./heartbeat-subsystem.js";
 import { listenGatewayServer } from "./http-server.js";
+import { type InspectorServer, startInspectorServer } from "./inspector-server.js";
 import { resolveLogFile } from "./log-file.js";
 import { createGatewayLogger, type GatewayLogger } from "./logger.js";
-import { createMetricsRoute, METRICS_PATH, metricsThrottleOf } from "./metrics-endpoint.js";
+import { createMetricsRoute, credentialThrottleOf, METRICS_PATH } from "./metrics-endpoint.js";
 import { createOutbox } from "./outbox.js";
 import { createRequestCapture } from "./request-capture.js";
 import { createRouter } from "./router.js";
@@ -50,6 +51,11 @@ export interface StartGatewayOptions {
   /** Override `server.host` / `server.port`; port 0 picks a free port. */
   host?: string;
   port?: number;
+  /**
+   * Override `server.inspector.port`. Unset while the gateway takes any free port (`port` 0): the inspector takes
+   * one too, so gateways started side by side (tests, benchmarks) do not collide on its default port.
+   */
+  inspectorPort?: number;
   /** Default: `./.hooks-state`; the database `state.sqlite` lives there. */
   stateDir?: string;
   /** Append every bus event to this JSON-lines file. */
@@ -83,6 +89,12 @@ export interface GatewayHandle {
   readonly hooks: HooksStatus | undefined;
   /** Where Prometheus scrapes this gateway, or undefined when `server.metrics` is false. */
   metricsUrl: string | undefined;
+  /** The inspector page (`http://127.0.0.1:PORT/inspector`, no key), or undefined when it is off or hooks are disabled. */
+  inspectorUrl: string | undefined;
+  /** The key its page logs in with (`#key=` in the link); undefined with the inspector off. Never logged. */
+  inspectorKey: string | undefined;
+  /** Whether that key was made for this start (`hooks serve` prints it) rather than configured (never printed). */
+  inspectorKeyGenerated: boolean;
   /**
    * Reads the config again (`source`) and swaps in what may change live, or keeps the running config; logs one line
    * either way. `hooks serve` calls it on SIGHUP and when the file changes.
@@ -147,7 +159,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
         message: `${METRICS_PATH} is where the gateway serves its metrics: choose another path, or set server.metrics to false`,
       });
     } else {
-      const throttle = metricsThrottleOf(plugin);
+      const throttle = credentialThrottleOf(plugin);
       router.add(
         createMetricsRoute({ hooks: registryOf(plugin), token: sections.server.metricsToken, throttle }),
       );
@@ -234,7 +246,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
 
   // The plugin's trusted proxies are read per connection: a reload changes them for the next one.
   let exempt = trustedPeers(options.config);
-  let server: Awaited<ReturnType<typeof listenGatewayServer>>;
+  let server: Awaited<ReturnType<typeof listenGatewayServer>> | undefined;
+  let inspector: InspectorServer | undefined;
   try {
     for (const service of services) {
       await service.start();
@@ -250,12 +263,23 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       exemptAddress: (address) => exempt?.(address) ?? false,
       requestTimeoutMs: requestTimeoutFor(hooksStatus, sections),
     });
+    if (sections.server.inspector.enabled && pluginPath !== undefined) {
+      const port = options.port ?? sections.server.port;
+      inspector = await startInspectorServer({
+        plugin,
+        sections,
+        port: options.inspectorPort ?? (port === 0 ? 0 : sections.server.inspector.port),
+        clientUrl,
+      });
+    }
   } catch (error) {
+    await server?.close(0);
     await session.stop();
     await stopEverything();
     throw error;
   }
 
+  const listening = server;
   const reloader = options.source
     ? createConfigReloader(options.source, {
         plugin,
@@ -264,7 +288,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
         logger,
         applied(config, status) {
           exempt = trustedPeers(config);
-          server.setRequestTimeout(requestTimeoutFor(status, sections));
+          listening.setRequestTimeout(requestTimeoutFor(status, sections));
         },
       })
     : undefined;
@@ -274,8 +298,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     // A reload under way finishes first: it swaps a config, or leaves the running one, never half of either.
     await reloader?.close();
     const deadline = Date.now() + stopTimeoutMs;
+    await inspector?.close();
     logger.info("stopping: no new connections; finishing in-flight requests and agent turns", {
-      requests: server.inFlight,
+      requests: listening.inFlight,
       turns: session.running,
     });
     // A request still open at the deadline may be waiting for its turn (waitForCompletion): the turns are
@@ -286,7 +311,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       }
       await session.stop();
     };
-    const cut = await server.close(stopTimeoutMs, abortTurns);
+    const cut = await listening.close(stopTimeoutMs, abortTurns);
     if (cut > 0) logger.warn("stop deadline passed: in-flight requests were cut", { requests: cut });
     if (!(await session.idle(Math.max(0, deadline - Date.now())))) await abortTurns();
     await session.stop();
@@ -296,14 +321,19 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   };
 
   return {
-    url: clientUrl(server.host, server.port),
-    host: server.host,
-    port: server.port,
+    url: clientUrl(listening.host, listening.port),
+    host: listening.host,
+    port: listening.port,
     bus,
     stateDir,
     sections,
     hooksPath: pluginPath,
-    metricsUrl: sections.server.metrics ? `${clientUrl(server.host, server.port)}${METRICS_PATH}` : undefined,
+    metricsUrl: sections.server.metrics
+      ? `${clientUrl(listening.host, listening.port)}${METRICS_PATH}`
+      : undefined,
+    inspectorUrl: inspector?.url,
+    inspectorKey: inspector?.key,
+    inspectorKeyGenerated: inspector?.generatedKey ?? false,
     get hooks() {
       return statusOf(plugin);
     },

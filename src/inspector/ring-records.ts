@@ -1,0 +1,116 @@
+/** @module Keeps the inspector's ring as requests happen: what the journal records (through a pass-through wrapper) and the `hooks:request` event every request causes. */
+import type { Clock } from "../clock.js";
+import type { HookBus, HookRequest } from "../events.js";
+import type { AdmittedRecord, AnsweredRecord, Journal, RunOutcome } from "../journal/journal.js";
+import type { InspectorSummary } from "./inspector-source.js";
+import type { SummaryRing } from "./summary-ring.js";
+
+/** What a refusal's record may carry besides the code (the journal keeps it when it knows it). */
+interface RefusalFields {
+  reason?: string;
+  client?: string;
+}
+
+/**
+ * The journal the pipeline writes to, unchanged, with the ring told of each record once it is written. A Proxy, so
+ * that every method the journal has (today's and any added later) reaches it as it is; only these four are seen.
+ */
+export function recordingJournal(inner: Journal, ring: SummaryRing): Journal {
+  const seen: Partial<Journal> = {
+    async admit(record) {
+      // Read before the hand-over: the journal owns the record once `admit` is called.
+      const row = admittedSummary(record);
+      await inner.admit(record);
+      ring.push(row);
+    },
+    answered(record) {
+      inner.answered(record);
+      ring.push(answeredSummary(record));
+    },
+    done(id, runs, recovered) {
+      inner.done(id, runs, recovered);
+      const row = ring.byKey(id);
+      if (row) row.state = finishedState(runs);
+    },
+  };
+  if (inner.responded) {
+    seen.responded = (id, status) => {
+      inner.responded!(id, status);
+      const row = ring.byKey(id);
+      if (row) row.status = status;
+    };
+  }
+  return new Proxy(inner, {
+    get(target, name, receiver) {
+      if (name in seen) return seen[name as keyof Journal];
+      const value = Reflect.get(target, name, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Listens to `hooks:request`: the duration of the request the journal listed, or a row of its own for a request
+ * the journal did not record (refused before its credentials were accepted, or no journal at all).
+ */
+export function listenForRequests(bus: HookBus, ring: SummaryRing, clock: Clock): () => void {
+  const onRequest = (event: HookRequest) => {
+    const { requestId } = event.source;
+    const row = ring.byRequest(requestId);
+    if (row !== undefined && row.durationMs === undefined && row.hook === event.hook) {
+      row.durationMs = event.durationMs;
+      row.status = event.status;
+      return;
+    }
+    const added: InspectorSummary = {
+      id: requestId,
+      requestId,
+      at: clock.now(),
+      hook: event.hook,
+      status: event.status,
+      state: event.status >= 400 ? "refused" : "answered",
+      durationMs: event.durationMs,
+    };
+    if (event.mappingId !== undefined) added.mappingId = event.mappingId;
+    ring.push(added);
+  };
+  bus.on("hooks:request", onRequest);
+  return () => bus.off("hooks:request", onRequest);
+}
+
+/** A finished record's state: a turn that a restart cut short makes it `interrupted`. */
+export function finishedState(runs: readonly RunOutcome[] | undefined): string {
+  return runs?.some((run) => run.status === "interrupted") ? "interrupted" : "done";
+}
+
+export function admittedSummary(record: AdmittedRecord): InspectorSummary {
+  const row: InspectorSummary = {
+    id: record.id,
+    requestId: record.requestId ?? record.id,
+    at: record.at,
+    hook: record.hook,
+    status: record.response.status,
+    state: "pending",
+  };
+  if (record.mappingId !== undefined) row.mappingId = record.mappingId;
+  if (record.replayOf !== undefined) row.replayOf = record.replayOf;
+  return row;
+}
+
+export function answeredSummary(record: AnsweredRecord): InspectorSummary {
+  const duplicate = record.code === "DUPLICATE";
+  const row: InspectorSummary = {
+    id: record.id,
+    requestId: record.requestId ?? record.id,
+    at: record.at,
+    hook: record.hook,
+    status: record.status,
+    state: duplicate ? "duplicate" : "refused",
+  };
+  if (record.mappingId !== undefined) row.mappingId = record.mappingId;
+  if (!duplicate) row.code = record.code;
+  const { reason, client } = record as AnsweredRecord & RefusalFields;
+  if (typeof reason === "string") row.reason = reason;
+  if (typeof client === "string") row.client = client;
+  return row;
+}
