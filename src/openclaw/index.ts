@@ -1,13 +1,14 @@
 /** @module The OpenClaw native plugin: runs the hooks plugin on OpenClaw's API, serving and with effects only in a full load. */
 import { createRequire } from "node:module";
-import { ConfigError, createHooksPlugin, isConfigError } from "../index.js";
+import { ConfigError, createHooksPlugin, createInspectorHandler, isConfigError } from "../index.js";
 import { overlapWithBuiltInHooks } from "./built-in-hooks.js";
 import { startOpenClawEffects } from "./effects.js";
 import { CONFIG_KEY, inOpenClawTerms, PLUGIN_ID } from "./gateway-config.js";
+import { registerInspector } from "./inspector-registration.js";
+import { INSPECTOR_PATH } from "./inspector-tab.js";
 import { notServing } from "./not-serving.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 import { createOpenClawHost } from "./openclaw-host.js";
-import { registerInspector } from "./inspector-registration.js";
 import { ServingGate } from "./serving-gate.js";
 
 // OpenClaw reads the manifest before any code runs; the entry carries the same schema for loaders that ask it.
@@ -36,14 +37,14 @@ function register(api: OpenClawPluginApi): void {
   for (const { path, match, auth, handler } of routes) {
     api.registerHttpRoute({ path, match, auth, handler: full ? gate.guard(handler) : notServing });
   }
-  // TEMP placeholder until the inspector handler lands
-  const inspectorHandler = async (_req: unknown, res: import("node:http").ServerResponse) => {
-    res.writeHead(200, { "content-type": "text/html" }).end("<h1>inspector placeholder</h1>");
-    return true;
-  };
+  const inspector = createInspectorHandler({
+    auth: { kind: "host" },
+    basePath: INSPECTOR_PATH,
+    source: () => plugin.inspector(),
+  });
   registerInspector(api, {
-    handler: full ? gate.guard(inspectorHandler) : notServing,
-    reader: () => undefined,
+    handler: full ? gate.guard(inspector) : notServing,
+    reader: () => plugin.inspector(),
     full,
     logger: host.logger,
   });

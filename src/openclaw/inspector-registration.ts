@@ -1,8 +1,7 @@
 /** @module Announces the inspector to OpenClaw: its page on a gateway-auth route, a Control UI tab, and the assistant's read-only tools. */
 import type { HostLogger, RouteHandler } from "../index.js";
-import type { InspectorReader } from "./inspector-reader.js";
 import { INSPECTOR_PATH, inspectorTab } from "./inspector-tab.js";
-import { createInspectorTools } from "./inspector-tools.js";
+import { createInspectorTools, type InspectorReader } from "./inspector-tools.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 
 export interface InspectorRegistration {

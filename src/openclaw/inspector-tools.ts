@@ -1,7 +1,7 @@
 /** @module Read-only tools for OpenClaw's assistant over the inspector: recent requests, one request, a dry-run replay. */
 import * as v from "valibot";
+import type { InspectorFilter, InspectorSource } from "../index.js";
 import { CONFIG_KEY } from "./gateway-config.js";
-import type { InspectorReader, InspectorReadFilter } from "./inspector-reader.js";
 import {
   INSPECTOR_TOOL_NAMES,
   RECENT_REQUESTS_PARAMETERS,
@@ -10,6 +10,12 @@ import {
   RequestIdParamsSchema,
 } from "./inspector-tool-params.js";
 import type { OpenClawTool, OpenClawToolResult } from "./openclaw-api.js";
+
+/**
+ * What the tools may use of the inspector: reading only, never a replay. Everything it returns is redacted already
+ * (credential headers `[redacted]`, credential query parameters removed); the tools pass it on as it is.
+ */
+export type InspectorReader = Pick<InspectorSource, "journaling" | "list" | "detail" | "dryRun">;
 
 const NOT_RUNNING = "the webhook intake is not running in this OpenClaw process";
 /** Without the journal the inspector knows only the requests since the start, in memory, without bodies. */
@@ -54,7 +60,7 @@ export function createInspectorTools(reader: () => InspectorReader | undefined):
       async execute(_toolCallId, params) {
         const { status, hook, text, limit } = parse(RecentRequestsParamsSchema, params);
         const source = open();
-        const filter: InspectorReadFilter = {
+        const filter: InspectorFilter = {
           limit,
           ...(status === undefined ? {} : { status }),
           ...(hook === undefined ? {} : { hook }),

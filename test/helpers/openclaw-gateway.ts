@@ -59,7 +59,10 @@ export interface OpenClawGateway {
    * Runs OpenClaw's CLI against this gateway (`gateway call <method> --port <port>`, …) in the same isolated
    * environment, so it takes the gateway's credentials from the config file, never from its command line.
    */
-  cli(args: readonly string[], timeoutMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  cli(
+    args: readonly string[],
+    timeoutMs?: number,
+  ): Promise<{ code: number | null; stdout: string; stderr: string }>;
   /** SIGTERM by PID, waits for the exit (SIGKILL after a bound), then removes the temp dir. Idempotent. */
   stop(): Promise<void>;
 }

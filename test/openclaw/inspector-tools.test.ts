@@ -1,7 +1,7 @@
 /** @module The assistant's inspector tools on a stand-in reader: their shape as OpenClaw takes it, what they pass on, how they fail. */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { describe, expect, it } from "vitest";
-import type { InspectorReader, InspectorReadFilter } from "../../src/openclaw/inspector-reader.js";
+import type { InspectorDetail, InspectorFilter, InspectorSummary } from "../../src/index.js";
 import {
   INSPECTOR_TOOL_NAMES,
   RECENT_REQUESTS_PARAMETERS,
@@ -9,11 +9,18 @@ import {
   RecentRequestsParamsSchema,
   RequestIdParamsSchema,
 } from "../../src/openclaw/inspector-tool-params.js";
-import { createInspectorTools } from "../../src/openclaw/inspector-tools.js";
+import { createInspectorTools, type InspectorReader } from "../../src/openclaw/inspector-tools.js";
 import type { OpenClawTool } from "../../src/openclaw/openclaw-api.js";
 
-const SUMMARY = { id: "req-1", requestId: "req-1", at: 1, hook: "deploy", status: 200, state: "done" };
-const DETAIL = {
+const SUMMARY: InspectorSummary = {
+  id: "req-1",
+  requestId: "req-1",
+  at: 1,
+  hook: "deploy",
+  status: 200,
+  state: "done",
+};
+const DETAIL: InspectorDetail = {
   ...SUMMARY,
   headers: { authorization: "[redacted]" },
   body: { kind: "json", value: { a: 1 } },
@@ -21,7 +28,7 @@ const DETAIL = {
 
 /** A reader that records the filters it was given and knows one request. */
 function fakeReader(journaling = true) {
-  const filters: InspectorReadFilter[] = [];
+  const filters: InspectorFilter[] = [];
   const reader: InspectorReader = {
     journaling,
     list: async (filter) => {
