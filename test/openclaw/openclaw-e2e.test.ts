@@ -220,7 +220,29 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
     expect(gateway.logText()).toContain("webhook intake serving /intake");
   });
 
-  // The inspector inside OpenClaw: its page behind OpenClaw's gateway auth, its Control UI tab, the assistant's tools.
+  /*
+   * The inspector inside OpenClaw: its page behind OpenClaw's gateway auth, its Control UI tab, the assistant's tools.
+   * What OpenClaw 2026.9.6 does, from its package (docs/ and dist/) and these runs:
+   * - `registerHttpRoute({ auth: "gateway" })`: OpenClaw checks the caller before the handler runs. A script or curl
+   *   sends `Authorization: Bearer <gateway.auth.token>` (or the password; `x-openclaw-scopes` is ignored for these);
+   *   no query-string form. A browser gets in only inside the Control UI tab: after its authenticated bootstrap,
+   *   OpenClaw sets a short-lived HttpOnly cookie bound to this plugin and the route's root, good for GET and HEAD
+   *   with `operator.read`. Without either: plain-text 401 "Unauthorized", and each wrong token is slowed down.
+   * - `api.session.controls.registerControlUiDescriptor({ surface: "tab", id, label, path, icon, group, order,
+   *   requiredScopes })`: announced to dashboards in the gateway hello and the `plugins.uiDescriptors` RPC as
+   *   `controlUiTabs`, with `requiresGatewayAuth: true` when `path` lies under a gateway-auth route of the same plugin.
+   *   The Control UI renders `path` in `<iframe sandbox="allow-scripts">` (`gateway.controlUi.embedSandbox`). The
+   *   custom-plugin-UI setting (Settings → Labs → Custom plugin UI, `gateway.controlUi.experimental.customPlugins`)
+   *   gates plugin JavaScript run in the Control UI itself; `plugins.uiDescriptors` lists this framed tab without it
+   *   (this gateway leaves it off), and the Control UI's tab page frames a `path` before any such check. Not tried in
+   *   a browser here.
+   * - `api.registerTool({ name, label, description, parameters: <JSON Schema>, execute(toolCallId, params) })` resolving
+   *   `{ content: [{ type: "text", text }], details }`; throw to fail. OpenClaw offers a tool only when the manifest
+   *   declares it (`contracts.tools`). Registered in the full load, they are in the main session's inventory
+   *   (`tools.effective`; the stub model sees them through OpenClaw's tool search, not in its direct tool list).
+   * - Without a model: `POST /tools/invoke { tool, args }` with the gateway bearer runs a tool through OpenClaw's own
+   *   policy and registry and answers `{ ok: true, result }` (a thrown error: 500, message withheld).
+   */
 
   /** A GET as a browser or curl makes it, with OpenClaw's gateway token as the bearer when given one. */
   const gatewayGet = (path: string, token?: string) =>
