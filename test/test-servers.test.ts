@@ -31,17 +31,19 @@ describe("the servers some suites need", () => {
 
   it("missing, end the run with one line naming what was skipped and the apt-get line that installs them", () => {
     expect(skippedServersLine({ PATH: pathWith() })).toBe(
-      "skipped the Redis store tests and the IMAP mailbox tests: redis-server and dovecot not installed " +
-        "(apt-get install redis-server dovecot-imapd); CI installs them",
+      "skipped the Redis store tests and the IMAP mailbox tests and the inspector's browser tests: redis-server " +
+        "and dovecot and chromium not installed (apt-get install redis-server dovecot-imapd chromium); CI installs them",
     );
-    expect(skippedServersLine({ PATH: pathWith("bin/redis-server") })).toBe(
+    expect(skippedServersLine({ PATH: pathWith("bin/redis-server", "bin/chromium") })).toBe(
       "skipped the IMAP mailbox tests: dovecot not installed (apt-get install dovecot-imapd); CI installs them",
     );
     expect(skipReason(DOVECOT, { PATH: pathWith() })).toMatch(/apt-get install -y dovecot-imapd/);
   });
 
   it("present, or missing under CI, skip nothing: in CI a missing server fails its suites", () => {
-    expect(skippedServersLine({ PATH: pathWith("bin/redis-server", "sbin/dovecot") })).toBeUndefined();
+    expect(
+      skippedServersLine({ PATH: pathWith("bin/redis-server", "sbin/dovecot", "bin/chromium") }),
+    ).toBeUndefined();
     expect(skippedServersLine({ PATH: pathWith(), CI: "true" })).toBeUndefined();
     expect(skipReason(REDIS, { PATH: pathWith(), CI: "1" })).toBeUndefined();
   });

@@ -58,8 +58,13 @@
   }
 
   if (body.dataset.view === "login") {
-    const key = takeKeyFromFragment();
-    if (key) void logIn(key);
+    const fromLink = () => {
+      const key = takeKeyFromFragment();
+      if (key) void logIn(key);
+    };
+    fromLink();
+    // The link pasted into a tab that already shows this form changes only the fragment: nothing reloads.
+    window.addEventListener("hashchange", fromLink);
     $("login-form").addEventListener("submit", (event) => {
       event.preventDefault();
       void logIn($("login-key").value.trim());
@@ -71,7 +76,8 @@
 
   // ---- the list ----
 
-  const state = { selected: undefined, ticked: [], lastList: "", detail: undefined };
+  /** `older`: rows fetched with the "older requests" button, shown below the live ones until a filter changes. */
+  const state = { selected: undefined, ticked: [], lastList: "", live: [], older: [] };
 
   function filterQuery() {
     const params = new URLSearchParams();
@@ -96,7 +102,9 @@
     return text;
   }
 
-  function renderRows(rows) {
+  function renderRows(live) {
+    const shown = new Set(live.map((row) => row.id));
+    const rows = [...live, ...state.older.filter((row) => !shown.has(row.id))];
     const tbody = $("rows");
     const fresh = rows.map((row) => {
       const tr = el("tr", undefined, {
@@ -145,6 +153,7 @@
       const text = JSON.stringify(answer.requests);
       if (text !== state.lastList) {
         state.lastList = text;
+        state.live = answer.requests;
         renderRows(answer.requests);
       }
       live.textContent = `live · ${new Date().toLocaleTimeString()}`;
@@ -158,9 +167,22 @@
   for (const id of ["filter-status", "filter-hook", "filter-text"]) {
     $(id).addEventListener("input", () => {
       state.lastList = "";
+      state.older = [];
+      $("older").disabled = false;
       void refresh();
     });
   }
+
+  // Older requests come from the journal, once per click; the live list keeps polling what is in memory.
+  $("older").addEventListener("click", async () => {
+    const all = [...state.live, ...state.older];
+    const before = all.length === 0 ? Date.now() : Math.min(...all.map((row) => row.at));
+    const query = filterQuery();
+    const answer = await getJson(`/requests?${query}${query ? "&" : ""}before=${before}`);
+    state.older.push(...answer.requests);
+    if (answer.requests.length === 0) $("older").disabled = true;
+    renderRows(state.live);
+  });
   $("filters").addEventListener("submit", (event) => event.preventDefault());
 
   // ---- the detail ----
@@ -235,7 +257,32 @@
     if (!detail.events || detail.events.length === 0) events.append(el("li", "none"));
     const stored = detail.body !== undefined;
     for (const action of ["action-dry-run", "action-replay", "action-fixture"]) $(action).disabled = !stored;
+    void showVerdicts(id, stored);
     void refresh();
+  }
+
+  /** Every mapping's verdict on the stored request, from a dry run against the config in force now. */
+  async function showVerdicts(id, stored) {
+    const list = $("detail-verdicts");
+    list.replaceChildren(el("li", stored ? "…" : "No stored request to run."));
+    if (!stored) return;
+    const response = await post(`/requests/${encodeURIComponent(id)}/dry-run`);
+    const report = await response.json();
+    if (state.selected !== id) return;
+    if (!response.ok)
+      return list.replaceChildren(el("li", report?.error?.message || `HTTP ${response.status}`));
+    const items = report.candidates.map((candidate) => el("li", describeCandidate(candidate)));
+    if (items.length === 0)
+      items.push(
+        el(
+          "li",
+          report.mappingId
+            ? `mapping ${report.mappingId}`
+            : "No mapping decides this hook (a direct request).",
+        ),
+      );
+    items.push(el("li", `would answer ${report.status} now, with ${report.events.length} planned event(s)`));
+    list.replaceChildren(...items);
   }
 
   function result(...nodes) {

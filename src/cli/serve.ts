@@ -53,15 +53,7 @@ export function readyBanner(
   if (recordFile) lines.push(`  record  ${recordFile}`);
   if (logFile) lines.push(`  log     ${logFile}`);
   if (handle.metricsUrl) lines.push(`  metrics ${handle.metricsUrl}`);
-  // The link logs in: a key made for this start is in its fragment (never sent to a server's log, never written
-  // to the log file); a configured key is referred to, never printed.
-  if (handle.inspectorUrl) {
-    lines.push(
-      handle.inspectorKeyGenerated
-        ? `inspector: ${handle.inspectorUrl}#key=${handle.inspectorKey}`
-        : `inspector: ${handle.inspectorUrl} (log in with server.inspector.key)`,
-    );
-  }
+
   if (handle.hooksPath === undefined || handle.hooks === undefined) {
     lines.push("hooks are disabled: set hooks.enabled to true in the config to expose the intake");
     return `${lines.join("\n")}\n`;
@@ -88,6 +80,15 @@ export function readyBanner(
         ? { shellVar: DEMO_TOKEN_ENV }
         : { literal: "<hooks.token>" };
   lines.push("try it:", `  ${wakeCurlLine(handle.url, handle.hooksPath, curlToken)}`);
+  // Last, where it is easy to find. The link logs in: a key made for this start travels in its fragment, which a
+  // browser never sends, and stdout is not the log file; a configured key is referred to, never printed.
+  if (handle.inspectorUrl) {
+    lines.push(
+      handle.inspectorKeyGenerated
+        ? `inspector: ${handle.inspectorUrl}#key=${handle.inspectorKey}`
+        : `inspector: ${handle.inspectorUrl} (log in with server.inspector.key)`,
+    );
+  }
   return `${lines.join("\n")}\n`;
 }
 

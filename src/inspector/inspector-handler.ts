@@ -85,10 +85,12 @@ function filterOf(params: URLSearchParams): InspectorFilter {
   const hook = params.get("hook");
   const text = params.get("text");
   const limit = params.get("limit");
+  const before = params.get("before");
   if (status) filter.status = status;
   if (hook) filter.hook = hook;
   if (text) filter.text = text;
   if (limit && /^\d+$/.test(limit)) filter.limit = Number(limit);
+  if (before && /^\d+$/.test(before)) filter.before = Number(before);
   return filter;
 }
 
@@ -173,7 +175,13 @@ export function createInspectorHandler(
       sendError(res, 404, "NOT_FOUND", "Nothing is served at this path.");
       return;
     }
-    const id = decodeURIComponent(match[1]!);
+    let id: string;
+    try {
+      id = decodeURIComponent(match[1]!);
+    } catch {
+      sendError(res, 404, "NOT_FOUND", "No request with this id.");
+      return;
+    }
     const action = match[2];
     const wants = action === "dry-run" || action === "replay" ? "POST" : "GET";
     if (method !== wants) {

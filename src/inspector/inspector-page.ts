@@ -9,11 +9,9 @@ export interface InspectorAsset {
   body: Buffer;
 }
 
-/** Read once, when the first handler is made: the files do not change while the process runs. */
-let assets: ReadonlyMap<string, InspectorAsset> | undefined;
-
+/** Read when a handler is made: the files do not change while the process runs. */
 export function inspectorAssets(): ReadonlyMap<string, InspectorAsset> {
-  assets ??= new Map([
+  return new Map([
     [
       "inspector.js",
       { type: "text/javascript; charset=utf-8", body: readFileSync(new URL("inspector.js", ASSETS)) },
@@ -23,7 +21,6 @@ export function inspectorAssets(): ReadonlyMap<string, InspectorAsset> {
       { type: "text/css; charset=utf-8", body: readFileSync(new URL("inspector.css", ASSETS)) },
     ],
   ]);
-  return assets;
 }
 
 const ESCAPES: Record<string, string> = {
@@ -96,7 +93,7 @@ const APP = `<header>
 <thead><tr><th></th><th>Time</th><th>Hook</th><th>Mapping</th><th>Status</th><th>Outcome</th><th>Duration</th></tr></thead>
 <tbody id="rows"></tbody>
 </table>
-<p><button type="button" id="compare" disabled>Compare the two ticked</button></p>
+<p><button type="button" id="older">Older requests</button> <button type="button" id="compare" disabled>Compare the two ticked</button></p>
 </section>
 <section id="detail" hidden>
 <h2 id="detail-title"></h2>
@@ -112,6 +109,9 @@ const APP = `<header>
 <h3>Query</h3><table id="detail-query"></table>
 <h3>Body</h3><pre id="detail-body"></pre>
 <h3>Planned events</h3><ul id="detail-events"></ul>
+<h3>Mapping verdicts</h3>
+<p class="note">From a dry run of the stored request against the current config: nothing is sent.</p>
+<ul id="detail-verdicts"></ul>
 </section>
 <section id="comparison" hidden>
 <h2>Comparison</h2>

@@ -8,6 +8,11 @@ export interface InspectorFilter {
   text?: string;
   /** Default 100, at most 500. */
   limit?: number;
+  /**
+   * Only requests older than this (epoch ms), read from the journal past what is kept in memory: the page's
+   * "older" button. Without it the list is the newest requests in memory, cheap enough to poll every second.
+   */
+  before?: number;
 }
 
 /** One row of the list: no body, no headers. */

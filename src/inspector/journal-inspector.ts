@@ -109,18 +109,19 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
 
     async list(filter) {
       const limit = limitOf(filter);
+      const { before } = filter;
       const rows: InspectorSummary[] = [];
       let oldest: number | undefined;
       ring.each((row) => {
         oldest = row.at;
-        if (matchesFilter(row, filter)) rows.push({ ...row });
+        if ((before === undefined || row.at < before) && matchesFilter(row, filter)) rows.push({ ...row });
         return rows.length < limit;
       });
-      // The ring dropped older rows: those come from the journal, read on demand.
-      if (rows.length < limit && ring.full && journalDir !== undefined && oldest !== undefined) {
-        const before = oldest;
+      // Asked for older requests than the ring holds: those are read from the journal, once, not on every poll.
+      if (before !== undefined && rows.length < limit && ring.full && journalDir !== undefined) {
+        const until = Math.min(before, oldest ?? before);
         const older = await readJournal(journalDir, {
-          where: (at, hook) => at < before && (!filter.hook || hook === filter.hook),
+          where: (at, hook) => at < until && (!filter.hook || hook === filter.hook),
         });
         for (let i = older.length - 1; i >= 0 && rows.length < limit; i--) {
           const row = summaryOf(older[i]!);

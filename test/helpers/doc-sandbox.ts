@@ -8,6 +8,8 @@ import { REPO_ROOT } from "./repo.js";
 
 /** What the docs write where a gateway listens; each run's real port is put in its place, both ways. */
 export const DOC_ADDRESS = "127.0.0.1:18789";
+/** What the docs write where the gateway's inspector listens (its own port, also a free one in a run). */
+export const DOC_INSPECTOR_ADDRESS = "127.0.0.1:18790";
 
 /** Linked into the sandbox: what the docs' commands reach for in a checkout (bin/hooks.js loads ../dist itself). */
 const LINKED = ["bin", "fixtures", "node_modules", "package.json"];
@@ -61,7 +63,12 @@ export class DocSandbox {
     const lines = this.gateway?.stdout().split("\n");
     if (lines === undefined) return undefined;
     const end = lines.findIndex((line) => line.startsWith("{"));
-    return (end === -1 ? lines : lines.slice(0, end)).map((line) => this.toDocAddress(line));
+    return (end === -1 ? lines : lines.slice(0, end)).map((line) =>
+      this.toDocAddress(line).replace(
+        /^inspector: http:\/\/[^/]+\//,
+        `inspector: http://${DOC_INSPECTOR_ADDRESS}/`,
+      ),
+    );
   }
 
   /** The real address written as the docs write it. */

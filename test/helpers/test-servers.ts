@@ -1,4 +1,4 @@
-/** @module The real servers some suites need (redis-server, dovecot): whether this machine has them, why a suite skips, and the one line a run prints about what it skipped. */
+/** @module The real servers some suites need (redis-server, dovecot, chromium): whether this machine has them, why a suite skips, and the one line a run prints about what it skipped. */
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 
@@ -21,7 +21,12 @@ export const DOVECOT: TestServer = {
   package: "dovecot-imapd",
   suites: "the IMAP mailbox tests",
 };
-const SERVERS = [REDIS, DOVECOT];
+export const CHROMIUM: TestServer = {
+  binary: "chromium",
+  package: "chromium",
+  suites: "the inspector's browser tests",
+};
+const SERVERS = [REDIS, DOVECOT, CHROMIUM];
 
 /**
  * The path of `binary` in a directory of `env.PATH`, or in the `sbin` beside one: dovecot lives in /usr/sbin, which

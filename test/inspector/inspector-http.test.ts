@@ -346,3 +346,52 @@ describe("the inspector on its own port", () => {
     }
   });
 });
+
+describe("the handler under a host's own auth", () => {
+  it("serves the page and API without a login, and leaves paths outside its base to the host", async () => {
+    const { createServer } = await import("node:http");
+    const { createInspectorHandler } = await import("../../src/index.js");
+    const rows = [{ id: "k1", requestId: "r1", at: 1, hook: "wake", status: 200, state: "done" }];
+    const handler = createInspectorHandler({
+      source: () => ({
+        journaling: true,
+        list: async () => rows,
+        detail: async (id) => (id === "k1" ? { ...rows[0]! } : undefined),
+        dryRun: async () => undefined,
+        replay: async () => undefined,
+        fixture: async () => undefined,
+      }),
+      auth: { kind: "host" },
+      basePath: "/hooks-intake/inspector",
+    });
+    const server = createServer((req, res) => {
+      void handler(req, res).then((handled) => {
+        if (!handled) res.writeHead(418).end("the host's");
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    const at = (path: string, init?: RequestInit) => fetch(`http://127.0.0.1:${port}${path}`, init);
+    try {
+      const page = await at("/hooks-intake/inspector");
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('data-base="/hooks-intake/inspector"');
+      const listed = (await (await at("/hooks-intake/inspector/api/requests")).json()) as {
+        requests: unknown;
+      };
+      expect(listed.requests).toEqual(rows);
+      expect((await at("/hooks-intake/inspector/api/requests/k1")).status).toBe(200);
+      expect((await at("/hooks-intake/inspector/api/requests/%E0%A4%A")).status).toBe(404);
+      const dry = await at("/hooks-intake/inspector/api/requests/k1/dry-run", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(dry.status).toBe(404);
+      expect((await at("/hooks-intake/other")).status).toBe(418);
+      expect((await at("/hooks-intake/inspectorx")).status).toBe(418);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
