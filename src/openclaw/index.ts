@@ -5,7 +5,7 @@ import { overlapWithBuiltInHooks } from "./built-in-hooks.js";
 import { startOpenClawEffects } from "./effects.js";
 import { CONFIG_KEY, inOpenClawTerms, PLUGIN_ID } from "./gateway-config.js";
 import { registerInspector } from "./inspector-registration.js";
-import { INSPECTOR_PATH } from "./inspector-tab.js";
+import { INSPECTOR_PATH, overlapWithInspector } from "./inspector-tab.js";
 import { notServing } from "./not-serving.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 import { createOpenClawHost } from "./openclaw-host.js";
@@ -30,7 +30,7 @@ function register(api: OpenClawPluginApi): void {
   }
   const served = plugin.status();
   if (!served?.enabled || routes.length === 0) return;
-  const overlap = overlapWithBuiltInHooks(api.config, served.path);
+  const overlap = overlapWithBuiltInHooks(api.config, served.path) ?? overlapWithInspector(served.path);
   if (overlap) throw new ConfigError([overlap]);
 
   const gate = new ServingGate();

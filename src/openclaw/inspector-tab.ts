@@ -1,5 +1,6 @@
 /** @module Where the inspector lives inside OpenClaw: its route under OpenClaw's gateway auth, and the Control UI tab that frames it. */
-import { PLUGIN_ID } from "./gateway-config.js";
+import type { ConfigIssue } from "../index.js";
+import { CONFIG_KEY, PLUGIN_ID } from "./gateway-config.js";
 import type { OpenClawControlUiDescriptor } from "./openclaw-api.js";
 
 /**
@@ -7,6 +8,20 @@ import type { OpenClawControlUiDescriptor } from "./openclaw-api.js";
  * overlaps the intake's path, whose routes OpenClaw does not authenticate.
  */
 export const INSPECTOR_PATH = `/plugins/${PLUGIN_ID}/inspector`;
+
+const covers = (outer: string, inner: string) => inner === outer || inner.startsWith(`${outer}/`);
+
+/**
+ * OpenClaw refuses routes that overlap with different auth, and the intake's take none of OpenClaw's: an intake
+ * path over or under the inspector's is a config error naming the key, not OpenClaw's failure to load the plugin.
+ */
+export function overlapWithInspector(pluginPath: string): ConfigIssue | undefined {
+  if (!covers(pluginPath, INSPECTOR_PATH) && !covers(INSPECTOR_PATH, pluginPath)) return undefined;
+  return {
+    path: `${CONFIG_KEY}.path`,
+    message: `"${pluginPath}" overlaps the inspector's page at "${INSPECTOR_PATH}": give the intake a path of its own (for example "/intake")`,
+  };
+}
 
 /**
  * A sidebar tab that renders the page in a sandboxed frame. OpenClaw lets the frame in with a short-lived cookie

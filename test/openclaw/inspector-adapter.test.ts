@@ -76,6 +76,17 @@ describe("the inspector inside OpenClaw (stand-in API)", () => {
     expect(fake.logs).toContainEqual(expect.stringMatching(/^debug .*no plugin tools/));
   });
 
+  it.each(["/plugins", "/plugins/hooks-intake", `${INSPECTOR_PATH}/x`])(
+    "an intake path over or under the inspector's (%s) is a config error naming the key",
+    (intakePath) => {
+      const fake = fakeOpenClaw({ pluginConfig: { ...enabled, path: intakePath } });
+      expect(() => openclawPlugin.register(fake.api)).toThrow(
+        /plugins\.entries\.hooks-intake\.config\.path: .*overlaps the inspector's page/,
+      );
+      expect(fake.routes).toEqual([]);
+    },
+  );
+
   it("the page answers 503 until the service runs, then serves it (OpenClaw has checked the caller)", async () => {
     const fake = fakeOpenClaw({ pluginConfig: enabled });
     const server = await serve(fake);
