@@ -131,4 +131,27 @@ describe("the inspector inside OpenClaw (stand-in API)", () => {
       expect(JSON.stringify(answer)).not.toContain(TOKEN);
     }
   });
+
+  it("a refused request is listed with its status and code, for 'it got a 401 and I cannot see why'", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled });
+    const server = await serve(fake);
+    for (const service of fake.services) await service.start({});
+    const wrong = "wrong-token-abcdefghijklmnopqrstuvwxyz";
+    const refused = await fetch(`${server.url}/intake/deploy`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${wrong}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(refused.status).toBe(401);
+    const listed = await tool(fake, INSPECTOR_TOOL_NAMES.recent).execute("call", { status: "401" });
+    expect((listed.details as { requests: unknown[] }).requests).toEqual([
+      expect.objectContaining({
+        requestId: refused.headers.get("x-request-id"),
+        hook: "deploy",
+        status: 401,
+        state: "refused",
+      }),
+    ]);
+    expect(JSON.stringify(listed)).not.toContain(wrong);
+  });
 });

@@ -347,8 +347,18 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
 
     const dryRun = await invokeTool(INSPECTOR_TOOL_NAMES.dryRun, { id: summary!.id });
     expect(dryRun.answer.result.details).toMatchObject({ status: 200, mappingId: "monitor" });
-    for (const { text } of [recent, detail, dryRun]) {
-      for (const secret of [pluginToken, gatewayToken]) expect(text).not.toContain(secret);
+    // "It got a 401 and I cannot see why": a refusal is listed too, without the token it was sent with.
+    const refused = await post("/intake/monitor", { check, state: "refused" }, wrongToken);
+    expect(refused.status).toBe(401);
+    const refusals = await invokeTool(INSPECTOR_TOOL_NAMES.recent, {
+      status: "401",
+      text: refused.headers.get("x-request-id"),
+    });
+    expect((refusals.answer.result.details as { requests: unknown[] }).requests).toEqual([
+      expect.objectContaining({ hook: "monitor", status: 401, state: "refused" }),
+    ]);
+    for (const { text } of [recent, detail, dryRun, refusals]) {
+      for (const secret of [pluginToken, gatewayToken, wrongToken]) expect(text).not.toContain(secret);
     }
   });
 
