@@ -12,10 +12,23 @@ interface RefusalFields {
 }
 
 /**
- * The journal the pipeline writes to, unchanged, with the ring told of each record once it is written. A Proxy, so
- * that every method the journal has (today's and any added later) reaches it as it is; only these four are seen.
+ * The journal the pipeline writes to, unchanged, with the ring told of each record once it is written. Every method
+ * the journal has (today's and any a later journal adds) is passed through bound to it; only these four are seen.
+ * Built once, not a Proxy: a Proxy's trap on each call cost about 0.2 µs per request (bench/inspector-feed.mjs).
  */
 export function recordingJournal(inner: Journal, ring: SummaryRing): Journal {
+  const wrapped: Record<string, unknown> = {};
+  for (
+    let from: object | null = inner;
+    from !== null && from !== Object.prototype;
+    from = Object.getPrototypeOf(from)
+  ) {
+    for (const name of Object.getOwnPropertyNames(from)) {
+      const value = (inner as unknown as Record<string, unknown>)[name];
+      if (name !== "constructor" && !(name in wrapped) && typeof value === "function")
+        wrapped[name] = value.bind(inner);
+    }
+  }
   const seen: Partial<Journal> = {
     async admit(record) {
       // Read before the hand-over: the journal owns the record once `admit` is called.
@@ -40,13 +53,7 @@ export function recordingJournal(inner: Journal, ring: SummaryRing): Journal {
       if (row) row.status = status;
     };
   }
-  return new Proxy(inner, {
-    get(target, name, receiver) {
-      if (name in seen) return seen[name as keyof Journal];
-      const value = Reflect.get(target, name, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  return Object.assign(wrapped, seen) as unknown as Journal;
 }
 
 /**
