@@ -1,9 +1,11 @@
 /** @module The OpenClaw native plugin: runs the hooks plugin on OpenClaw's API, serving and with effects only in a full load. */
 import { createRequire } from "node:module";
-import { ConfigError, createHooksPlugin, isConfigError } from "../index.js";
+import { ConfigError, createHooksPlugin, createInspectorHandler, isConfigError } from "../index.js";
 import { overlapWithBuiltInHooks } from "./built-in-hooks.js";
 import { startOpenClawEffects } from "./effects.js";
 import { CONFIG_KEY, inOpenClawTerms, PLUGIN_ID } from "./gateway-config.js";
+import { registerInspector } from "./inspector-registration.js";
+import { INSPECTOR_PATH, overlapWithInspector } from "./inspector-tab.js";
 import { notServing } from "./not-serving.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 import { createOpenClawHost } from "./openclaw-host.js";
@@ -28,13 +30,24 @@ function register(api: OpenClawPluginApi): void {
   }
   const served = plugin.status();
   if (!served?.enabled || routes.length === 0) return;
-  const overlap = overlapWithBuiltInHooks(api.config, served.path);
+  const overlap = overlapWithBuiltInHooks(api.config, served.path) ?? overlapWithInspector(served.path);
   if (overlap) throw new ConfigError([overlap]);
 
   const gate = new ServingGate();
   for (const { path, match, auth, handler } of routes) {
     api.registerHttpRoute({ path, match, auth, handler: full ? gate.guard(handler) : notServing });
   }
+  const inspector = createInspectorHandler({
+    auth: { kind: "host" },
+    basePath: INSPECTOR_PATH,
+    source: () => plugin.inspector(),
+  });
+  registerInspector(api, {
+    handler: full ? gate.guard(inspector) : notServing,
+    reader: () => plugin.inspector(),
+    full,
+    logger: host.logger,
+  });
   if (!full) return;
   let effects: ReturnType<typeof startOpenClawEffects> | undefined;
   api.registerService({

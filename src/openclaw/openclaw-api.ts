@@ -92,6 +92,49 @@ export type OpenClawRegistrationMode =
   | "setup-runtime"
   | "cli-metadata";
 
+/** One text part of a tool's result, what the model reads. */
+export interface OpenClawToolText {
+  type: "text";
+  text: string;
+}
+
+/** What a tool's `execute` resolves to: text for the model, `details` kept as structured data beside it. */
+export interface OpenClawToolResult<T = unknown> {
+  content: OpenClawToolText[];
+  details: T;
+}
+
+/**
+ * A concrete agent tool, as `api.registerTool` takes it (OpenClaw's `AnyAgentTool`). `parameters` is a JSON Schema
+ * object (OpenClaw's TypeBox schemas are plain JSON Schema); `execute` takes the tool call id first.
+ */
+export interface OpenClawTool<T = unknown> {
+  name: string;
+  label: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  /** "network": the result carries externally controlled content, so OpenClaw taints what the model writes from it. */
+  resultContentSource?: "network";
+  execute(toolCallId: string, params: unknown, signal?: AbortSignal): Promise<OpenClawToolResult<T>>;
+}
+
+/**
+ * A Control UI contribution. A `surface: "tab"` descriptor with a `path` under one of the plugin's `auth: "gateway"`
+ * routes is shown as a sidebar tab rendering that path in a sandboxed frame.
+ */
+export interface OpenClawControlUiDescriptor {
+  id: string;
+  surface: "session" | "tool" | "run" | "settings" | "tab" | "widget";
+  label: string;
+  description?: string;
+  /** A Control UI icon name; an unknown one falls back to a generic icon. */
+  icon?: string;
+  path?: string;
+  group?: "control" | "agent";
+  order?: number;
+  requiredScopes?: string[];
+}
+
 export interface OpenClawPluginApi {
   id: string;
   /** OpenClaw's whole config. Its own built-in webhooks own the top-level `hooks` key. */
@@ -103,4 +146,10 @@ export interface OpenClawPluginApi {
   runtime: OpenClawRuntime;
   registerHttpRoute(route: OpenClawHttpRoute): void;
   registerService(service: OpenClawService): void;
+  /** Agent tools the model may call; an older OpenClaw may lack it. */
+  registerTool?(tool: OpenClawTool): void;
+  /** Control UI descriptors; an older OpenClaw has only the flat, deprecated `api.registerControlUiDescriptor`, or none. */
+  session?: {
+    controls?: { registerControlUiDescriptor?(descriptor: OpenClawControlUiDescriptor): void };
+  };
 }

@@ -6,6 +6,7 @@ import { MappingSchema } from "../config/mapping-schema.js";
 import { HooksConfigSchema, PluginGatewayConfigSchema } from "../config/schema.js";
 import { HOOK_EVENT_SCHEMAS } from "../events.js";
 import { GatewayConfigSchema } from "../gateway/gateway-config.js";
+import { INSPECTOR_TOOL_NAMES } from "../openclaw/inspector-tool-params.js";
 import { FixtureSchema } from "../replay/fixture-schema.js";
 
 const SCHEMA_BASE = "https://hooks-intake.local/schemas/";
@@ -82,7 +83,7 @@ export function generateManifest(pkg: PackageFacts): Record<string, unknown> {
 /**
  * OpenClaw's manifest (`openclaw.plugin.json`), read before any plugin code runs: it validates
  * `plugins.entries["hooks-intake"].config` against the same generated schema, and the hints tell its config
- * surfaces which fields are secrets.
+ * surfaces which fields are secrets. OpenClaw offers a plugin's tools only when the manifest declares them.
  */
 export function generateOpenClawManifest(pkg: PackageFacts): Record<string, unknown> {
   return {
@@ -96,5 +97,6 @@ export function generateOpenClawManifest(pkg: PackageFacts): Record<string, unkn
       token: { label: "Hook token", help: "Dedicated bearer token for senders", sensitive: true },
       path: { label: "Path", help: 'Base path of the intake, e.g. "/intake"' },
     },
+    contracts: { tools: Object.values(INSPECTOR_TOOL_NAMES) },
   };
 }

@@ -1,14 +1,20 @@
 /** @module An in-process stand-in for OpenClaw's plugin API, for the adapter's unit tests (the end-to-end test runs the real one). */
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll } from "vitest";
 import type {
+  OpenClawControlUiDescriptor,
   OpenClawHttpRoute,
   OpenClawOutboundAdapter,
   OpenClawPluginApi,
   OpenClawService,
   OpenClawSubagentRun,
   OpenClawSystemEventOptions,
+  OpenClawTool,
   OpenClawWaitResult,
 } from "../../src/openclaw/openclaw-api.js";
 
@@ -63,11 +69,28 @@ export class SystemEventQueueModel {
   }
 }
 
+/** Each fake's OpenClaw state directory (the plugin keeps its journal there), removed after the test file. */
+const stateDirs = new Set<string>();
+afterAll(() => {
+  for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
+  stateDirs.clear();
+});
+
+function fakeStateDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "hooks-fake-openclaw-"));
+  stateDirs.add(dir);
+  return dir;
+}
+
 export interface FakeOpenClaw {
   api: OpenClawPluginApi;
+  /** OpenClaw's state directory as the fake's runtime resolves it: a temp dir of its own, never `~/.openclaw`. */
+  stateDir: string;
   queue: SystemEventQueueModel;
   routes: OpenClawHttpRoute[];
   services: OpenClawService[];
+  tools: OpenClawTool[];
+  descriptors: OpenClawControlUiDescriptor[];
   logs: string[];
   heartbeats: Array<{ source: string; intent: string; reason?: string }>;
   runs: OpenClawSubagentRun[];
@@ -83,12 +106,18 @@ export function fakeOpenClaw(options: {
   config?: unknown;
   pluginConfig?: Record<string, unknown>;
   registrationMode?: string;
+  /** An older OpenClaw: no `registerTool`, no `api.session.controls`. */
+  withoutToolsAndTabs?: boolean;
 }): FakeOpenClaw {
   const queue = new SystemEventQueueModel();
+  const stateDir = fakeStateDir();
   const fake: FakeOpenClaw = {
+    stateDir,
     queue,
     routes: [],
     services: [],
+    tools: [],
+    descriptors: [],
     logs: [],
     heartbeats: [],
     runs: [],
@@ -123,6 +152,7 @@ export function fakeOpenClaw(options: {
     registrationMode: options.registrationMode ?? "full",
     logger: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
     runtime: {
+      state: { resolveStateDir: () => stateDir },
       system: {
         enqueueSystemEvent: (text, eventOptions) => queue.enqueue(text, eventOptions),
         requestHeartbeat: (request) => fake.heartbeats.push(request),
@@ -151,6 +181,17 @@ export function fakeOpenClaw(options: {
     },
     registerHttpRoute: (route) => fake.routes.push(route),
     registerService: (service) => fake.services.push(service),
+    ...(options.withoutToolsAndTabs
+      ? {}
+      : {
+          registerTool: (tool: OpenClawTool) => fake.tools.push(tool),
+          session: {
+            controls: {
+              registerControlUiDescriptor: (descriptor: OpenClawControlUiDescriptor) =>
+                fake.descriptors.push(descriptor),
+            },
+          },
+        }),
   };
   return fake;
 }

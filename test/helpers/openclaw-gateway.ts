@@ -18,6 +18,8 @@ import { STUB_MODEL_ID } from "./stub-model.js";
 export const STUB_PROVIDER_ID = "stub";
 const DEFAULT_READY_TIMEOUT_MS = 90_000;
 const DEFAULT_STOP_TIMEOUT_MS = 15_000;
+/** A CLI call loads OpenClaw's CLI (3–8 s on 2 cores) and makes one RPC. */
+const DEFAULT_CLI_TIMEOUT_MS = 60_000;
 const READY_PROBE_INTERVAL_MS = 250;
 const TAIL_LINES = 40;
 /** OpenClaw's line for a start-up it gave up on (bad config, port taken); what follows is triage, not a retry. */
@@ -53,6 +55,14 @@ export interface OpenClawGateway {
   logText(): string;
   /** Whether the unredacted output and log file hold `secret`: how a test proves a token was never logged. */
   containsInLogs(secret: string): boolean;
+  /**
+   * Runs OpenClaw's CLI against this gateway (`gateway call <method> --port <port>`, …) in the same isolated
+   * environment, so it takes the gateway's credentials from the config file, never from its command line.
+   */
+  cli(
+    args: readonly string[],
+    timeoutMs?: number,
+  ): Promise<{ code: number | null; stdout: string; stderr: string }>;
   /** SIGTERM by PID, waits for the exit (SIGKILL after a bound), then removes the temp dir. Idempotent. */
   stop(): Promise<void>;
 }
@@ -281,6 +291,45 @@ export async function startOpenClawGateway(options: StartOpenClawGatewayOptions)
     readyAfterMs: Date.now() - started,
     logText,
     containsInLogs: (secret: string) => rawLogText().replace(ANSI, "").includes(secret),
+    cli: (args, timeoutMs = DEFAULT_CLI_TIMEOUT_MS) => runCli(runtime, env, dir, args, timeoutMs),
     stop,
   };
+}
+
+/** One CLI run, its output collected; killed (tree and all) when it outlives `timeoutMs`. */
+async function runCli(
+  runtime: OpenClawRuntime,
+  env: Record<string, string>,
+  cwd: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(runtime.nodeBin, [runtime.openclawEntry, ...args], {
+    cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  live.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const timer = setTimeout(() => {
+    if (child.pid !== undefined) killTree(child.pid, "SIGKILL");
+  }, timeoutMs);
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("close", (exitCode) => resolve(exitCode));
+    });
+    return { code, stdout: stdout.replace(ANSI, ""), stderr: stderr.replace(ANSI, "") };
+  } finally {
+    clearTimeout(timer);
+    live.delete(child);
+  }
 }

@@ -1,6 +1,7 @@
 /** @module The OpenClaw adapter on a stand-in of OpenClaw's API: config, registration modes, the four effects, logs. */
 import { afterEach, describe, expect, it } from "vitest";
 import openclawPlugin from "../../src/openclaw/index.js";
+import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
 import { type FakeOpenClaw, fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
 
 const TOKEN = "oc-test-token-0123456789abcdef0123";
@@ -35,11 +36,12 @@ const enabled = (extra: Record<string, unknown> = {}) => ({
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("OpenClaw adapter: registration", () => {
-  it("registers one prefix route with plugin auth, and one service, in full mode", () => {
+  it("registers the intake's prefix route with plugin auth, the inspector's with gateway auth, and one service, in full mode", () => {
     const fake = fakeOpenClaw({ pluginConfig: enabled() });
     openclawPlugin.register(fake.api);
     expect(fake.routes.map(({ path, match, auth }) => ({ path, match, auth }))).toEqual([
       { path: "/intake", match: "prefix", auth: "plugin" },
+      { path: INSPECTOR_PATH, match: "prefix", auth: "gateway" },
     ]);
     expect(fake.services.map((service) => service.id)).toEqual(["hooks-intake"]);
   });
@@ -49,8 +51,9 @@ describe("OpenClaw adapter: registration", () => {
     async (mode) => {
       const fake = fakeOpenClaw({ pluginConfig: enabled(), registrationMode: mode });
       openclawPlugin.register(fake.api);
-      expect(fake.routes.map((route) => route.path)).toEqual(["/intake"]);
+      expect(fake.routes.map((route) => route.path)).toEqual(["/intake", INSPECTOR_PATH]);
       expect(fake.services).toEqual([]);
+      expect(fake.tools).toEqual([]);
       const server = await fake.listen();
       cleanups.push(server.close);
       const response = await fetch(`${server.url}/intake/wake`, {
@@ -114,7 +117,7 @@ describe("OpenClaw adapter: registration", () => {
   ])("serves beside OpenClaw's built-in hooks when the paths do not overlap (%j, %s)", (config, ours) => {
     const fake = fakeOpenClaw({ config, pluginConfig: enabled({ path: ours }) });
     openclawPlugin.register(fake.api);
-    expect(fake.routes.map((route) => route.path)).toEqual([ours]);
+    expect(fake.routes.map((route) => route.path)).toEqual([ours, INSPECTOR_PATH]);
   });
 });
 

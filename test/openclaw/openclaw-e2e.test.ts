@@ -4,6 +4,8 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureOpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
+import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
+import { INSPECTOR_TOOL_NAMES } from "../../src/openclaw/inspector-tool-params.js";
 import {
   type OpenClawGateway,
   startOpenClawGateway,
@@ -20,6 +22,8 @@ const PROMPT_TIMEOUT_MS = 60_000;
 // A config edit re-registers the plugin in 4–8 s; a refused one is rolled back after 10–13 s (2 cores).
 const RELOAD_TIMEOUT_MS = 30_000;
 const RETRY_INTERVAL_MS = 250;
+/** A CLI call starts OpenClaw's CLI (3–8 s on 2 cores) and makes one RPC. */
+const CLI_TIMEOUT_MS = 60_000;
 /** The plugin's refusal of a path on OpenClaw's own hooks, naming both keys (quotes are escaped in the JSON log file). */
 const OVERLAP_ERROR =
   /plugins\.entries\.hooks-intake\.config\.path: \\?"\/hooks\\?" overlaps OpenClaw's built-in hooks at hooks\.path \\?"\/hooks\\?"/;
@@ -215,6 +219,174 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
     // The plugin did log: the check above looked at real output.
     expect(gateway.logText()).toContain("webhook intake serving /intake");
   });
+
+  /*
+   * The inspector inside OpenClaw: its page behind OpenClaw's gateway auth, its Control UI tab, the assistant's tools.
+   * What OpenClaw 2026.9.6 does, from its package (docs/ and dist/) and these runs:
+   * - `registerHttpRoute({ auth: "gateway" })`: OpenClaw checks the caller before the handler runs. A script or curl
+   *   sends `Authorization: Bearer <gateway.auth.token>` (or the password; `x-openclaw-scopes` is ignored for these);
+   *   no query-string form. A browser gets in only inside the Control UI tab: after its authenticated bootstrap,
+   *   OpenClaw sets a short-lived HttpOnly cookie bound to this plugin and the route's root, good for GET and HEAD
+   *   with `operator.read`. Without either: plain-text 401 "Unauthorized", and each wrong token is slowed down.
+   * - `api.session.controls.registerControlUiDescriptor({ surface: "tab", id, label, path, icon, group, order,
+   *   requiredScopes })`: announced to dashboards in the gateway hello and the `plugins.uiDescriptors` RPC as
+   *   `controlUiTabs`, with `requiresGatewayAuth: true` when `path` lies under a gateway-auth route of the same plugin.
+   *   The Control UI renders `path` in `<iframe sandbox="allow-scripts">` (`gateway.controlUi.embedSandbox`). The
+   *   custom-plugin-UI setting (Settings → Labs → Custom plugin UI, `gateway.controlUi.experimental.customPlugins`)
+   *   gates plugin JavaScript run in the Control UI itself; `plugins.uiDescriptors` lists this framed tab without it
+   *   (this gateway leaves it off), and the Control UI's tab page frames a `path` before any such check. Not tried in
+   *   a browser here.
+   * - `api.registerTool({ name, label, description, parameters: <JSON Schema>, execute(toolCallId, params) })` resolving
+   *   `{ content: [{ type: "text", text }], details }`; throw to fail. OpenClaw offers a tool only when the manifest
+   *   declares it (`contracts.tools`). Registered in the full load, they are in the main session's inventory
+   *   (`tools.effective`; the stub model sees them through OpenClaw's tool search, not in its direct tool list).
+   * - Without a model: `POST /tools/invoke { tool, args }` with the gateway bearer runs a tool through OpenClaw's own
+   *   policy and registry and answers `{ ok: true, result }` (a thrown error: 500, message withheld).
+   */
+
+  /** A GET as a browser or curl makes it, with OpenClaw's gateway token as the bearer when given one. */
+  const gatewayGet = (path: string, token?: string) =>
+    fetch(`${gateway.url}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  /** A tool call through OpenClaw's own invocation path, POST /tools/invoke: its policy and its tool registry, no model. */
+  const invokeTool = async (tool: string, args: Record<string, unknown>) => {
+    const response = await fetch(`${gateway.url}/tools/invoke`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${gatewayToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ tool, args }),
+    });
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+    return {
+      text,
+      answer: JSON.parse(text) as { ok: boolean; result: { content: { text: string }[]; details: unknown } },
+    };
+  };
+  /** A mapped request carrying the plugin's token in its header, as a sender sends it; answers its request id. */
+  const sendInspected = async () => {
+    const check = `inspect-${hex(4)}`;
+    const response = await post("/intake/monitor", { check, state: "degraded" });
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get("x-request-id");
+    expect(requestId).toBeTruthy();
+    return { check, requestId: requestId! };
+  };
+
+  it("the inspector's page and API answer with OpenClaw's gateway auth only", async () => {
+    const { requestId } = await sendInspected();
+    // The hook token is not OpenClaw's: it opens the intake, not the inspector. (OpenClaw slows each wrong token
+    // down, by seconds after a few, so the test tries one.)
+    const refusals = [
+      [INSPECTOR_PATH, undefined],
+      [`${INSPECTOR_PATH}/api/requests`, undefined],
+      [`${INSPECTOR_PATH}/api/requests`, pluginToken],
+    ] as const;
+    for (const [path, token] of refusals) {
+      const refused = await gatewayGet(path, token);
+      expect(refused.status, `${path} with ${token === undefined ? "no token" : "the hook token"}`).toBe(401);
+      expect(await refused.text()).not.toContain(requestId);
+    }
+    const page = await gatewayGet(INSPECTOR_PATH, gatewayToken);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/text\/html/);
+    const html = await page.text();
+    const api = await gatewayGet(`${INSPECTOR_PATH}/api/requests?hook=monitor`, gatewayToken);
+    expect(api.status).toBe(200);
+    const listed = await api.text();
+    expect(listed).toContain(requestId);
+    for (const secret of [pluginToken, gatewayToken]) {
+      expect(html).not.toContain(secret);
+      expect(listed).not.toContain(secret);
+    }
+  });
+
+  it(
+    "OpenClaw announces the inspector's Control UI tab, framed on its gateway-auth route",
+    async () => {
+      const call = await gateway.cli([
+        "gateway",
+        "call",
+        "plugins.uiDescriptors",
+        "--json",
+        "--port",
+        String(gateway.port),
+      ]);
+      expect(call.code, call.stderr).toBe(0);
+      const descriptors = JSON.parse(call.stdout) as { controlUiTabs?: unknown[] };
+      expect(descriptors.controlUiTabs).toContainEqual(
+        expect.objectContaining({
+          pluginId: "hooks-intake",
+          id: "inspector",
+          label: "Webhooks",
+          path: INSPECTOR_PATH,
+          // OpenClaw found the path under this plugin's own gateway-auth route: the frame gets its cookie grant.
+          requiresGatewayAuth: true,
+        }),
+      );
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it("the assistant's tools, called through OpenClaw, return a redacted record of a request", async () => {
+    const { check, requestId } = await sendInspected();
+    const recent = await invokeTool(INSPECTOR_TOOL_NAMES.recent, { hook: "monitor", text: requestId });
+    expect(recent.answer.ok).toBe(true);
+    const [summary] = (recent.answer.result.details as { requests: { id: string }[] }).requests;
+    expect(summary).toMatchObject({ requestId, status: 200, hook: "monitor", mappingId: "monitor" });
+
+    const detail = await invokeTool(INSPECTOR_TOOL_NAMES.detail, { id: summary!.id });
+    expect(detail.answer.result.details).toMatchObject({
+      requestId,
+      body: { value: { check, state: "degraded" } },
+    });
+    // The credential header is shown redacted, or not kept at all.
+    const { headers } = detail.answer.result.details as { headers?: Record<string, string> };
+    expect(headers?.["content-type"]).toBe("application/json");
+    expect(headers?.["authorization"] ?? "[redacted]").toBe("[redacted]");
+    // The model reads the text part: the same record.
+    expect(detail.answer.result.content[0]!.text).toContain(check);
+
+    const dryRun = await invokeTool(INSPECTOR_TOOL_NAMES.dryRun, { id: summary!.id });
+    expect(dryRun.answer.result.details).toMatchObject({ status: 200, mappingId: "monitor" });
+    // "It got a 401 and I cannot see why": a refusal is listed too, without the token it was sent with.
+    const refused = await post("/intake/monitor", { check, state: "refused" }, wrongToken);
+    expect(refused.status).toBe(401);
+    const refusals = await invokeTool(INSPECTOR_TOOL_NAMES.recent, {
+      status: "401",
+      text: refused.headers.get("x-request-id"),
+    });
+    expect((refusals.answer.result.details as { requests: unknown[] }).requests).toEqual([
+      expect.objectContaining({ hook: "monitor", status: 401, state: "refused" }),
+    ]);
+    for (const { text } of [recent, detail, dryRun, refusals]) {
+      for (const secret of [pluginToken, gatewayToken, wrongToken]) expect(text).not.toContain(secret);
+    }
+  });
+
+  it(
+    "the main session's effective tools include the three, from this plugin",
+    async () => {
+      // The inventory OpenClaw's tool search offers the model in the session wakes run in.
+      const call = await gateway.cli([
+        "gateway",
+        "call",
+        "tools.effective",
+        "--json",
+        "--port",
+        String(gateway.port),
+        "--params",
+        JSON.stringify({ sessionKey: "agent:main:main" }),
+      ]);
+      expect(call.code, call.stdout + call.stderr).toBe(0);
+      const inventory = JSON.parse(call.stdout) as {
+        groups: { tools: { id: string; source: string; pluginId?: string }[] }[];
+      };
+      const ours = inventory.groups
+        .flatMap((group) => group.tools)
+        .filter((tool) => tool.pluginId === "hooks-intake");
+      expect(ours.map((tool) => tool.id).sort()).toEqual(Object.values(INSPECTOR_TOOL_NAMES).sort());
+    },
+    CLI_TIMEOUT_MS,
+  );
 
   // Hot reload, on the same gateway: these come last, since they change the plugin's config under the tests above.
 

@@ -1,0 +1,42 @@
+/** @module Where the inspector lives inside OpenClaw: its route under OpenClaw's gateway auth, and the Control UI tab that frames it. */
+import type { ConfigIssue } from "../index.js";
+import { CONFIG_KEY, PLUGIN_ID } from "./gateway-config.js";
+import type { OpenClawControlUiDescriptor } from "./openclaw-api.js";
+
+/**
+ * The page and its JSON API, under the plugin's own prefix (as OpenClaw suggests, `/plugins/<id>/…`), so it never
+ * overlaps the intake's path, whose routes OpenClaw does not authenticate.
+ */
+export const INSPECTOR_PATH = `/plugins/${PLUGIN_ID}/inspector`;
+
+const covers = (outer: string, inner: string) => inner === outer || inner.startsWith(`${outer}/`);
+
+/**
+ * OpenClaw refuses routes that overlap with different auth, and the intake's take none of OpenClaw's: an intake
+ * path over or under the inspector's is a config error naming the key, not OpenClaw's failure to load the plugin.
+ */
+export function overlapWithInspector(pluginPath: string): ConfigIssue | undefined {
+  if (!covers(pluginPath, INSPECTOR_PATH) && !covers(INSPECTOR_PATH, pluginPath)) return undefined;
+  return {
+    path: `${CONFIG_KEY}.path`,
+    message: `"${pluginPath}" overlaps the inspector's page at "${INSPECTOR_PATH}": give the intake a path of its own (for example "/intake")`,
+  };
+}
+
+/**
+ * A sidebar tab that renders the page in a sandboxed frame. OpenClaw lets the frame in with a short-lived cookie
+ * it mints for this plugin's gateway-auth route, good for GET and HEAD only: the page reads there, and its
+ * replay and dry-run buttons need a caller with the gateway token.
+ */
+export function inspectorTab(): OpenClawControlUiDescriptor {
+  return {
+    id: "inspector",
+    surface: "tab",
+    label: "Webhooks",
+    description: "Every webhook request the intake received, what it matched and what became of it.",
+    icon: "scrollText",
+    group: "control",
+    path: INSPECTOR_PATH,
+    requiredScopes: ["operator.read"],
+  };
+}
