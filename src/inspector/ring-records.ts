@@ -5,12 +5,6 @@ import type { AdmittedRecord, AnsweredRecord, Journal, RunOutcome } from "../jou
 import type { InspectorSummary } from "./inspector-source.js";
 import type { SummaryRing } from "./summary-ring.js";
 
-/** What a refusal's record may carry besides the code (the journal keeps it when it knows it). */
-interface RefusalFields {
-  reason?: string;
-  client?: string;
-}
-
 /**
  * The journal the pipeline writes to, unchanged, with the ring told of each record once it is written. Every method
  * the journal has (today's and any a later journal adds) is passed through bound to it; only these four are seen.
@@ -36,12 +30,12 @@ export function recordingJournal(inner: Journal, ring: SummaryRing): Journal {
       await inner.admit(record);
       ring.push(row);
     },
-    answered(record) {
-      inner.answered(record);
+    answered(record, options) {
+      inner.answered(record, options);
       ring.push(answeredSummary(record));
     },
-    done(id, runs, recovered) {
-      inner.done(id, runs, recovered);
+    done(id, runs, recovered, outcomes) {
+      inner.done(id, runs, recovered, outcomes);
       const row = ring.byKey(id);
       if (row) row.state = finishedState(runs);
     },
@@ -116,8 +110,7 @@ export function answeredSummary(record: AnsweredRecord): InspectorSummary {
   };
   if (record.mappingId !== undefined) row.mappingId = record.mappingId;
   if (!duplicate) row.code = record.code;
-  const { reason, client } = record as AnsweredRecord & RefusalFields;
-  if (typeof reason === "string") row.reason = reason;
-  if (typeof client === "string") row.client = client;
+  if (record.reason !== undefined) row.reason = record.reason;
+  if (record.client !== undefined) row.client = record.client;
   return row;
 }
