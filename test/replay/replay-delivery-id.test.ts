@@ -84,12 +84,17 @@ describe("replaying a GitHub delivery to the gateway that accepted it", () => {
     const again = await cli(["replay", renamed, "--send", gateway.url]);
     expect(again.stdout).toMatch(/: 200 accepted: mappingId=github-push\n$/);
 
-    const list = await cli(["journal", "list", "--state-dir", state]);
-    expect(
-      list.stdout
+    // The last request's done line follows its answer (once the gateway stored its events): read until it is there.
+    const states = async () => {
+      const list = await cli(["journal", "list", "--state-dir", state]);
+      return list.stdout
         .trim()
         .split("\n")
-        .map((line) => line.split(/ {2,}/)[2]!.trim()),
-    ).toEqual(["done", "duplicate", "duplicate", "done"]);
+        .map((line) => line.split(/ {2,}/)[2]!.trim());
+    };
+    let listed = await states();
+    for (const deadline = Date.now() + 5_000; listed.at(-1) !== "done" && Date.now() < deadline; )
+      listed = await states();
+    expect(listed).toEqual(["done", "duplicate", "duplicate", "done"]);
   });
 });
