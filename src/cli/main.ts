@@ -17,10 +17,15 @@ export interface CliIo {
   setExitCode(code: number): void;
   /** When set, `hooks serve` stops once it resolves (to the name it logs) instead of on SIGINT/SIGTERM. */
   stop?: Promise<string>;
+  /**
+   * Whether a person reads stdout (default: stdout is a TTY). `hooks serve` prints the inspector's login link there
+   * only then: a service's stdout ends up in its log.
+   */
+  terminal?: boolean;
 }
 
-/** What a caller of `main` may replace: the output streams, and what stops `hooks serve`. */
-export type CliStreams = Pick<CliIo, "stdout" | "stderr" | "stop">;
+/** What a caller of `main` may replace: the output streams, what stops `hooks serve`, and who reads stdout. */
+export type CliStreams = Pick<CliIo, "stdout" | "stderr" | "stop" | "terminal">;
 
 type Registrar = (program: Command, io: CliIo) => void;
 

@@ -1,4 +1,6 @@
 /** @module `hooks serve`: runs the reference gateway until SIGINT/SIGTERM, then stops it gracefully; SIGHUP reloads its config. */
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { describeEndpoints, formatRows, wakeCurlLine } from "../gateway/endpoints.js";
 import {
@@ -43,6 +45,7 @@ export function readyBanner(
   handle: GatewayHandle,
   recordFile: string | undefined,
   logFile?: string,
+  inspector?: string,
 ): string {
   const lines = [
     `hooks gateway listening on ${handle.url}`,
@@ -80,16 +83,29 @@ export function readyBanner(
         ? { shellVar: DEMO_TOKEN_ENV }
         : { literal: "<hooks.token>" };
   lines.push("try it:", `  ${wakeCurlLine(handle.url, handle.hooksPath, curlToken)}`);
-  // Last, where it is easy to find. The link logs in: a key made for this start travels in its fragment, which a
-  // browser never sends, and stdout is not the log file; a configured key is referred to, never printed.
-  if (handle.inspectorUrl) {
-    lines.push(
-      handle.inspectorKeyGenerated
-        ? `inspector: ${handle.inspectorUrl}#key=${handle.inspectorKey}`
-        : `inspector: ${handle.inspectorUrl} (log in with server.inspector.key)`,
-    );
-  }
+  if (inspector) lines.push(inspector);
   return `${lines.join("\n")}\n`;
+}
+
+/** Where `hooks serve` leaves the inspector's login link when nobody reads its stdout (mode 0600, removed at stop). */
+export const INSPECTOR_LINK_FILE = "inspector-link";
+
+/**
+ * The banner's last line, where it is easy to find. The link logs in: a key made for this start travels in its
+ * fragment, which a browser never sends. It is printed only to a terminal; a service's stdout ends up in its log,
+ * so there the link goes to a file only its user can read. A configured key is referred to, never printed.
+ */
+export function inspectorLine(handle: GatewayHandle, terminal: boolean): string | undefined {
+  if (!handle.inspectorUrl) return undefined;
+  if (!handle.inspectorKeyGenerated)
+    return `inspector: ${handle.inspectorUrl} (log in with server.inspector.key)`;
+  const link = `${handle.inspectorUrl}#key=${handle.inspectorKey}`;
+  if (terminal) return `inspector: ${link}`;
+  const file = path.join(handle.stateDir, INSPECTOR_LINK_FILE);
+  writeFileSync(file, `${link}\n`, { mode: 0o600 });
+  // An existing file keeps its mode through a write: set it.
+  chmodSync(file, 0o600);
+  return `inspector: ${handle.inspectorUrl} (its login link is in ${file}, readable by this user only)`;
 }
 
 /**
@@ -174,11 +190,14 @@ async function serve(options: ServeOptions, io: CliIo): Promise<void> {
     }
     throw error;
   }
-  io.stdout.write(readyBanner(loaded, handle, options.record, logFile?.path));
+  const inspector = inspectorLine(handle, io.terminal ?? io.stdout.isTTY === true);
+  io.stdout.write(readyBanner(loaded, handle, options.record, logFile?.path, inspector));
   const stopReloading = reloadOnHangUp(io, handle);
   const signal = await stopSignal;
   logger.info(`received ${signal}`);
   await handle.close();
+  // The key in it died with the gateway.
+  rmSync(path.join(handle.stateDir, INSPECTOR_LINK_FILE), { force: true });
   // Only now: a SIGHUP while stopping is answered "stopping", where Node's default would end the process mid-stop.
   stopReloading();
   await logger.close();

@@ -1,6 +1,6 @@
 /** @module The reference gateway's inspector: the plugin's inspector page on a port of its own, logged in with a key made for each start. */
 import { randomBytes } from "node:crypto";
-import { createInspectorHandler, type HookPlugin, type InspectorSource } from "../index.js";
+import { createInspectorHandler, type HookPlugin, type HostLogger, type InspectorSource } from "../index.js";
 import type { GatewaySections } from "./gateway-config.js";
 import { listenGatewayServer } from "./http-server.js";
 import { credentialThrottleOf } from "./metrics-endpoint.js";
@@ -32,6 +32,7 @@ export async function startInspectorServer(options: {
   /** The port to bind (the config's, or 0 when the gateway took any free port). */
   port: number;
   clientUrl(host: string, port: number): string;
+  logger: HostLogger;
 }): Promise<InspectorServer> {
   const { plugin, sections } = options;
   const configured = sections.server.inspector.key;
@@ -45,16 +46,27 @@ export async function startInspectorServer(options: {
   });
   const server = await listenGatewayServer(
     (req, res) => {
-      void handler(req, res).then((handled) => {
-        if (handled) return;
-        if ((req.url ?? "/") === "/") {
-          res.statusCode = 302;
-          res.setHeader("Location", INSPECTOR_PATH);
-          res.end();
-          return;
-        }
-        sendGatewayError(res, 404, "NOT_FOUND", "Nothing is served at this path.");
-      });
+      void handler(req, res).then(
+        (handled) => {
+          if (handled) return;
+          if ((req.url ?? "/") === "/") {
+            res.statusCode = 302;
+            res.setHeader("Location", INSPECTOR_PATH);
+            res.end();
+            return;
+          }
+          sendGatewayError(res, 404, "NOT_FOUND", "Nothing is served at this path.");
+        },
+        (error: unknown) => {
+          // A request the handler could not answer costs that request only, never the gateway.
+          options.logger.error(
+            `inspector request failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
+          if (!res.headersSent)
+            sendGatewayError(res, 500, "INTERNAL", "The inspector could not answer this request.");
+          else res.destroy();
+        },
+      );
     },
     {
       host: sections.server.inspector.host,

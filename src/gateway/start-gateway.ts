@@ -104,6 +104,11 @@ export interface GatewayHandle {
   close(): Promise<void>;
 }
 
+/** Whether a bind address is reachable from this machine only. */
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\./.test(host);
+}
+
 function clientUrl(host: string, port: number): string {
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
@@ -265,12 +270,29 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     });
     if (sections.server.inspector.enabled && pluginPath !== undefined) {
       const port = options.port ?? sections.server.port;
+      const inspectorPort = options.inspectorPort ?? (port === 0 ? 0 : sections.server.inspector.port);
+      // The intake is what senders depend on: a second gateway on this machine, whose inspector port is taken,
+      // still serves, and says how to give its inspector a port of its own.
       inspector = await startInspectorServer({
         plugin,
         sections,
-        port: options.inspectorPort ?? (port === 0 ? 0 : sections.server.inspector.port),
+        port: inspectorPort,
         clientUrl,
+        logger,
+      }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EADDRINUSE" && error.code !== "EACCES" && error.code !== "EADDRNOTAVAIL")
+          throw error;
+        logger.warn(
+          `inspector not started: cannot listen on ${sections.server.inspector.host}:${inspectorPort} (${error.code}); set server.inspector.port to a free port, or 0 for any`,
+        );
+        return undefined;
       });
+      const { host } = sections.server.inspector;
+      if (inspector && !isLoopback(host)) {
+        logger.warn(
+          `the inspector listens on ${host}: it shows payloads, and its key and session cookie cross the network unencrypted; keep server.inspector.host on loopback and reach it through an SSH tunnel`,
+        );
+      }
     }
   } catch (error) {
     await server?.close(0);

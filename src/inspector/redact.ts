@@ -36,7 +36,8 @@ export function shownBody(
     }
   }
   if (type.startsWith("application/x-www-form-urlencoded")) {
-    const fields: Record<string, string | string[]> = {};
+    // No prototype: a field named `constructor` or `__proto__` is a field like any other.
+    const fields: Record<string, string | string[]> = Object.create(null);
     for (const [name, value] of new URLSearchParams(text)) {
       if (isCredentialQuery(name)) continue;
       const had = fields[name];

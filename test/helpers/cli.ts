@@ -23,6 +23,8 @@ export interface RunOptions {
   cwd?: string;
   /** Set on top of this process's environment; `undefined` unsets a variable. */
   env?: Record<string, string | undefined>;
+  /** Run as if a person read stdout (a terminal), for output that differs there; in-process runs only. */
+  terminal?: boolean;
 }
 
 export interface CliRun {
@@ -267,6 +269,7 @@ function startInProcess(args: readonly string[], options: RunOptions) {
     stdout: capture(output.addStdout),
     stderr: capture(output.addStderr),
     stop: stopped,
+    ...(options.terminal !== undefined && { terminal: options.terminal }),
   })
     .catch((error: unknown) => {
       output.addStderr(`main threw: ${(error as Error).stack ?? String(error)}\n`);

@@ -82,7 +82,8 @@ export class DocSandbox {
     await this.stopGateway();
     const env: Record<string, string | undefined> = await this.shell.env();
     for (const name of Object.keys(process.env)) if (!(name in env)) env[name] = undefined;
-    this.gateway = await startServe(args, { cwd: this.dir, env });
+    // The docs show what a person sees in a terminal.
+    this.gateway = await startServe(args, { cwd: this.dir, env, terminal: true });
   }
 
   async stopGateway(): Promise<void> {

@@ -1,7 +1,8 @@
 /** @module `hooks serve` and the inspector: the one line it prints logs in, the key reaches no log, and a restart lists what came before. */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { INSPECTOR_LINK_FILE } from "../../src/cli/serve.js";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { startGateway } from "../../src/gateway/start-gateway.js";
 import { createJournalInspector } from "../../src/inspector/journal-inspector.js";
@@ -23,18 +24,14 @@ async function logIn(inspectorUrl: string, key: string): Promise<string> {
 }
 
 describe("hooks serve and the inspector", () => {
-  it("prints one inspector line whose link logs in; the key is in no log", async () => {
+  it("prints one inspector line whose link logs in to a terminal; the key is in no log", async () => {
     const dir = makeTempDir();
     const config = writeConfig(dir, baseConfig());
     const logFile = path.join(dir, "gateway.log");
-    const serve = await startServe([
-      "--config",
-      config,
-      "--state-dir",
-      `${dir}/state`,
-      "--log-file",
-      logFile,
-    ]);
+    const serve = await startServe(
+      ["--config", config, "--state-dir", `${dir}/state`, "--log-file", logFile],
+      { terminal: true },
+    );
     const lines = serve
       .stdout()
       .split("\n")
@@ -55,6 +52,30 @@ describe("hooks serve and the inspector", () => {
     expect(log).toMatch(/stopped/);
     expect(log).not.toContain(key);
     expect(serve.stdout().split(key)).toHaveLength(2);
+  });
+
+  it("with nobody at a terminal (a service's log) leaves the link in a file of mode 0600, removed at stop", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(dir, baseConfig());
+    const state = path.join(dir, "state");
+    const serve = await startServe(["--config", config, "--state-dir", state]);
+    const file = path.join(state, INSPECTOR_LINK_FILE);
+    const line = serve
+      .stdout()
+      .split("\n")
+      .find((text) => text.startsWith("inspector: "))!;
+    expect(line).toMatch(
+      /^inspector: http:\/\/127\.0\.0\.1:\d+\/inspector \(its login link is in .+, readable by this user only\)$/,
+    );
+    expect(line).toContain(file);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const link = new URL(readFileSync(file, "utf8").trim());
+    const key = /^#key=([\w-]{32})$/.exec(link.hash)![1]!;
+    expect(serve.stdout()).not.toContain(key);
+    await logIn(`${link.origin}${link.pathname}`, key);
+    serve.signal("SIGTERM");
+    await serve.exited;
+    expect(existsSync(file)).toBe(false);
   });
 
   it("with a configured key prints no key, and that key logs in", async () => {
@@ -87,6 +108,36 @@ describe("hooks serve and the inspector", () => {
     expect(gateway.inspectorUrl).toBeUndefined();
     expect(gateway.inspectorKey).toBeUndefined();
     await gateway.close();
+  });
+
+  it("a second gateway whose inspector port is taken still serves, and says which setting to change", async () => {
+    const dir = makeTempDir();
+    const first = await startGateway({
+      config: baseConfig(),
+      configDir: dir,
+      port: 0,
+      stateDir: `${dir}/one`,
+      logger: silentGatewayLogger,
+    });
+    const warnings: string[] = [];
+    const second = await startGateway({
+      config: baseConfig(),
+      configDir: dir,
+      port: 0,
+      inspectorPort: first.inspectorUrl ? Number(new URL(first.inspectorUrl).port) : -1,
+      stateDir: `${dir}/two`,
+      logger: { ...silentGatewayLogger, warn: (message: string) => warnings.push(message) },
+    });
+    try {
+      expect(second.inspectorUrl).toBeUndefined();
+      expect(warnings).toEqual([
+        expect.stringMatching(/^inspector not started: .*EADDRINUSE.*server\.inspector\.port/),
+      ]);
+      expect((await postJson(`${second.url}/hooks/wake`, { text: "still served" }, AUTH)).status).toBe(200);
+    } finally {
+      await second.close();
+      await first.close();
+    }
   });
 
   it("after a restart lists the requests of the previous run, read from the journal", async () => {
