@@ -95,9 +95,13 @@
     return `${date.toLocaleDateString()} ${date.toLocaleTimeString()}`;
   }
 
+  /** A refusal's reason; for an accepted request what became of it ("queued", "turn ok · text"), once known. */
   function outcomeOf(row) {
     let text = row.state;
-    if (row.reason || row.code) text += ` · ${row.reason || row.code}`;
+    if (row.state === "refused") {
+      text += ` · ${row.reason || row.code || row.status}`;
+      if (row.client) text += ` · from ${row.client}`;
+    } else if (row.outcome) text = row.outcome;
     if (row.replayOf) text += " · replay";
     return text;
   }
@@ -238,27 +242,45 @@
     fact(facts, "Time", timeOf(detail.at));
     fact(facts, "Mapping", detail.mappingId);
     fact(facts, "Verification", detail.verification);
-    fact(facts, "Reason", detail.reason || detail.code);
-    fact(facts, "Answer", detail.error);
+    if (detail.state === "refused") fact(facts, "Reason", detail.reason || detail.code);
+    fact(facts, "What to check", detail.explanation);
+    fact(facts, "Sender was told", detail.error);
     fact(facts, "Client", detail.client);
-    fact(facts, "URL", detail.url);
+    fact(facts, "Request", detail.url && `${detail.method || ""} ${detail.url}`.trim());
+    if (detail.suppressed)
+      fact(
+        facts,
+        "Left out before it",
+        `${detail.suppressed} refusal(s) from this address (at most hooks.journal.refusedPerMinute are kept)`,
+      );
+    fact(facts, "Outcome", detail.state === "refused" ? undefined : detail.outcome);
     fact(facts, "Duration", detail.durationMs === undefined ? undefined : `${detail.durationMs} ms`);
     fact(facts, "Replay of", detail.replayOf);
-    for (const run of detail.runs || [])
-      fact(facts, `Agent run ${run.runId}`, run.reply ? `${run.status}, reply ${run.reply}` : run.status);
+    for (const run of detail.runs || []) fact(facts, `Agent turn ${run.runId}`, describeRun(run));
     fact(facts, "Note", detail.note);
     table($("detail-headers"), detail.headers);
     table($("detail-query"), detail.query);
     $("detail-body").textContent = bodyText(detail.body);
     const events = $("detail-events");
     events.replaceChildren();
-    for (const event of detail.events || [])
-      events.append(el("li", `${event.event} ${event.id}${event.outcome ? ` → ${event.outcome}` : ""}`));
+    for (const event of detail.events || []) {
+      const item = el("li", `${event.event} ${event.id}`);
+      if (event.outcome) item.append(" → ", el("strong", event.outcome, { class: "event-outcome" }));
+      events.append(item);
+    }
     if (!detail.events || detail.events.length === 0) events.append(el("li", "none"));
     const stored = detail.body !== undefined;
     for (const action of ["action-dry-run", "action-replay", "action-fixture"]) $(action).disabled = !stored;
     void showVerdicts(id, stored);
     void refresh();
+  }
+
+  /** "ok · reply text · delivery sent": a turn's status, its reply's kind, its delivery's result. */
+  function describeRun(run) {
+    const parts = [run.status];
+    if (run.reply) parts.push(`reply ${run.reply}`);
+    if (run.delivery) parts.push(`delivery ${run.delivery}`);
+    return parts.join(" · ");
   }
 
   /** Every mapping's verdict on the stored request, from a dry run against the config in force now. */

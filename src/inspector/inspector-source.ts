@@ -36,6 +36,11 @@ export interface InspectorSummary {
   replayOf?: string;
   /** The client address, when the journal kept it. */
   client?: string;
+  /**
+   * What became of an accepted request, in a few words: its system events' outcomes (`queued`, `coalesced`,
+   * `duplicate`), its agent turns' (`turn ok · text`), its deliveries' (`delivery sent`). Absent until it is known.
+   */
+  outcome?: string;
 }
 
 /** One request, redacted: credential headers "[redacted]", credential query params removed. */
@@ -45,13 +50,18 @@ export interface InspectorDetail extends InspectorSummary {
   headers?: Record<string, string>;
   query?: Record<string, string>;
   body?: { kind: "json" | "form" | "text" | "base64"; value: unknown };
-  /** e.g. "token accepted", "SIGNATURE_MISMATCH: signature mismatch". */
+  /** "token accepted", "signature accepted (github)", or a refusal's reason code. */
   verification?: string;
+  /** A refusal's reason in one line: what the sender likely did wrong, what to check. */
+  explanation?: string;
+  /** Refusals from the same client address the journal left out before this one (its per-minute limit). */
+  suppressed?: number;
   /** The hook is reached by a signature (a copied curl line needs one made afresh). */
   signed?: boolean;
   /** The planned events with their ids and, when the journal kept them, their outcomes. */
   events?: { event: string; id: string; outcome?: string }[];
-  runs?: { runId: string; status: string; reply?: string }[];
+  /** Agent turns: status, the reply's kind (`text`, `silent`, `empty`) and the delivery's result (`sent`, `failed: …`). */
+  runs?: { runId: string; status: string; reply?: string; delivery?: string }[];
   /** The message the sender got, for refusals. */
   error?: string;
   /** Why there is less to show (the journal is off, the body was not stored, the record is no longer kept). */

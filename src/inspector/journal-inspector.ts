@@ -1,6 +1,7 @@
 /** @module The InspectorSource of a plugin instance: the ring for the live list, the journal for details and older rows, the replay pipeline for dry runs, the live pipeline for replays. */
 import { Readable } from "node:stream";
 import JSON5 from "json5";
+import { findJournalEntry } from "../journal/find-entry.js";
 import { type JournalEntry, readJournal } from "../journal/read-journal.js";
 import type { PipelineResponse } from "../pipeline/request.js";
 import type { Pipeline } from "../pipeline/run-pipeline.js";
@@ -85,17 +86,14 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
     ];
   };
 
-  /** The journal entry of a request, by journal key or X-Request-Id, with its whole record. */
+  /**
+   * The journal entry of a request, by journal key or X-Request-Id, with its whole record: segments are read newest
+   * first and no further than the one that names it, so a detail costs the same in a journal of a week as of an hour.
+   */
   const findEntry = async (id: string): Promise<JournalEntry | undefined> => {
     if (journalDir === undefined) return undefined;
     const row = ring.byKey(id) ?? ring.byRequest(id);
-    const keys = new Set([id, ...(row ? [row.id, row.requestId] : [])]);
-    const entries = await readJournal(journalDir, {
-      // A row the ring knows is read alone: every other request of the journal costs no memory.
-      ...(row ? { where: (at: number, hook: string) => at === row.at && hook === row.hook } : {}),
-      keepRecord: (key) => keys.has(key),
-    });
-    return entries.filter((entry) => keys.has(entry.id) || keys.has(entry.requestId)).at(-1);
+    return findJournalEntry(journalDir, row ? [id, row.id, row.requestId] : [id]);
   };
 
   const storedFixture = async (id: string) => {
@@ -134,9 +132,10 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
     async detail(id) {
       const row = ring.byKey(id) ?? ring.byRequest(id);
       const entry = await findEntry(id);
-      const signed = (hook: string) => deps.live()?.prepared.signedPaths.has(hook) === true;
+      const scheme = (hook: string) => deps.live()?.prepared.signedPaths.get(hook)?.settings.scheme;
+      const signed = (hook: string) => scheme(hook) !== undefined;
       let detail: InspectorDetail | undefined;
-      if (entry) detail = detailOf(entry, signed(entry.hook), row?.durationMs);
+      if (entry) detail = detailOf(entry, { scheme: scheme(entry.hook) }, row?.durationMs);
       else if (row) {
         detail = {
           ...row,

@@ -4,6 +4,7 @@ import {
   type AdmittedLine,
   type AnsweredLine,
   type FinishedLine,
+  type JournalLine,
   type Outcomes,
   type PlannedId,
   plannedIds,
@@ -70,58 +71,68 @@ export interface ReadOptions {
 /** Every request in the journal, oldest first. A missing directory is an empty journal. */
 export async function readJournal(dir: string, options: ReadOptions = {}): Promise<JournalEntry[]> {
   const entries = new Map<string, JournalEntry>();
-  // A record is asked for by either of its names: the journal's key or the X-Request-Id it was answered with.
-  const keep = (line: RequestLine) =>
-    options.keepRecord?.(line.id) === true || options.keepRecord?.(requestIdOf(line)) === true;
   for (const segment of await listSegments(dir)) {
-    await readSegment(segment.file, (line) => {
-      if (
-        (line.t === "admitted" || line.t === "answered" || line.t === "finished") &&
-        options.where?.(line.at, line.hook) === false
-      )
-        return;
-      if (line.t === "admitted") {
-        entries.set(line.id, admittedEntry(line, keep(line)));
-        return;
-      }
-      if (line.t === "finished") {
-        entries.set(line.id, finishedEntry(line, keep(line)));
-        return;
-      }
-      if (line.t === "answered") {
-        entries.set(line.id, answeredEntry(line));
-        return;
-      }
-      const entry = entries.get(line.id);
-      if (!entry) return;
-      if (line.t === "outcome") {
-        entry.outcomes = { ...entry.outcomes, ...line.outcomes };
-        return;
-      }
-      if (line.t === "responded") {
-        entry.status = line.status;
-        return;
-      }
-      if (line.t === "handed") {
-        entry.handedAt ??= line.at;
-        return;
-      }
-      entry.doneAt = line.at;
-      entry.runs = line.runs;
-      entry.recovered = line.recovered === true;
-      entry.state = finishedState(line.runs);
-      // A delivery's result may have come before the done line (a host that sends at once).
-      if (line.outcomes !== undefined) entry.outcomes = { ...line.outcomes, ...entry.outcomes };
-    });
+    await readSegment(segment.file, (line) => applyLine(entries, line, options));
   }
   return [...entries.values()].sort((a, b) => a.at - b.at);
 }
 
+/**
+ * Folds one line into the entries read so far, in journal order: a line that names a request starts (or restarts,
+ * for a copy carried forward) its entry; the others add to the entry of their key.
+ */
+export function applyLine(
+  entries: Map<string, JournalEntry>,
+  line: JournalLine,
+  options: ReadOptions = {},
+): void {
+  if (isRequestLine(line) && options.where?.(line.at, line.hook) === false) return;
+  // A record is asked for by either of its names: the journal's key or the X-Request-Id it was answered with.
+  const keep = (named: RequestLine) =>
+    options.keepRecord?.(named.id) === true || options.keepRecord?.(requestIdOf(named)) === true;
+  if (line.t === "admitted") {
+    entries.set(line.id, admittedEntry(line, keep(line)));
+    return;
+  }
+  if (line.t === "finished") {
+    entries.set(line.id, finishedEntry(line, keep(line)));
+    return;
+  }
+  if (line.t === "answered") {
+    entries.set(line.id, answeredEntry(line));
+    return;
+  }
+  const entry = entries.get(line.id);
+  if (!entry) return;
+  if (line.t === "outcome") {
+    entry.outcomes = { ...entry.outcomes, ...line.outcomes };
+    return;
+  }
+  if (line.t === "responded") {
+    entry.status = line.status;
+    return;
+  }
+  if (line.t === "handed") {
+    entry.handedAt ??= line.at;
+    return;
+  }
+  entry.doneAt = line.at;
+  entry.runs = line.runs;
+  entry.recovered = line.recovered === true;
+  entry.state = finishedState(line.runs);
+  // A delivery's result may have come before the done line (a host that sends at once).
+  if (line.outcomes !== undefined) entry.outcomes = { ...line.outcomes, ...entry.outcomes };
+}
+
 /** A line that names a request: an entry starts from one of these. */
-type RequestLine = AdmittedLine | AnsweredLine | FinishedLine;
+export type RequestLine = AdmittedLine | AnsweredLine | FinishedLine;
+
+export function isRequestLine(line: JournalLine): line is RequestLine {
+  return line.t === "admitted" || line.t === "answered" || line.t === "finished";
+}
 
 /** The X-Request-Id the request was answered with: the journal's key unless the caller chose its own. */
-function requestIdOf(line: RequestLine): string {
+export function requestIdOf(line: RequestLine): string {
   return line.requestId ?? line.id;
 }
 

@@ -21,6 +21,16 @@ const HOSTILE_SCRIPT = "<script>window.pwned=1;alert(1)</script>";
 const HOSTILE_IMG = "<img src=x onerror=window.pwned=2;alert(2)>";
 
 let gateway: GatewayHandle;
+/** Whether a heartbeat was asked for and has not run yet (the gateway logs `heartbeat` when it has). */
+const heartbeat = { due: false, waiting: [] as (() => void)[] };
+const logger = {
+  ...silentGatewayLogger,
+  info(message: string) {
+    if (message !== "heartbeat") return;
+    heartbeat.due = false;
+    for (const resolve of heartbeat.waiting.splice(0)) resolve();
+  },
+};
 let browser: Browser;
 let page: BrowserPage;
 const emitted: string[] = [];
@@ -71,6 +81,23 @@ function rowOf(requestId: string, timeoutMs = 2_000): Promise<string> {
   );
 }
 
+/** The list's outcome cell of a row. */
+function outcomeCell(id: string): Promise<string> {
+  return page.evaluate<string>(`document.querySelector('#rows tr[data-id="${id}"] .outcome').textContent`);
+}
+
+/** The detail's headers as "name: value" lines. */
+function headerRows(): Promise<string[]> {
+  return page.evaluate<string[]>(
+    `[...document.querySelectorAll("#detail-headers tr")].map((tr) => tr.querySelector("th").textContent + ": " + tr.querySelector("td").textContent)`,
+  );
+}
+
+/** Resolves once no heartbeat that was asked for is still to run (each one drains the main session's queue). */
+function heartbeatsRun(): Promise<void> {
+  return heartbeat.due ? new Promise((resolve) => heartbeat.waiting.push(resolve)) : Promise.resolve();
+}
+
 /** Clicks the row and waits for its detail (its facts name its request id, which is its key here). */
 async function openRow(id: string): Promise<void> {
   await page.click(`#rows tr[data-id="${id}"]`);
@@ -103,9 +130,12 @@ describe.skipIf(skip !== undefined)("the inspector page in Chromium", () => {
       configDir: dir,
       port: 0,
       stateDir: `${dir}/state`,
-      logger: silentGatewayLogger,
+      logger,
     });
     gateway.bus.on("session:system-event", (event) => emitted.push(event.text));
+    gateway.bus.on("heartbeat:request", () => {
+      heartbeat.due = true;
+    });
     browser = await launchChromium(findBinary("chromium"));
     page = await browser.newPage();
   }, 20_000);
@@ -177,25 +207,76 @@ describe.skipIf(skip !== undefined)("the inspector page in Chromium", () => {
     await shot("04-replay");
   });
 
-  it("a refused request shows its reason; an unauthenticated one is listed with its status", async () => {
-    const bad = await sendRaw("/hooks/wake", "{not json");
-    expect(bad.status).toBe(400);
+  it("a refused request shows its reason; a 401 appears live with its reason, address, explanation and headers", async () => {
+    // Sent at once: the page's next poll shows them all.
+    const started = Date.now();
+    const [bad, noToken, stranger] = await Promise.all([
+      sendRaw("/hooks/wake", "{not json"),
+      sendRaw("/hooks/wake", JSON.stringify({ text: "x" }), { "x-trace": "no-token" }),
+      sendRaw("/hooks/wake", JSON.stringify({ text: "x" }), { authorization: "Bearer wrong" }),
+    ]);
+    expect([bad.status, noToken.status, stranger.status]).toEqual([400, 401, 401]);
     const id = await rowOf(bad.requestId);
+    const missing = await rowOf(noToken.requestId);
+    const wrong = await rowOf(stranger.requestId);
+    expect(Date.now() - started).toBeLessThan(2_000);
     await openRow(id);
     const facts = await page.waitFor<string>(
       `document.getElementById("detail-facts").textContent.includes("INVALID_JSON") && document.getElementById("detail-facts").textContent`,
     );
     expect(facts).toMatch(/VerificationINVALID_JSON/);
-    const stranger = await sendRaw("/hooks/wake", JSON.stringify({ text: "x" }), {
-      authorization: "Bearer wrong",
-    });
-    expect(stranger.status).toBe(401);
+    expect(await outcomeCell(missing)).toMatch(/^refused · TOKEN_MISSING · from (::ffff:)?127\.0\.0\.1$/);
+    expect(await outcomeCell(wrong)).toMatch(/^refused · TOKEN_WRONG · from /);
+    await openRow(missing);
+    const missingFacts = await page.evaluate<string>(`document.getElementById("detail-facts").textContent`);
+    expect(missingFacts).toContain("ReasonTOKEN_MISSING");
+    expect(missingFacts).toContain("What to checkNo token was sent");
+    expect(missingFacts).toMatch(/Client(::ffff:)?127\.0\.0\.1/);
+    expect(missingFacts).toContain("RequestPOST /hooks/wake");
+    const missingHeaders = await headerRows();
+    expect(missingHeaders).toContain("x-trace: no-token");
+    expect(missingHeaders.some((row) => row.startsWith("authorization"))).toBe(false);
+
+    await openRow(wrong);
+    expect(await page.evaluate(`document.getElementById("detail-facts").textContent`)).toContain(
+      "What to checkA token was sent but it is not the hook token",
+    );
+    expect(await headerRows()).toContain("authorization: [redacted]");
+    await shot("05-refused-detail");
     await page.type("#filter-status", "401");
     await page.waitFor(
       `[...document.querySelectorAll("#rows tr[data-id]")].length > 0 && [...document.querySelectorAll("#rows .status")].every((cell) => cell.textContent === "401")`,
     );
-    await shot("05-refused");
+    await shot("05-refused-list");
     await page.type("#filter-status", "");
+  });
+
+  it("an accepted wake shows its system event queued, and the next one coalesced behind it", async () => {
+    // The queue is empty once every heartbeat asked for has run: then the first wake is queued, the second joins it.
+    await heartbeatsRun();
+    const sent = [];
+    for (const text of ["first of two", "second of two"])
+      sent.push(await sendRaw("/hooks/wake", JSON.stringify({ text, mode: "next-heartbeat" })));
+    const first = await rowOf(sent[0]!.requestId);
+    const second = await rowOf(sent[1]!.requestId);
+    await page.waitFor(
+      `document.querySelector('#rows tr[data-id="${first}"] .outcome').textContent === "queued"`,
+    );
+    await page.waitFor(
+      `document.querySelector('#rows tr[data-id="${second}"] .outcome').textContent === "coalesced"`,
+    );
+    await openRow(first);
+    expect(await page.evaluate(`document.getElementById("detail-events").textContent`)).toMatch(
+      /^session:system-event \S+ → queued$/,
+    );
+    await openRow(second);
+    expect(await page.evaluate(`document.getElementById("detail-events").textContent`)).toMatch(
+      /^session:system-event \S+ → coalesced$/,
+    );
+    expect(await page.evaluate(`document.getElementById("detail-facts").textContent`)).toContain(
+      "Verificationtoken accepted",
+    );
+    await shot("05-accepted-outcome");
   });
 
   it("renders a hostile payload as text: no script runs, no element is injected", async () => {

@@ -227,6 +227,66 @@ describe("the inspector on its own port", () => {
     expect((await call("/api/requests?hook=nothing-here", { cookie })).json().requests).toEqual([]);
   });
 
+  it("a refused request's detail: reason, what to check, the sender's message, client, method, URL, headers by name", async () => {
+    const cookie = await logIn();
+    const noToken = await fetch(`${gateway.url}/hooks/wake?color=red`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-trace": "no-token" },
+      body: JSON.stringify({ text: "no token" }),
+    });
+    expect(noToken.status).toBe(401);
+    const wrong = await send("wake", JSON.stringify({ text: "wrong token" }), {
+      authorization: "Bearer not-the-token",
+    });
+    expect(wrong.status).toBe(401);
+    const missingId = noToken.headers.get("x-request-id")!;
+    const rows = await listUntil(
+      cookie,
+      (rows) => rows.some((row) => row.requestId === wrong.requestId),
+      "?status=401",
+    );
+    const missingRow = rows.find((row) => row.requestId === missingId);
+    expect(missingRow).toMatchObject({ state: "refused", code: "UNAUTHORIZED", reason: "TOKEN_MISSING" });
+    expect(missingRow.client).toMatch(/127\.0\.0\.1$/);
+    const missing = (await call(`/api/requests/${missingRow.id}`, { cookie })).json();
+    expect(missing).toMatchObject({
+      reason: "TOKEN_MISSING",
+      verification: "TOKEN_MISSING",
+      client: missingRow.client,
+      method: "POST",
+      url: "/hooks/wake?color=red",
+      query: { color: "red" },
+    });
+    expect(missing.explanation).toMatch(/No token was sent/);
+    expect(missing.error).toEqual(expect.any(String));
+    expect(missing.headers["x-trace"]).toBe("no-token");
+    expect(missing.headers).not.toHaveProperty("authorization");
+    expect(missing.body).toBeUndefined();
+    const wrongRow = rows.find((row) => row.requestId === wrong.requestId);
+    const wrongDetail = (await call(`/api/requests/${wrongRow.id}`, { cookie })).json();
+    expect(wrongDetail).toMatchObject({ reason: "TOKEN_WRONG", headers: { authorization: "[redacted]" } });
+    expect(wrongDetail.explanation).toMatch(/not the hook token/);
+    // The text filter finds refusals by reason and by address.
+    const byReason = (await call("/api/requests?text=token_wrong", { cookie })).json().requests;
+    expect(byReason.map((row: any) => row.requestId)).toEqual([wrong.requestId]);
+  });
+
+  it("an accepted wake: its system event's outcome on the row and in the detail", async () => {
+    const cookie = await logIn();
+    const sent = await send("wake", JSON.stringify({ text: "outcome", mode: "next-heartbeat" }));
+    const [row] = await listUntil(
+      cookie,
+      (rows) => rows[0]?.requestId === sent.requestId && rows[0].state === "done",
+    );
+    // Queued, or coalesced behind a wake of an earlier test that no heartbeat has taken yet.
+    expect(row.outcome).toMatch(/^(queued|coalesced)$/);
+    const detail = (await call(`/api/requests/${row.id}`, { cookie })).json();
+    expect(detail.outcome).toBe(row.outcome);
+    expect(detail.events).toEqual([
+      { event: "session:system-event", id: expect.any(String), outcome: row.outcome },
+    ]);
+  });
+
   it("a dry run shows the plan and emits nothing; a replay emits once, with a new id, marked as a replay", async () => {
     const cookie = await logIn();
     const sent = await send("wake", JSON.stringify({ text: "replay me" }));
@@ -319,7 +379,7 @@ describe("the inspector on its own port", () => {
     const requestId = response.headers.get("x-request-id");
     const [row] = await listUntil(cookie, (rows) => rows[0]?.requestId === requestId);
     const detail = (await call(`/api/requests/${row.id}`, { cookie })).json();
-    expect(detail.verification).toBe("signature verified");
+    expect(detail.verification).toBe("signature accepted (github)");
     expect([undefined, "[redacted]"]).toContain(detail.headers["x-hub-signature-256"]);
     expect(detail.headers["x-github-event"]).toBe("push");
     const curl = (await call(`/api/requests/${row.id}/curl`, { cookie })).text;
