@@ -1,19 +1,8 @@
-/** @module Drives the machine's Chromium over the DevTools protocol on a pipe (`--remote-debugging-pipe`): no driver package, nothing downloaded. */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+/** @module Drives the machine's Chromium (Debian's `/usr/bin/chromium`, nothing downloaded) with playwright-core, behind the few calls the browser tests make. */
+import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { Readable, Writable } from "node:stream";
-
-type Params = Record<string, unknown>;
-interface Message {
-  id?: number;
-  method?: string;
-  params?: any;
-  result?: any;
-  error?: { message: string };
-  sessionId?: string;
-}
+import { setTimeout as delay } from "node:timers/promises";
+import { chromium, type Page } from "playwright-core";
 
 /** What the page did that a test checks afterwards: dialogs it opened, errors it threw, what the console said. */
 export interface PageRecord {
@@ -26,13 +15,16 @@ export interface PageRecord {
 
 export interface BrowserPage {
   readonly record: PageRecord;
+  /** The Playwright page, for what the calls below do not cover (frames, say). */
+  readonly page: Page;
   goto(url: string): Promise<void>;
   /** The expression's value (awaited, returned by value); throws what the page threw. */
   evaluate<T = unknown>(expression: string): Promise<T>;
   /** Polls the expression until it is truthy; its value. */
   waitFor<T = unknown>(expression: string, timeoutMs?: number): Promise<T>;
+  /** Clicks as a person does: the element scrolled into view, visible and enabled first. */
   click(selector: string): Promise<void>;
-  /** Sets an input's value and fires `input`, as typing does. */
+  /** Replaces an input's value as typing does, or picks a select's option (an `input` event fires). */
   type(selector: string, value: string): Promise<void>;
   screenshot(file: string): Promise<void>;
   /** Response bodies still being fetched are in `record.responses` once this resolves. */
@@ -45,175 +37,71 @@ export interface Browser {
 }
 
 export async function launchChromium(executable = "/usr/bin/chromium"): Promise<Browser> {
-  const profile = mkdtempSync(path.join(os.tmpdir(), "hooks-chromium-"));
-  const child: ChildProcess = spawn(
-    executable,
-    [
-      "--headless=new",
-      "--remote-debugging-pipe",
-      // The tests run as root in CI containers, where Chromium's sandbox cannot start.
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-dev-shm-usage",
-      "--no-first-run",
-      "--no-default-browser-check",
-      "--disable-extensions",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      `--user-data-dir=${profile}`,
-      "about:blank",
-    ],
-    { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"] },
-  );
-  const toBrowser = child.stdio[3] as Writable;
-  const fromBrowser = child.stdio[4] as Readable;
-  // A browser that never started (or died) closes its pipes: the calls fail with the reason below instead.
-  toBrowser.on("error", () => undefined);
-  fromBrowser.on("error", () => undefined);
-  let nextId = 1;
-  const waiting = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>();
-  const listeners = new Set<(message: Message) => void>();
-  let buffered = "";
-  fromBrowser.setEncoding("utf8");
-  fromBrowser.on("data", (chunk: string) => {
-    buffered += chunk;
-    for (let end = buffered.indexOf("\0"); end !== -1; end = buffered.indexOf("\0")) {
-      const message = JSON.parse(buffered.slice(0, end)) as Message;
-      buffered = buffered.slice(end + 1);
-      if (message.id !== undefined) {
-        const pending = waiting.get(message.id);
-        waiting.delete(message.id);
-        if (message.error) pending?.reject(new Error(message.error.message));
-        else pending?.resolve(message.result);
-      } else for (const listener of listeners) listener(message);
-    }
+  const browser = await chromium.launch({
+    executablePath: executable,
+    // CI runs as root in a container, where Chromium's sandbox cannot start.
+    args: ["--no-sandbox", "--disable-dev-shm-usage"],
   });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  // Not installed, or not executable: every call fails with why, instead of waiting for an answer.
-  let failed: Error | undefined;
-  child.once("error", (error) => {
-    failed = new Error(`chromium (${executable}) did not start: ${error.message}`);
-    for (const pending of waiting.values()) pending.reject(failed);
-    waiting.clear();
-  });
-  child.once("exit", () => {
-    for (const pending of waiting.values()) pending.reject(new Error("chromium exited"));
-    waiting.clear();
-  });
-
-  function send(method: string, params: Params = {}, sessionId?: string): Promise<any> {
-    if (failed) return Promise.reject(failed);
-    const id = nextId++;
-    const message = sessionId === undefined ? { id, method, params } : { id, method, params, sessionId };
-    return new Promise((resolve, reject) => {
-      waiting.set(id, { resolve, reject });
-      toBrowser.write(`${JSON.stringify(message)}\0`);
-    });
-  }
-
-  function on(sessionId: string, handler: (method: string, params: any) => void): void {
-    listeners.add((message) => {
-      if (message.sessionId === sessionId && message.method) handler(message.method, message.params);
-    });
-  }
-
-  await send("Browser.getVersion");
-
   return {
     async newPage() {
-      const { targetId } = await send("Target.createTarget", { url: "about:blank" });
-      const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
-      const call = (method: string, params?: Params) => send(method, params, sessionId);
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       const record: PageRecord = { dialogs: [], errors: [], console: [], responses: [] };
-      const loads: (() => void)[] = [];
       const bodies: Promise<void>[] = [];
-      const responses = new Map<string, { url: string; status: number }>();
-      on(sessionId, (method, params) => {
-        if (method === "Page.loadEventFired") for (const done of loads.splice(0)) done();
-        if (method === "Page.javascriptDialogOpening") {
-          record.dialogs.push(`${params.type}: ${params.message}`);
-          void call("Page.handleJavaScriptDialog", { accept: false });
-        }
-        if (method === "Runtime.exceptionThrown")
-          record.errors.push(
-            params.exceptionDetails?.exception?.description ?? params.exceptionDetails?.text,
-          );
-        if (method === "Runtime.consoleAPICalled")
-          record.console.push(params.args.map((arg: any) => arg.value ?? arg.description).join(" "));
-        if (method === "Log.entryAdded") record.console.push(`${params.entry.source}: ${params.entry.text}`);
-        if (method === "Network.responseReceived")
-          responses.set(params.requestId, { url: params.response.url, status: params.response.status });
-        if (method === "Network.loadingFinished") {
-          const seen = responses.get(params.requestId);
-          if (!seen) return;
-          bodies.push(
-            call("Network.getResponseBody", { requestId: params.requestId }).then(
-              ({ body, base64Encoded }) => {
-                record.responses.push({
-                  ...seen,
-                  body: base64Encoded ? Buffer.from(body, "base64").toString("utf8") : body,
-                });
-              },
-              () => undefined,
-            ),
-          );
-        }
+      page.on("dialog", (dialog) => {
+        record.dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+        void dialog.dismiss().catch(() => undefined);
       });
-      await Promise.all([
-        call("Page.enable"),
-        call("Runtime.enable"),
-        call("Log.enable"),
-        call("Network.enable"),
-        call("Emulation.setDeviceMetricsOverride", {
-          width: 1400,
-          height: 1000,
-          deviceScaleFactor: 1,
-          mobile: false,
-        }),
-      ]);
-
-      const evaluate = async <T>(expression: string): Promise<T> => {
-        const answer = await call("Runtime.evaluate", {
-          expression,
-          awaitPromise: true,
-          returnByValue: true,
-        });
-        if (answer.exceptionDetails) {
-          throw new Error(answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text);
-        }
-        return answer.result.value as T;
-      };
-
+      page.on("pageerror", (error) => record.errors.push(error.message));
+      page.on("console", (message) => record.console.push(message.text()));
+      page.on("response", (response) => {
+        bodies.push(
+          response.body().then(
+            (body) => {
+              record.responses.push({
+                url: response.url(),
+                status: response.status(),
+                body: body.toString("utf8"),
+              });
+            },
+            // A redirect or an aborted load has no body.
+            () => undefined,
+          ),
+        );
+      });
+      // The browser's own reports (a Content-Security-Policy refusal, say) are log entries, not console calls.
+      const session = await page.context().newCDPSession(page);
+      session.on("Log.entryAdded", ({ entry }) => record.console.push(`${entry.source}: ${entry.text}`));
+      await session.send("Log.enable");
+      const evaluate = <T>(expression: string): Promise<T> => page.evaluate(expression) as Promise<T>;
       return {
         record,
+        page,
         async goto(url) {
-          const loaded = new Promise<void>((resolve) => loads.push(resolve));
-          const { loaderId } = await call("Page.navigate", { url });
-          // A change of the fragment only loads nothing: there is no load event to wait for.
-          if (loaderId !== undefined) await loaded;
+          await page.goto(url);
         },
         evaluate,
         async waitFor<T>(expression: string, timeoutMs = 5_000): Promise<T> {
+          // Polled from here, not with waitForFunction: the expression may be a promise (an API call), and one that
+          // throws (an element not rendered yet) is not there yet, not a failure.
           const deadline = Date.now() + timeoutMs;
           for (;;) {
             const value = await evaluate<T>(expression).catch(() => undefined);
             if (value) return value;
             if (Date.now() > deadline) throw new Error(`timed out waiting for: ${expression}`);
-            await new Promise((resolve) => setTimeout(resolve, 25));
+            await delay(25);
           }
         },
         async click(selector) {
-          await evaluate(`document.querySelector(${JSON.stringify(selector)}).click()`);
+          await page.click(selector);
         },
         async type(selector, value) {
-          await evaluate(
-            `(() => { const input = document.querySelector(${JSON.stringify(selector)}); input.value = ${JSON.stringify(value)}; input.dispatchEvent(new Event("input", { bubbles: true })); })()`,
-          );
+          const tag = await page.$eval(selector, (element) => element.tagName);
+          if (tag === "SELECT") await page.selectOption(selector, value);
+          else await page.fill(selector, value);
         },
         async screenshot(file) {
-          const { data } = await call("Page.captureScreenshot", { format: "png" });
-          writeFileSync(file, Buffer.from(data, "base64"));
+          mkdirSync(path.dirname(file), { recursive: true });
+          await page.screenshot({ path: file });
         },
         async settle() {
           await Promise.all(bodies);
@@ -221,11 +109,7 @@ export async function launchChromium(executable = "/usr/bin/chromium"): Promise<
       };
     },
     async close() {
-      await send("Browser.close").catch(() => undefined);
-      const killed = setTimeout(() => child.kill("SIGKILL"), 3_000);
-      await exited;
-      clearTimeout(killed);
-      rmSync(profile, { recursive: true, force: true });
+      await browser.close();
     },
   };
 }
