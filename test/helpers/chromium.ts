@@ -37,6 +37,11 @@ export interface BrowserPage {
   screenshot(file: string): Promise<void>;
   /** Response bodies still being fetched are in `record.responses` once this resolves. */
   settle(): Promise<void>;
+  /**
+   * Evaluates in the first child frame whose URL contains `urlPart` (in this page's process or its own), in a
+   * world of its own: the frame's DOM, not its globals. Undefined while there is no such frame.
+   */
+  evaluateInFrame<T = unknown>(urlPart: string, expression: string): Promise<T | undefined>;
 }
 
 export interface Browser {
@@ -160,7 +165,17 @@ export async function launchChromium(executable = "/usr/bin/chromium"): Promise<
           );
         }
       });
+      // Frames another process renders (a sandboxed frame may be one) are attached as sessions of their own.
+      const frameSessions = new Map<string, string>();
+      on(sessionId, (method, params) => {
+        if (method === "Target.attachedToTarget" && params.targetInfo.type === "iframe")
+          frameSessions.set(params.targetInfo.targetId, params.sessionId);
+        if (method === "Target.detachedFromTarget")
+          for (const [target, session] of frameSessions)
+            if (session === params.sessionId) frameSessions.delete(target);
+      });
       await Promise.all([
+        call("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true }),
         call("Page.enable"),
         call("Runtime.enable"),
         call("Log.enable"),
@@ -217,6 +232,29 @@ export async function launchChromium(executable = "/usr/bin/chromium"): Promise<
         },
         async settle() {
           await Promise.all(bodies);
+        },
+        async evaluateInFrame<T>(urlPart: string, expression: string): Promise<T | undefined> {
+          const options = { expression, awaitPromise: true, returnByValue: true };
+          const answerOf = (answer: any): T => {
+            if (answer.exceptionDetails)
+              throw new Error(answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text);
+            return answer.result.value as T;
+          };
+          const { frameTree } = await call("Page.getFrameTree");
+          const children = (tree: any): any[] =>
+            (tree.childFrames ?? []).flatMap((child: any) => [child.frame, ...children(child)]);
+          const local = children(frameTree).find((frame) => String(frame.url).includes(urlPart));
+          if (local) {
+            const { executionContextId } = await call("Page.createIsolatedWorld", { frameId: local.id });
+            return answerOf(await call("Runtime.evaluate", { ...options, contextId: executionContextId }));
+          }
+          const { targetInfos } = await send("Target.getTargets");
+          for (const info of targetInfos) {
+            const frameSession = frameSessions.get(info.targetId);
+            if (info.type !== "iframe" || !frameSession || !String(info.url).includes(urlPart)) continue;
+            return answerOf(await send("Runtime.evaluate", options, frameSession));
+          }
+          return undefined;
         },
       };
     },
