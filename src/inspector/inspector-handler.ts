@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthThrottle } from "../pipeline/auth-throttle.js";
 import { compareRequests, curlLine } from "./inspector-actions.js";
+import { VIEW_CSS_SOURCE } from "./inspector-html-style.js";
 import { answerView } from "./inspector-html-routes.js";
 import { inspectorAssets, inspectorPage } from "./inspector-page.js";
 import { createInspectorSessions, type InspectorSessions } from "./inspector-session.js";
@@ -35,17 +36,19 @@ export interface InspectorHandlerOptions {
 
 /**
  * Everything the handler sends carries these: nothing inline runs, nothing is cached, nothing leaks in a Referer.
- * The server-rendered pages run no script at all, so their policy allows none.
+ * The server-rendered pages run no script at all, so their policy allows none, and only their own inline style.
  */
 function securityHeaders(
   framing: "deny" | "same-origin",
   page: "scripted" | "server-rendered",
 ): Record<string, string> {
   const ancestors = framing === "deny" ? "'none'" : "'self'";
-  const scripts = page === "scripted" ? " script-src 'self';" : "";
-  const connect = page === "scripted" ? " connect-src 'self';" : "";
+  const sources =
+    page === "scripted"
+      ? "script-src 'self'; style-src 'self'; connect-src 'self';"
+      : `style-src ${VIEW_CSS_SOURCE};`;
   return {
-    "Content-Security-Policy": `default-src 'none';${scripts} style-src 'self';${connect} img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors ${ancestors}`,
+    "Content-Security-Policy": `default-src 'none'; ${sources} img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors ${ancestors}`,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",

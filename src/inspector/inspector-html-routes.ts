@@ -9,7 +9,6 @@ import {
   messagePage,
   type ViewContext,
 } from "./inspector-html.js";
-import { VIEW_CSS } from "./inspector-html-style.js";
 import type { InspectorFilter, InspectorSource } from "./inspector-source.js";
 
 export interface ViewAnswer {
@@ -56,7 +55,6 @@ export async function answerView(
   rest: string,
   params: URLSearchParams,
 ): Promise<ViewAnswer | undefined> {
-  if (rest === "/assets/view.css") return { status: 200, type: "text/css; charset=utf-8", body: VIEW_CSS };
   const route = /^(?:\/?|\/compare|\/r\/([^/]+)(?:\/(dry-run|fixture))?)$/.exec(rest);
   if (!route) return undefined;
   const ctx: ViewContext = { toBase: relativeBase(base, rest), journaling: source?.journaling ?? false };

@@ -1,4 +1,5 @@
-/** @module The stylesheet of the script-free pages, served from the base path (their CSP takes styles from there only). */
+/** @module The stylesheet of the script-free pages, inline in each, and the hash their CSP allows it by. */
+import { createHash } from "node:crypto";
 
 export const VIEW_CSS = `body { font: 14px/1.45 system-ui, sans-serif; margin: 0; color: #1d2126; background: #fff; }
 header { padding: 0.5rem 1rem; border-bottom: 1px solid #d8dde3; }
@@ -34,3 +35,10 @@ dd { margin: 0; overflow-wrap: anywhere; }
   #compare-body .removed { background: #3a2221; }
 }
 `;
+
+/**
+ * Inline, not linked: in a sandboxed frame the browser may send the host's cookie with navigations only (a
+ * stylesheet load is cross-site from the frame's opaque origin), and the host refuses it. The CSP allows this one
+ * text by its hash, and no other style.
+ */
+export const VIEW_CSS_SOURCE = `'sha256-${createHash("sha256").update(VIEW_CSS).digest("base64")}'`;

@@ -1,5 +1,6 @@
 /** @module The inspector as plain HTML pages, no script: what a host's sandboxed frame can show (list, detail, dry run, fixture, comparison). */
 import type { Comparison } from "./inspector-actions.js";
+import { VIEW_CSS } from "./inspector-html-style.js";
 import { escapeHtml } from "./inspector-page.js";
 import type { InspectorDetail, InspectorSummary } from "./inspector-source.js";
 
@@ -31,7 +32,7 @@ function layout(ctx: ViewContext, title: string, body: string, refresh = false):
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 ${refresh ? `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">\n` : ""}<title>${h(title)} · hooks inspector</title>
-<link rel="stylesheet" href="${h(ctx.toBase)}assets/view.css">
+<style>${VIEW_CSS}</style>
 </head>
 <body>
 <header><a href="${h(ctx.toBase)}" class="home">hooks inspector</a></header>

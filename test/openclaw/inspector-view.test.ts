@@ -2,16 +2,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInspectorHandler } from "../../src/index.js";
 import { detailPage } from "../../src/inspector/inspector-html.js";
+import { VIEW_CSS, VIEW_CSS_SOURCE } from "../../src/inspector/inspector-html-style.js";
 import { escapeHtml } from "../../src/inspector/inspector-page.js";
 import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
 import { GATEWAY_TOKEN, HOOK_TOKEN, HOSTILE, type StandIn, startControlUiStandIn } from "./control-ui-stand-in.js";
 
-const CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'";
+const CSP = `default-src 'none'; style-src ${VIEW_CSS_SOURCE}; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'`;
 /** Every element the pages are made of. */
 const PAGE_TAGS = [
   "!doctype", "html", "head", "meta", "title", "link", "body", "header", "main", "a", "h1", "h2", "h3", "p", "nav",
-  "form", "input", "label", "button", "table", "tr", "th", "td", "pre", "dl", "dt", "dd", "code", "strong", "span", "br",
+  "style", "form", "input", "label", "button", "table", "tr", "th", "td", "pre", "dl", "dt", "dd", "code", "strong", "span", "br",
 ];
 const WRONG_TOKEN = "oc-frame-wrong-token-00112233445566778899";
 
@@ -95,6 +95,8 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
       expect(list.headers.get("x-frame-options")).toBe("SAMEORIGIN");
       expect(list.html).toContain('<meta http-equiv="refresh" content="2">');
       expect(list.html).not.toMatch(/<script/i);
+      // The one style the policy allows by its hash, inline: the frame's cookie may not go with a stylesheet load.
+      expect(list.html).toContain(`<style>${VIEW_CSS}</style>`);
       for (const { requestId } of [deploy, evil, refused]) expect(list.html).toContain(requestId);
       // From the base path without a slash, a relative link must name the base's last segment.
       const prefix = path.endsWith("/") ? "./" : "./inspector/";
