@@ -2,8 +2,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthThrottle } from "../pipeline/auth-throttle.js";
 import { compareRequests, curlLine } from "./inspector-actions.js";
-import { VIEW_CSS_SOURCE } from "./inspector-html-style.js";
 import { answerView } from "./inspector-html-routes.js";
+import { VIEW_CSS_SOURCE } from "./inspector-html-style.js";
 import { inspectorAssets, inspectorPage } from "./inspector-page.js";
 import { createInspectorSessions, type InspectorSessions } from "./inspector-session.js";
 import type { InspectorFilter, InspectorSource } from "./inspector-source.js";

@@ -85,6 +85,35 @@ function records(items: readonly unknown[], id: string): string {
   return `<table id="${id}" class="records">\n<tr>${head}</tr>\n${body}\n</table>`;
 }
 
+/** Names for the fields known today; a field added later shows under its own name. */
+const LABELS: Record<string, string> = {
+  id: "Journal key",
+  requestId: "Request id",
+  at: "Time",
+  hook: "Hook",
+  mappingId: "Mapping",
+  status: "Status",
+  state: "State",
+  code: "Code",
+  reason: "Reason",
+  durationMs: "Duration (ms)",
+  replayOf: "Replay of",
+  client: "Client",
+  method: "Method",
+  url: "URL",
+  verification: "Verification",
+  signed: "Signed",
+  error: "Answer",
+  note: "Note",
+  candidates: "Mapping verdicts",
+  events: "Planned events",
+  actions: "Actions",
+  logs: "Logs",
+  body: "Answer body",
+};
+
+const label = (name: string) => LABELS[name] ?? name;
+
 /** Any object, generically: scalars in a definition list, lists as tables, nested objects as their own part. */
 function generic(value: Record<string, unknown>, idPrefix: string): string {
   const facts: string[] = [];
@@ -92,10 +121,10 @@ function generic(value: Record<string, unknown>, idPrefix: string): string {
   for (const [name, item] of Object.entries(value)) {
     if (item === undefined) continue;
     const id = `${idPrefix}-${name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
-    if (Array.isArray(item)) parts.push(`<h3>${h(name)}</h3>\n${records(item, id)}`);
+    if (Array.isArray(item)) parts.push(`<h3>${h(label(name))}</h3>\n${records(item, id)}`);
     else if (item !== null && typeof item === "object")
-      parts.push(`<h3>${h(name)}</h3>\n${pairs(item as Record<string, unknown>, id)}`);
-    else facts.push(`<dt>${h(name)}</dt><dd>${h(text(item))}</dd>`);
+      parts.push(`<h3>${h(label(name))}</h3>\n${pairs(item as Record<string, unknown>, id)}`);
+    else facts.push(`<dt>${h(label(name))}</dt><dd>${h(text(item))}</dd>`);
   }
   const list = facts.length === 0 ? "" : `<dl id="${idPrefix}-facts">\n${facts.join("\n")}\n</dl>\n`;
   return list + parts.join("\n");
@@ -117,7 +146,9 @@ export interface ListView {
 
 function query(params: Record<string, string | number | undefined>): string {
   const kept = Object.entries(params).filter(([, value]) => value !== undefined && value !== "");
-  return kept.length === 0 ? "" : `?${kept.map(([name, value]) => `${name}=${enc(String(value))}`).join("&")}`;
+  return kept.length === 0
+    ? ""
+    : `?${kept.map(([name, value]) => `${name}=${enc(String(value))}`).join("&")}`;
 }
 
 export function listPage(ctx: ViewContext, view: ListView): string {

@@ -41,8 +41,18 @@ export async function startControlUiStandIn(): Promise<StandIn> {
       token: HOOK_TOKEN,
       path: "/intake",
       mappings: [
-        { id: "deploy", match: { path: "deploy" }, action: "wake", textTemplate: "Deployed {{payload.service}}" },
-        { id: `evil-${HOSTILE}`, match: { path: "evil" }, action: "wake", textTemplate: "evil {{payload.a}}" },
+        {
+          id: "deploy",
+          match: { path: "deploy" },
+          action: "wake",
+          textTemplate: "Deployed {{payload.service}}",
+        },
+        {
+          id: `evil-${HOSTILE}`,
+          match: { path: "evil" },
+          action: "wake",
+          textTemplate: "evil {{payload.a}}",
+        },
       ],
     },
   });

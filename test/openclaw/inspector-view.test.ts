@@ -5,13 +5,49 @@ import { detailPage } from "../../src/inspector/inspector-html.js";
 import { VIEW_CSS, VIEW_CSS_SOURCE } from "../../src/inspector/inspector-html-style.js";
 import { escapeHtml } from "../../src/inspector/inspector-page.js";
 import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
-import { GATEWAY_TOKEN, HOOK_TOKEN, HOSTILE, type StandIn, startControlUiStandIn } from "./control-ui-stand-in.js";
+import {
+  GATEWAY_TOKEN,
+  HOOK_TOKEN,
+  HOSTILE,
+  type StandIn,
+  startControlUiStandIn,
+} from "./control-ui-stand-in.js";
 
 const CSP = `default-src 'none'; style-src ${VIEW_CSS_SOURCE}; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'`;
 /** Every element the pages are made of. */
 const PAGE_TAGS = [
-  "!doctype", "html", "head", "meta", "title", "link", "body", "header", "main", "a", "h1", "h2", "h3", "p", "nav",
-  "style", "form", "input", "label", "button", "table", "tr", "th", "td", "pre", "dl", "dt", "dd", "code", "strong", "span", "br",
+  "!doctype",
+  "html",
+  "head",
+  "meta",
+  "title",
+  "link",
+  "body",
+  "header",
+  "main",
+  "a",
+  "h1",
+  "h2",
+  "h3",
+  "p",
+  "nav",
+  "style",
+  "form",
+  "input",
+  "label",
+  "button",
+  "table",
+  "tr",
+  "th",
+  "td",
+  "pre",
+  "dl",
+  "dt",
+  "dd",
+  "code",
+  "strong",
+  "span",
+  "br",
 ];
 const WRONG_TOKEN = "oc-frame-wrong-token-00112233445566778899";
 
@@ -22,7 +58,10 @@ let standIn: StandIn;
 /** Every page this file read: none may hold a credential or unescaped markup. */
 const pages: { path: string; html: string }[] = [];
 
-async function get(path: string, headers: Record<string, string> = { authorization: `Bearer ${GATEWAY_TOKEN}` }) {
+async function get(
+  path: string,
+  headers: Record<string, string> = { authorization: `Bearer ${GATEWAY_TOKEN}` },
+) {
   const response = await fetch(`${standIn.url}${path}`, { headers, redirect: "manual" });
   const html = await response.text();
   pages.push({ path, html });
@@ -33,9 +72,12 @@ async function get(path: string, headers: Record<string, string> = { authorizati
 async function keyOf(requestId: string): Promise<string> {
   const deadline = Date.now() + 5_000;
   for (;;) {
-    const response = await fetch(`${standIn.url}${INSPECTOR_PATH}/api/requests?text=${encodeURIComponent(requestId)}`, {
-      headers: { authorization: `Bearer ${GATEWAY_TOKEN}` },
-    });
+    const response = await fetch(
+      `${standIn.url}${INSPECTOR_PATH}/api/requests?text=${encodeURIComponent(requestId)}`,
+      {
+        headers: { authorization: `Bearer ${GATEWAY_TOKEN}` },
+      },
+    );
     const { requests } = (await response.json()) as { requests: { id: string; requestId: string }[] };
     const found = requests.find((row) => row.requestId === requestId);
     if (found) return found.id;
@@ -121,7 +163,9 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
   it("the detail: every field of the request as the API has it, the verdicts of a dry run, the curl line", async () => {
     const api = await get(`${INSPECTOR_PATH}/api/requests/${encodeURIComponent(deploy.key)}`);
     const detail = JSON.parse(api.html) as Record<string, unknown>;
-    const page = await get(`${INSPECTOR_PATH}/r/${encodeURIComponent(deploy.key)}`, { cookie: standIn.frameCookie });
+    const page = await get(`${INSPECTOR_PATH}/r/${encodeURIComponent(deploy.key)}`, {
+      cookie: standIn.frameCookie,
+    });
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toBe(CSP);
     expect(page.html).not.toMatch(/http-equiv="refresh"/);
@@ -136,7 +180,7 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
     expect(page.html).toContain(escapeHtml(JSON.stringify({ service: "api-7" }, null, 2)));
     expect(page.html).not.toMatch(/<th>authorization<\/th><td>(?!\[redacted\])/);
     // The dry run's verdict and the curl line, with no credential in it.
-    expect(page.html).toMatch(/<dt>mappingId<\/dt><dd>deploy<\/dd>/);
+    expect(page.html).toMatch(/<dl id="verdicts-facts">[^]*<dt>Mapping<\/dt><dd>deploy<\/dd>/);
     expect(page.html).toContain("curl -X POST &quot;$HOOKS_URL&quot;");
     expect(page.html).toContain("hooks journal replay");
     expect(page.html).toContain(`href="../r/${encodeURIComponent(deploy.key)}/dry-run"`);
@@ -160,7 +204,14 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
         curl: "",
       },
     );
-    for (const text of ["futureFact", "FUTURE-FACT", "futureList", "FUTURE-STEP", "futureColumn", "FUTURE-COLUMN"])
+    for (const text of [
+      "futureFact",
+      "FUTURE-FACT",
+      "futureList",
+      "FUTURE-STEP",
+      "futureColumn",
+      "FUTURE-COLUMN",
+    ])
       expect(html).toContain(text);
   });
 
@@ -197,10 +248,13 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
     });
     expect(post.status).toBe(405);
     // The JSON API stays for a caller with the gateway token.
-    const api = await fetch(`${standIn.url}${INSPECTOR_PATH}/api/requests/${encodeURIComponent(deploy.key)}/dry-run`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${GATEWAY_TOKEN}`, "content-type": "application/json" },
-    });
+    const api = await fetch(
+      `${standIn.url}${INSPECTOR_PATH}/api/requests/${encodeURIComponent(deploy.key)}/dry-run`,
+      {
+        method: "POST",
+        headers: { authorization: `Bearer ${GATEWAY_TOKEN}`, "content-type": "application/json" },
+      },
+    );
     expect(api.status).toBe(200);
   });
 
@@ -225,18 +279,23 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
         // Values are quoted with `"`, which escaping never leaves in one: what is outside quotes is the page's.
         expect(attributes!.replace(/"[^"]*"/g, '""'), `${path}: ${tag}`).not.toMatch(/\son\w+\s*=/i);
       }
-      if (status === 200 && path.includes("/r/")) expect(html, path).toContain("&lt;script&gt;window.pwned=1");
+      if (status === 200 && path.includes("/r/"))
+        expect(html, path).toContain("&lt;script&gt;window.pwned=1");
       for (const [, url] of html.matchAll(/(?:href|src|action)="([^"]*)"/g)) {
         expect(url, path).toMatch(/^\.{1,2}\//);
       }
     }
-    const detail = pages.find((page) => page.path === `${INSPECTOR_PATH}/r/${encodeURIComponent(evil.key)}`)!.html;
+    const detail = pages.find(
+      (page) => page.path === `${INSPECTOR_PATH}/r/${encodeURIComponent(evil.key)}`,
+    )!.html;
     // The header's name, the query's names, the body's keys, the mapping's id: all there, as text.
     expect(detail).toContain("x-evil&#39;&amp;name");
     expect(detail).toContain(escapeHtml(`evil-${HOSTILE}`));
     // The query's name ends at the markup's first `=`.
     expect(detail).toContain("<th>&lt;script&gt;window.pwned</th>");
-    const refusal = pages.find((page) => page.path === `${INSPECTOR_PATH}/r/${encodeURIComponent(refused.key)}`)!.html;
+    const refusal = pages.find(
+      (page) => page.path === `${INSPECTOR_PATH}/r/${encodeURIComponent(refused.key)}`,
+    )!.html;
     expect(refusal).toContain("TOKEN_WRONG");
   });
 
@@ -249,7 +308,11 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
 
 describe("createInspectorHandler's page option", () => {
   it("the reference gateway's default is unchanged: the scripted page, framed by nobody", async () => {
-    const handler = createInspectorHandler({ source: () => undefined, auth: { kind: "host" }, basePath: "/i" });
+    const handler = createInspectorHandler({
+      source: () => undefined,
+      auth: { kind: "host" },
+      basePath: "/i",
+    });
     const headers = new Map<string, string>();
     const res = {
       statusCode: 0,
