@@ -180,7 +180,7 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
     expect(page.html).toContain(escapeHtml(JSON.stringify({ service: "api-7" }, null, 2)));
     expect(page.html).not.toMatch(/<th>authorization<\/th><td>(?!\[redacted\])/);
     // The dry run's verdict and the curl line, with no credential in it.
-    expect(page.html).toMatch(/<dl id="verdicts-facts">[^]*<dt>Mapping<\/dt><dd>deploy<\/dd>/);
+    expect(page.html).toMatch(/<dl id="verdicts-facts">[\s\S]*<dt>Mapping<\/dt><dd>deploy<\/dd>/);
     expect(page.html).toContain("curl -X POST &quot;$HOOKS_URL&quot;");
     expect(page.html).toContain("hooks journal replay");
     expect(page.html).toContain(`href="../r/${encodeURIComponent(deploy.key)}/dry-run"`);
