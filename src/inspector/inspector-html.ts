@@ -269,7 +269,8 @@ ${records(detail.runs ?? [], "detail-runs")}
 ${verdicts}
 <h2>As curl</h2>
 <pre id="curl">${h(curl)}</pre>`;
-  return layout(ctx, `Request ${detail.requestId}`, body);
+  // A request still under way (an agent turn, a delivery) gets its outcomes as they come.
+  return layout(ctx, `Request ${detail.requestId}`, body, detail.state === "pending");
 }
 
 export function dryRunPage(ctx: ViewContext, id: string, report: unknown): string {

@@ -186,6 +186,14 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
     expect(page.html).toContain(`href="../r/${encodeURIComponent(deploy.key)}/dry-run"`);
   });
 
+  it("a request still pending reloads its detail every 2 s, a finished one does not", () => {
+    const detail = { id: "k", requestId: "r", at: 0, hook: "h", status: 202 };
+    const page = (state: string) =>
+      detailPage({ toBase: "../", journaling: true }, { detail: { ...detail, state }, curl: "" });
+    expect(page("pending")).toContain('<meta http-equiv="refresh" content="2">');
+    expect(page("done")).not.toContain("http-equiv");
+  });
+
   it("a field the detail gains later is shown without a change to the page", () => {
     const html = detailPage(
       { toBase: "../", journaling: true },
