@@ -2,6 +2,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthThrottle } from "../pipeline/auth-throttle.js";
 import { compareRequests, curlLine } from "./inspector-actions.js";
+import { answerView } from "./inspector-html-routes.js";
+import { VIEW_CSS_SOURCE } from "./inspector-html-style.js";
 import { inspectorAssets, inspectorPage } from "./inspector-page.js";
 import { createInspectorSessions, type InspectorSessions } from "./inspector-session.js";
 import type { InspectorFilter, InspectorSource } from "./inspector-source.js";
@@ -24,13 +26,29 @@ export interface InspectorHandlerOptions {
    * host whose own UI frames it, as a Control UI tab may).
    */
   framing?: "deny" | "same-origin";
+  /**
+   * What GET on the base path shows: the page with its script (`scripted`, the default), or plain HTML pages that
+   * need no script and post nothing (`server-rendered`: list, detail, dry run, fixture, comparison), for a host
+   * that shows the page in a sandboxed frame whose script cannot call the API (a Control UI tab). Host auth only.
+   */
+  page?: "scripted" | "server-rendered";
 }
 
-/** Everything the handler sends carries these: nothing inline runs, nothing is cached, nothing leaks in a Referer. */
-function securityHeaders(framing: "deny" | "same-origin"): Record<string, string> {
+/**
+ * Everything the handler sends carries these: nothing inline runs, nothing is cached, nothing leaks in a Referer.
+ * The server-rendered pages run no script at all, so their policy allows none, and only their own inline style.
+ */
+function securityHeaders(
+  framing: "deny" | "same-origin",
+  page: "scripted" | "server-rendered",
+): Record<string, string> {
   const ancestors = framing === "deny" ? "'none'" : "'self'";
+  const sources =
+    page === "scripted"
+      ? "script-src 'self'; style-src 'self'; connect-src 'self';"
+      : `style-src ${VIEW_CSS_SOURCE};`;
   return {
-    "Content-Security-Policy": `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors ${ancestors}`,
+    "Content-Security-Policy": `default-src 'none'; ${sources} img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors ${ancestors}`,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -108,7 +126,11 @@ export function createInspectorHandler(
   const sessions: InspectorSessions | undefined =
     options.auth.kind === "session" ? createInspectorSessions(options.auth.key, base || "/") : undefined;
   const assets = inspectorAssets();
-  const guard = securityHeaders(options.framing ?? "deny");
+  const pageKind = options.page ?? "scripted";
+  // Its pages have no login form: a session's key could not be entered there.
+  if (pageKind === "server-rendered" && options.auth.kind !== "host")
+    throw new Error('createInspectorHandler: page "server-rendered" needs auth { kind: "host" }');
+  const guard = securityHeaders(options.framing ?? "deny", pageKind);
 
   const loggedIn = (req: IncomingMessage) => sessions === undefined || sessions.valid(req);
 
@@ -258,6 +280,20 @@ export function createInspectorHandler(
     const rest = path.slice(base.length);
     const method = req.method ?? "GET";
     try {
+      if (pageKind === "server-rendered" && !rest.startsWith("/api/")) {
+        const answer =
+          method === "GET" || method === "HEAD"
+            ? await answerView(options.source(), base, rest, url.searchParams)
+            : undefined;
+        if (answer) {
+          send(res, answer.status, answer.type, answer.body);
+          return true;
+        }
+        if (method !== "GET" && method !== "HEAD" && !rest.startsWith("/assets/")) {
+          sendError(res, 405, "METHOD_NOT_ALLOWED", "These pages are read with GET.", { Allow: "GET, HEAD" });
+          return true;
+        }
+      }
       if (rest === "" || rest === "/") {
         if (method !== "GET" && method !== "HEAD") {
           sendError(res, 405, "METHOD_NOT_ALLOWED", "The page is read with GET.", { Allow: "GET, HEAD" });

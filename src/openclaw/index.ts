@@ -37,10 +37,14 @@ function register(api: OpenClawPluginApi): void {
   for (const { path, match, auth, handler } of routes) {
     api.registerHttpRoute({ path, match, auth, handler: full ? gate.guard(handler) : notServing });
   }
+  // The Control UI tab frames the route in a sandbox: an opaque origin whose script's calls carry no credential
+  // and whose POSTs OpenClaw refuses. So the pages are plain HTML, navigations only; the API stays for the bearer.
   const inspector = createInspectorHandler({
     auth: { kind: "host" },
     basePath: INSPECTOR_PATH,
     source: () => plugin.inspector(),
+    framing: "same-origin",
+    page: "server-rendered",
   });
   registerInspector(api, {
     handler: full ? gate.guard(inspector) : notServing,

@@ -24,9 +24,10 @@ export function overlapWithInspector(pluginPath: string): ConfigIssue | undefine
 }
 
 /**
- * A sidebar tab that renders the page in a sandboxed frame. OpenClaw lets the frame in with a short-lived cookie
- * it mints for this plugin's gateway-auth route, good for GET and HEAD only: the page reads there, and its
- * replay and dry-run buttons need a caller with the gateway token.
+ * A sidebar tab that renders the page in `<iframe sandbox="allow-scripts">`. OpenClaw lets the frame in with a
+ * short-lived cookie it mints for this plugin's gateway-auth route, sent with navigations and subresource loads,
+ * GET and HEAD only: the route serves script-free pages there (list, detail, dry run, fixture, comparison), and a
+ * replay needs the gateway token or the CLI.
  */
 export function inspectorTab(): OpenClawControlUiDescriptor {
   return {

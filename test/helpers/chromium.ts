@@ -29,6 +29,8 @@ export interface BrowserPage {
   screenshot(file: string): Promise<void>;
   /** Response bodies still being fetched are in `record.responses` once this resolves. */
   settle(): Promise<void>;
+  /** Evaluates in the first child frame whose URL contains `urlPart`; undefined while there is no such frame. */
+  evaluateInFrame<T = unknown>(urlPart: string, expression: string): Promise<T | undefined>;
 }
 
 export interface Browser {
@@ -105,6 +107,12 @@ export async function launchChromium(executable = "/usr/bin/chromium"): Promise<
         },
         async settle() {
           await Promise.all(bodies);
+        },
+        async evaluateInFrame<T>(urlPart: string, expression: string): Promise<T | undefined> {
+          const frame = page
+            .frames()
+            .find((each) => each !== page.mainFrame() && each.url().includes(urlPart));
+          return frame === undefined ? undefined : ((await frame.evaluate(expression)) as T);
         },
       };
     },

@@ -271,7 +271,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
     return { check, requestId: requestId! };
   };
 
-  it("the inspector's page and API answer with OpenClaw's gateway auth only", async () => {
+  it("the inspector's pages (list, detail, dry run) and API answer with OpenClaw's gateway auth only", async () => {
     const { requestId } = await sendInspected();
     // The hook token is not OpenClaw's: it opens the intake, not the inspector. (OpenClaw slows each wrong token
     // down, by seconds after a few, so the test tries one.)
@@ -285,17 +285,35 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
       expect(refused.status, `${path} with ${token === undefined ? "no token" : "the hook token"}`).toBe(401);
       expect(await refused.text()).not.toContain(requestId);
     }
-    const page = await gatewayGet(INSPECTOR_PATH, gatewayToken);
-    expect(page.status).toBe(200);
-    expect(page.headers.get("content-type")).toMatch(/text\/html/);
-    const html = await page.text();
     const api = await gatewayGet(`${INSPECTOR_PATH}/api/requests?hook=monitor`, gatewayToken);
     expect(api.status).toBe(200);
     const listed = await api.text();
     expect(listed).toContain(requestId);
-    for (const secret of [pluginToken, gatewayToken]) {
-      expect(html).not.toContain(secret);
-      expect(listed).not.toContain(secret);
+    const key = (JSON.parse(listed) as { requests: { id: string; requestId: string }[] }).requests.find(
+      (row) => row.requestId === requestId,
+    )!.id;
+    // The pages the Control UI tab frames: plain HTML, each a GET, the request in every one.
+    const pages = [
+      INSPECTOR_PATH,
+      `${INSPECTOR_PATH}/r/${encodeURIComponent(key)}`,
+      `${INSPECTOR_PATH}/r/${encodeURIComponent(key)}/dry-run`,
+    ];
+    const bodies = [listed];
+    for (const path of pages) {
+      const refused = await gatewayGet(path);
+      expect(refused.status, `${path} without auth`).toBe(401);
+      expect(await refused.text()).not.toContain(requestId);
+      const page = await gatewayGet(path, gatewayToken);
+      expect(page.status, path).toBe(200);
+      expect(page.headers.get("content-type")).toMatch(/text\/html/);
+      expect(page.headers.get("content-security-policy")).toMatch(/frame-ancestors 'self'$/);
+      const html = await page.text();
+      expect(html, path).toContain(requestId);
+      expect(html, path).not.toMatch(/<script/i);
+      bodies.push(html);
+    }
+    for (const body of bodies) {
+      for (const secret of [pluginToken, gatewayToken, builtInToken]) expect(body).not.toContain(secret);
     }
   });
 
