@@ -272,7 +272,9 @@ export function createInspectorHandler(
   }
 
   return async (req, res) => {
-    const url = new URL(req.url ?? "/", "http://inspector.invalid");
+    const url = targetOf(req.url);
+    // Not a path this handler could own (`//host`, say): left to the host, which answers it as it answers strangers.
+    if (url === undefined) return false;
     const path = url.pathname;
     if (path !== base && !path.startsWith(`${base}/`)) return false;
     // Every answer below carries them, an error's too.
@@ -345,4 +347,13 @@ export function createInspectorHandler(
     }
     return true;
   };
+}
+
+/** The request target as a URL, or undefined for one that is not a path (`//`, `//x:99999/`). */
+function targetOf(target: string | undefined): URL | undefined {
+  try {
+    return new URL(target ?? "/", "http://inspector.invalid");
+  } catch {
+    return undefined;
+  }
 }

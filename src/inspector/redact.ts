@@ -14,7 +14,13 @@ export function shownHeaders(headers: Readonly<Record<string, string>>): Record<
 
 /** A stored URL's path and query, credential parameters removed, and the query as fields. */
 export function shownUrl(url: string): { url: string; query: Record<string, string> } {
-  const parsed = new URL(url, "http://stored.invalid");
+  // Appended to an origin, not resolved against one: a stored `//x/y` is a path, not a host.
+  let parsed: URL;
+  try {
+    parsed = new URL(`http://stored.invalid${url.startsWith("/") ? "" : "/"}${url}`);
+  } catch {
+    return { url, query: {} };
+  }
   const query: Record<string, string> = {};
   for (const [name, value] of parsed.searchParams) if (!isCredentialQuery(name)) query[name] = value;
   return { url: urlWithoutCredentials(parsed.pathname, parsed.searchParams), query };

@@ -1,5 +1,6 @@
 /** @module `hooks serve` and the inspector: the one line it prints logs in, the key reaches no log, and a restart lists what came before. */
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { connect } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { INSPECTOR_LINK_FILE } from "../../src/cli/serve.js";
@@ -137,6 +138,37 @@ describe("hooks serve and the inspector", () => {
     } finally {
       await second.close();
       await first.close();
+    }
+  });
+
+  it("a request target that is not a path (`//`) is answered, and the gateway lives on", async () => {
+    const dir = makeTempDir();
+    const gateway = await startGateway({
+      config: baseConfig(),
+      configDir: dir,
+      port: 0,
+      stateDir: `${dir}/state`,
+      logger: silentGatewayLogger,
+    });
+    try {
+      const inspector = new URL(gateway.inspectorUrl!);
+      for (const target of ["//", "///", "//x:99999/inspector"]) {
+        const answer = await new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(inspector.port), inspector.hostname, () =>
+            socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+          );
+          let text = "";
+          socket.on("data", (chunk) => {
+            text += chunk;
+          });
+          socket.on("end", () => resolve(text));
+          socket.on("error", reject);
+        });
+        expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+      }
+      expect((await postJson(`${gateway.url}/hooks/wake`, { text: "alive" }, AUTH)).status).toBe(200);
+    } finally {
+      await gateway.close();
     }
   });
 
