@@ -93,7 +93,18 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
   const findEntry = async (id: string): Promise<JournalEntry | undefined> => {
     if (journalDir === undefined) return undefined;
     const row = ring.byKey(id) ?? ring.byRequest(id);
-    return findJournalEntry(journalDir, row ? [id, row.id, row.requestId] : [id]);
+    return oneScanAtATime(() => findJournalEntry(journalDir, row ? [id, row.id, row.requestId] : [id]));
+  };
+
+  /**
+   * Reads of the journal on disk, one after the other: a few clicks (or an assistant's tool calls) on a large journal
+   * cost one read's memory and CPU at a time, never several together beside the intake.
+   */
+  let scanning: Promise<unknown> = Promise.resolve();
+  const oneScanAtATime = <T>(scan: () => Promise<T>): Promise<T> => {
+    const run = scanning.then(scan, scan);
+    scanning = run.catch(() => undefined);
+    return run;
   };
 
   const storedFixture = async (id: string) => {
@@ -118,9 +129,11 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
       // Asked for older requests than the ring holds: those are read from the journal, once, not on every poll.
       if (before !== undefined && rows.length < limit && ring.full && journalDir !== undefined) {
         const until = Math.min(before, oldest ?? before);
-        const older = await readJournal(journalDir, {
-          where: (at, hook) => at < until && (!filter.hook || hook === filter.hook),
-        });
+        const older = await oneScanAtATime(() =>
+          readJournal(journalDir, {
+            where: (at, hook) => at < until && (!filter.hook || hook === filter.hook),
+          }),
+        );
         for (let i = older.length - 1; i >= 0 && rows.length < limit; i--) {
           const row = summaryOf(older[i]!);
           if (matchesFilter(row, filter)) rows.push(row);

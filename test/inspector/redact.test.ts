@@ -7,7 +7,8 @@ describe("what the inspector shows of a stored request", () => {
     const shown = shownBody(
       "application/x-www-form-urlencoded",
       "constructor=x&toString=y&__proto__=z&token=secret&a=1&a=2",
-    );
+      undefined,
+    )!;
     expect(shown.kind).toBe("form");
     // JSON text on both sides: an object literal's `__proto__` would set a prototype, not a field.
     expect(JSON.stringify(shown.value)).toBe(
