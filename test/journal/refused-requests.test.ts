@@ -319,6 +319,8 @@ describe("refused requests", () => {
     expect(duplicates).toHaveLength(4);
     expect(duplicates.slice(0, 3).every((line) => line.suppressed === undefined)).toBe(true);
     expect(duplicates[3]).toMatchObject({ id: next.requestId, suppressed: REPLAYS - 3 });
+    const shown = await runCli(["journal", "show", next.requestId, "--dir", journalDir(stateDir)]);
+    expect(shown.stdout).toContain("suppressed 47 more copies of this delivery left out before this one");
   });
 
   it("a token or a signing secret a sender put where no credential filter looks never reaches the journal", async () => {
