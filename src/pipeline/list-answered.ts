@@ -51,14 +51,13 @@ export interface AnsweredInput {
 
 /**
  * Lists a request answered without admission (a refusal, a duplicate): who sent it, how, and why it was refused;
- * nothing of its body, no credential's value, no occurrence of the token or a signing secret. Returns whether the
- * journal listed it (false: a limit left it out).
+ * nothing of its body, no credential's value, no occurrence of the token or a signing secret.
  */
-export function listAnswered(journal: Journal, input: AnsweredInput): boolean {
+export function listAnswered(journal: Journal, input: AnsweredInput): void {
   const { code, redact } = input;
-  if (code === undefined) return false;
+  if (code === undefined) return;
   try {
-    const listed = journal.answered(
+    journal.answered(
       {
         ...input.key,
         at: input.at,
@@ -82,10 +81,8 @@ export function listAnswered(journal: Journal, input: AnsweredInput): boolean {
       },
       { perClient: input.perClient, delivery: input.delivery },
     );
-    return listed !== false;
   } catch {
     // A listing is best effort: the answer has gone, and a full disk is reported by the next admission.
-    return false;
   }
 }
 
