@@ -55,6 +55,8 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
         fsync: config.journal.fsync,
         retainHours: config.journal.retainHours,
         refusedPerMinute: config.journal.refusedPerMinute,
+        refusedTotalPerMinute: config.journal.refusedTotalPerMinute,
+        refusedBytesPerMinute: config.journal.refusedBytesPerMinute,
         deliveryWindowMs: config.dedupe.windowSeconds * 1000,
         maxDeliveries: config.dedupe.maxEntries,
         clock: c.resolve(PORTS.clock),

@@ -109,7 +109,11 @@ function refusal(entry: JournalEntry): string[] {
     lines.push(`reason    ${entry.reason}${entry.error ? `: ${entry.error}` : ""}`);
   if (entry.client !== undefined) lines.push(`client    ${entry.client}`);
   if (entry.suppressed !== undefined)
-    lines.push(`suppressed ${entry.suppressed} refused requests from this address left out before this one`);
+    lines.push(
+      entry.state === "duplicate"
+        ? `suppressed ${entry.suppressed} more copies of this delivery left out before this one`
+        : `suppressed ${entry.suppressed} refused requests from this address left out before this one`,
+    );
   if (entry.method !== undefined && entry.url !== undefined)
     lines.push(`sent      ${entry.method} ${entry.url}`);
   if (entry.headers !== undefined) {

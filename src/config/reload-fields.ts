@@ -9,7 +9,15 @@ import type { ResolvedHooksConfig } from "./resolve.js";
  * `journal.storePayloads` is read per request: it changes live.
  */
 const RESTART_FIELDS = ["enabled", "path", "store", "dedupe", "transformsDir", "transforms"] as const;
-const RESTART_JOURNAL_FIELDS = ["enabled", "dir", "fsync", "retainHours", "refusedPerMinute"] as const;
+const RESTART_JOURNAL_FIELDS = [
+  "enabled",
+  "dir",
+  "fsync",
+  "retainHours",
+  "refusedPerMinute",
+  "refusedTotalPerMinute",
+  "refusedBytesPerMinute",
+] as const;
 
 export interface KeptFields {
   /** `next` with the running values of the fields that need a restart. */

@@ -109,6 +109,24 @@ export const JournalSchema = v.strictObject({
       "Refused requests listed per client address per minute before any credential was accepted (401, 405, 429, …): the rest are counted, and the next one listed says how many were left out. `0` lists none of them.",
     ),
   ),
+  refusedTotalPerMinute: v.pipe(
+    v.optional(
+      v.pipe(v.number(), v.integer("must be a whole number"), v.minValue(0, "must be 0 or more")),
+      600,
+    ),
+    v.description(
+      "The same for all client addresses together: a flood from many addresses lists this many a minute at most; the rest are counted and the count logged once a minute (a warning). `0` lists none of them.",
+    ),
+  ),
+  refusedBytesPerMinute: v.pipe(
+    v.optional(
+      v.pipe(v.number(), v.integer("must be a whole number"), v.minValue(0, "must be 0 or more")),
+      1024 * 1024,
+    ),
+    v.description(
+      "Bytes of those lines a minute, all addresses together (one line may pass it); past it they are counted like the lines past `refusedTotalPerMinute`.",
+    ),
+  ),
 });
 
 export const AdmissionSchema = v.strictObject({

@@ -4,6 +4,7 @@ import type { Clock } from "../clock.js";
 import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
+import { AnsweredLimits } from "./answered-limits.js";
 import { AppendLog, type FsyncPolicy, type JournalIo, nodeIo } from "./append-log.js";
 import { NewestStored, RecentDeliveries } from "./backlog-scan.js";
 import { type Checkpoint, CheckpointWriter } from "./checkpoint.js";
@@ -12,6 +13,7 @@ import { compactSegment } from "./compact-segment.js";
 import { DoneLines, doneLine } from "./done-lines.js";
 import type {
   AdmittedRecord,
+  AnsweredOptions,
   AnsweredRecord,
   Journal,
   JournalBacklog,
@@ -20,7 +22,6 @@ import type {
   UnfinishedRecord,
 } from "./journal.js";
 import { loadJournal } from "./load-journal.js";
-import { RefusalLimit } from "./refusal-limit.js";
 import { type SegmentState, segmentFile } from "./segments.js";
 
 const HOUR_MS = 3_600_000;
@@ -29,8 +30,10 @@ export const SEGMENT_BYTES = 64 * 1024 * 1024;
 /** …or this age, so that retention can drop whole files: the journal holds at most one segment past its retention. */
 export const SEGMENT_MS = HOUR_MS;
 const COMPACT_EVERY_MS = 10 * 60_000;
-/** The config's default, for a journal built without one (tests, embedders). */
+/** The config's defaults, for a journal built without one (tests, embedders). */
 const DEFAULT_REFUSED_PER_MINUTE = 60;
+const DEFAULT_REFUSED_TOTAL_PER_MINUTE = 600;
+const DEFAULT_REFUSED_BYTES_PER_MINUTE = 1024 * 1024;
 
 export interface FileJournalSettings {
   dir: string;
@@ -49,6 +52,9 @@ export interface FileJournalSettings {
   metrics?: HookMetrics;
   /** Refusals listed per client address per minute before any credential was accepted (`hooks.journal.refusedPerMinute`). */
   refusedPerMinute?: number;
+  /** The same for all addresses together, in lines and bytes (`refusedTotalPerMinute`, `refusedBytesPerMinute`). */
+  refusedTotalPerMinute?: number;
+  refusedBytesPerMinute?: number;
   segmentBytes?: number;
   segmentMs?: number;
   compactEveryMs?: number;
@@ -77,7 +83,7 @@ export class FileJournal implements Journal {
   private readonly checkpoints: CheckpointWriter;
   /** Rewriting finished segments small, in the background. */
   private rewriting: Promise<void> | undefined;
-  private readonly refusals: RefusalLimit;
+  private readonly limits: AnsweredLimits;
 
   constructor(private readonly settings: FileJournalSettings) {
     const metrics = settings.metrics;
@@ -96,7 +102,18 @@ export class FileJournal implements Journal {
     });
     this.deliveries = new RecentDeliveries(settings.maxDeliveries);
     this.checkpoints = new CheckpointWriter(settings.dir, settings.logger);
-    this.refusals = new RefusalLimit(settings.refusedPerMinute ?? DEFAULT_REFUSED_PER_MINUTE);
+    const totalLines = settings.refusedTotalPerMinute ?? DEFAULT_REFUSED_TOTAL_PER_MINUTE;
+    const totalBytes = settings.refusedBytesPerMinute ?? DEFAULT_REFUSED_BYTES_PER_MINUTE;
+    this.limits = new AnsweredLimits({
+      perClient: settings.refusedPerMinute ?? DEFAULT_REFUSED_PER_MINUTE,
+      totalLines,
+      totalBytes,
+      report: (suppressed, since) =>
+        settings.logger.warn(
+          `journal: ${suppressed} refused requests were not listed: refusals from all addresses together passed ${totalLines} lines or ${totalBytes} bytes in the minute from ${new Date(since).toISOString()}`,
+          { suppressed },
+        ),
+    });
     metrics?.journalBacklog?.(() => this.pending());
   }
 
@@ -167,15 +184,18 @@ export class FileJournal implements Journal {
     if (segment) segment.unfinished--;
   }
 
-  answered(record: AnsweredRecord, options?: { perClient?: boolean }): void {
-    if (this.closed || this.opening === undefined) return;
-    if (options?.perClient === true && record.client !== undefined) {
-      const suppressed = this.refusals.admit(record.client, record.at);
-      if (suppressed === undefined) return;
-      if (suppressed > 0) record.suppressed = suppressed;
-    }
+  answered(record: AnsweredRecord, options?: AnsweredOptions): boolean {
+    // Not a limit: a journal not open keeps nothing.
+    if (this.closed || this.opening === undefined) return true;
+    const suppressed = this.limits.admit(record, options);
+    if (suppressed === undefined) return false;
+    if (suppressed > 0) record.suppressed = suppressed;
     this.touch(record.at);
-    this.log.note(JSON.stringify({ t: "answered", ...record }));
+    const line = JSON.stringify({ t: "answered", ...record });
+    // Measured only where a budget counts bytes: a refusal before any credential was accepted.
+    this.limits.listed(options, options?.perClient === true ? Buffer.byteLength(line) + 1 : 0);
+    this.log.note(line);
+    return true;
   }
 
   outcome(id: string, outcomes: Outcomes): void {
@@ -196,6 +216,7 @@ export class FileJournal implements Journal {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    this.limits.flush();
     await this.doneLines.stop();
     if (this.opening === undefined) return;
     await this.opening.catch(() => undefined);

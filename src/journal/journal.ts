@@ -7,6 +7,17 @@ export type AdmittedRecord = Omit<AdmittedLine, "t" | "handed">;
 /** A request answered without admission (a refusal, a duplicate). */
 export type AnsweredRecord = Omit<AnsweredLine, "t">;
 
+/** How a listing is limited, so that a flood of refusals or a replayed delivery cannot fill the disk. */
+export interface AnsweredOptions {
+  /**
+   * A refusal before any credential was accepted: listed at most `refusedPerMinute` times a minute per client
+   * address, and within `refusedTotalPerMinute` lines and `refusedBytesPerMinute` bytes a minute for all together.
+   */
+  perClient?: boolean | undefined;
+  /** A duplicate's delivery key: listed a few times a minute per delivery. */
+  delivery?: string | undefined;
+}
+
 /** A record a previous run admitted and did not finish. */
 export interface UnfinishedRecord {
   record: AdmittedRecord;
@@ -46,10 +57,11 @@ export interface Journal {
    */
   done(requestId: string, runs?: readonly RunOutcome[], recovered?: boolean, outcomes?: Outcomes): void;
   /**
-   * Lists a request that was answered without admission; best effort, nothing waits for it. `perClient`: a refusal
-   * before any credential was accepted, listed at most `refusedPerMinute` times a minute per client address.
+   * Lists a request that was answered without admission; best effort, nothing waits for it. Returns false when a
+   * limit left it out (it was counted instead), true otherwise; undefined from a journal that does not say (one
+   * written for an earlier version), which is taken as listed.
    */
-  answered(record: AnsweredRecord, options?: { perClient?: boolean }): void;
+  answered(record: AnsweredRecord, options?: AnsweredOptions): boolean | undefined;
   /** An outcome the host told after the record's `done` line (a delivery's result); best effort, optional. */
   outcome?(id: string, outcomes: Outcomes): void;
   /**

@@ -108,7 +108,8 @@ export class DeliveryTicket {
 
 export type DuplicateVerdict =
   | { kind: "first"; ticket: DeliveryTicket }
-  | { kind: "duplicate"; response: StoredResponse };
+  /** `key`: what the id is remembered under (the journal limits a duplicate's listings by it). */
+  | { kind: "duplicate"; response: StoredResponse; key: string };
 
 export interface DuplicateDeps {
   store: Store;
@@ -141,7 +142,7 @@ export async function checkDuplicate(
       cause: error,
     });
   }
-  if (claim.state === "answered") return { kind: "duplicate", response: claim.response };
+  if (claim.state === "answered") return { kind: "duplicate", response: claim.response, key };
   if (claim.state === "in-progress") {
     throw new HookError(
       "DUPLICATE_IN_PROGRESS",

@@ -1,4 +1,4 @@
-/** @module The journal stage: the record of an accepted request (made durable before the answer), and the listing of refused and duplicate ones. */
+/** @module The journal stage: the record of an accepted request, made durable before the answer (list-answered.ts lists the others). */
 import { isUtf8 } from "node:buffer";
 import type { IncomingHttpHeaders } from "node:http";
 import type { ActionPlan } from "../actions/plan-action.js";
@@ -6,19 +6,11 @@ import { HookError } from "../errors.js";
 import type { Ids } from "../ids.js";
 import { compactBody, compactEvents } from "../journal/compact-line.js";
 import type { AdmittedRecord, Journal } from "../journal/journal.js";
-import { headersWithoutCredentials, isCredentialHeader, REDACTED } from "../safety/credentials.js";
+import { headersWithoutCredentials } from "../safety/credentials.js";
 import type { PipelineResponse } from "./request.js";
 
 /** Seconds a sender is asked to wait before retrying a request the journal could not take. */
 const JOURNAL_RETRY_AFTER_SECONDS = 5;
-/** A listed hook name, URL, method and error are cut to these: a caller chooses them. */
-const MAX_LISTED_HOOK_CHARS = 200;
-const MAX_LISTED_URL_CHARS = 2_048;
-const MAX_LISTED_METHOD_CHARS = 32;
-const MAX_LISTED_ERROR_CHARS = 300;
-/** A refused request's headers in all (names and values), and one value. */
-const MAX_LISTED_HEADER_BYTES = 8 * 1024;
-const MAX_LISTED_HEADER_CHARS = 1_024;
 
 /**
  * The record's key in the journal. A request id we made is unique; a caller's X-Request-Id may be sent twice (a
@@ -108,80 +100,4 @@ function storedRequest(
   return isUtf8(raw)
     ? ({ method, url, headers, ...compactBody(input.text, events) } as NonNullable<AdmittedRecord["request"]>)
     : { method, url, headers, bodyBase64: raw.toString("base64") };
-}
-
-export interface AnsweredInput {
-  key: { id: string; requestId?: string };
-  at: number;
-  hook: string;
-  mappingId: string | undefined;
-  status: number;
-  /** The refusal's error code, or `DUPLICATE`. */
-  code: string | undefined;
-  /** Finer than the code (`TOKEN_WRONG`, `NO_MAPPING`); the code itself when there is nothing finer. */
-  reason: string | undefined;
-  /** The message the sender got. */
-  error: string | undefined;
-  client: string;
-  method: string;
-  /** Path and query without credential parameters. */
-  url: string;
-  headers: IncomingHttpHeaders;
-  credentialHeaders: ReadonlySet<string>;
-  /** Refused before any credential was accepted: counted against the client's per-minute limit. */
-  perClient: boolean;
-}
-
-/**
- * Lists a request answered without admission (a refusal, a duplicate): who sent it, how, and why it was refused;
- * nothing of its body, no credential's value.
- */
-export function listAnswered(journal: Journal, input: AnsweredInput): void {
-  const { code } = input;
-  if (code === undefined) return;
-  try {
-    journal.answered(
-      {
-        ...input.key,
-        at: input.at,
-        hook: input.hook.slice(0, MAX_LISTED_HOOK_CHARS),
-        mappingId: input.mappingId,
-        status: input.status,
-        code,
-        reason: input.reason,
-        error: input.error?.slice(0, MAX_LISTED_ERROR_CHARS),
-        client: input.client,
-        method: input.method.slice(0, MAX_LISTED_METHOD_CHARS),
-        url: input.url.slice(0, MAX_LISTED_URL_CHARS),
-        headers: listedHeaders(input.headers, input.credentialHeaders),
-      },
-      { perClient: input.perClient },
-    );
-  } catch {
-    // A listing is best effort: the answer has gone, and a full disk is reported by the next admission.
-  }
-}
-
-/**
- * The headers as sent, each credential's value `[redacted]` (its name stays: "it sent an Authorization header" is
- * what an operator needs to see), cut to MAX_LISTED_HEADER_BYTES in all so that a hostile header set cannot make a
- * large line.
- */
-function listedHeaders(
-  headers: IncomingHttpHeaders,
-  credentialHeaders: ReadonlySet<string>,
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  let bytes = 0;
-  for (const name in headers) {
-    const raw = headers[name];
-    if (raw === undefined) continue;
-    const value = isCredentialHeader(name, credentialHeaders)
-      ? REDACTED
-      : (Array.isArray(raw) ? raw.join(", ") : raw).slice(0, MAX_LISTED_HEADER_CHARS);
-    bytes += name.length + value.length;
-    if (bytes > MAX_LISTED_HEADER_BYTES) break;
-    out[name] = value;
-  }
-  return out;
 }

@@ -11,6 +11,7 @@ import {
   queryWithoutCredentials,
   urlWithoutCredentials,
 } from "../safety/credentials.js";
+import type { SecretRedactor } from "../safety/secret-redaction.js";
 import type { Verifiers } from "../verify/verifier.js";
 import type { Admission } from "./admission.js";
 import type { Authenticated, Authenticator } from "./authenticate.js";
@@ -18,7 +19,8 @@ import type { ClientAddressResolver } from "./client-address.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
 import { emitRequestEvent } from "./emit.js";
 import { handOff } from "./hand-off.js";
-import { admit, journalKeyFor, listAnswered } from "./journal-record.js";
+import { admit, journalKeyFor } from "./journal-record.js";
+import { listAnswered } from "./list-answered.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
 import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
@@ -52,6 +54,11 @@ export interface PipelineDeps {
   duplicates: DuplicateDeps;
   /** Headers no mapping, capture or log sees: the credential list plus this config's own signature headers. */
   credentialHeaders: ReadonlySet<string>;
+  /**
+   * Hides this config's token and signing secrets in a listed refusal, wherever the sender put them (built once per
+   * config; run only on the refusal path).
+   */
+  redactSecrets: SecretRedactor;
   /** Where accepted requests are recorded before their answer, and through whose hand-off their events leave. */
   journal: Journal;
   /** Whether a journal record keeps the request's body and headers (`hooks.journal.storePayloads`). */
@@ -162,7 +169,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);
       if (verdict.kind === "duplicate") {
         exchange.status = verdict.response.status;
-        progress.duplicate = true;
+        progress.duplicate = verdict.key;
         deps.metrics.duplicate(hook);
         return { response: replayedResponse(verdict.response, requestId) };
       }
@@ -293,7 +300,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       exchange,
       extra: undefined,
       ticket: undefined,
-      duplicate: false,
+      duplicate: undefined,
       authenticated: false,
       bodyBytes: 0,
       admittedAt: undefined,
@@ -310,16 +317,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
     // The owning mapping, learnt by the resolve stage whether it succeeded or not.
     exchange.mappingId = exchange.notes.mappingId;
-    // Every answer without admission is listed; a stranger's (nothing accepted yet) within the per-client limit,
-    // so that a flood of them cannot fill the disk.
-    if (progress.duplicate || progress.code !== undefined) {
+    // Every answer without admission is listed; a stranger's (nothing accepted yet) within the per-client and
+    // all-clients limits, a duplicate within its delivery's, so that a flood of them cannot fill the disk.
+    if (progress.duplicate !== undefined || progress.code !== undefined) {
       listAnswered(journal, {
         key: progress.journalKey,
         at: deps.clock.now(),
         hook,
         mappingId: exchange.mappingId,
         status: exchange.status,
-        code: progress.duplicate ? "DUPLICATE" : progress.code,
+        code: progress.duplicate !== undefined ? "DUPLICATE" : progress.code,
         reason: progress.reason,
         error: progress.error,
         // A refusal before the address was resolved (the method) resolves it now, the same way.
@@ -328,7 +335,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         url: urlWithoutCredentials(target.pathname, target.query),
         headers: request.headers,
         credentialHeaders: deps.credentialHeaders,
+        redact: deps.redactSecrets,
         perClient: !progress.authenticated,
+        delivery: progress.duplicate,
       });
     }
     const ended = performance.now();
@@ -355,8 +364,8 @@ interface Progress {
   extra: ExtraHeaders | undefined;
   /** This request's claim on its delivery id, settled with its answer. */
   ticket: DeliveryTicket | undefined;
-  /** Answered with an earlier request's answer, as a duplicate delivery. */
-  duplicate: boolean;
+  /** Answered with an earlier request's answer, as a duplicate delivery: the key its delivery id is kept under. */
+  duplicate: string | undefined;
   /** The error code of a refusal. */
   code?: string;
   /** A refusal's reason, finer than its code, and the message the sender got. */

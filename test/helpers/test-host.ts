@@ -62,6 +62,8 @@ export async function startTestHost(
     channels?: readonly string[];
     /** Default: a temp dir made for this host and removed on close; `false` for a host without one (no journal). */
     stateDir?: string | false;
+    /** The server's header limit in bytes (node's default: 16 KiB), for a host that takes larger headers. */
+    maxHeaderSize?: number;
   } = {},
 ): Promise<TestHost> {
   const ownStateDir =
@@ -105,7 +107,7 @@ export async function startTestHost(
     throw error;
   }
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer({ maxHeaderSize: options.maxHeaderSize }, (req, res) => {
     const path = (req.url ?? "/").split("?")[0]!;
     const route = routes.find((r) => path === r.path || path.startsWith(`${r.path}/`));
     if (!route) {

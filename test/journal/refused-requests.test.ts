@@ -1,22 +1,31 @@
-/** @module The journal keeps every refused request (reason, client, redacted headers), rate-limited per address, over real HTTP through the reference gateway. */
+/** @module The journal keeps every refused request (reason, client, redacted headers) within per-address, all-addresses and per-delivery limits, over real HTTP through the reference gateway. */
 import { createHmac } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { sign as githubSign } from "@octokit/webhooks-methods";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
-import { silentGatewayLogger } from "../../src/gateway/logger.js";
+import { type GatewayLogger, silentGatewayLogger } from "../../src/gateway/logger.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { createHooksPlugin } from "../../src/index.js";
 import { AUTH, TOKEN } from "../gateway/support.js";
 import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
+import { startTestHost, type TestHost } from "../helpers/test-host.js";
 
 const SECRET = "whsec_refused-requests-secret-0123456789";
+const GITHUB_SECRET = "github-refused-requests-secret-0123";
+/** A Standard Webhooks key whose base64 holds `+`, `/` and `=`: its URL-encoded form differs from it. */
+const SW_KEY = Buffer.from("fbefbeffbf00fbefbeffbf01fbefbeffbf02aa", "hex").toString("base64");
+const SW_SECRET = `whsec_${SW_KEY}`;
 const WRONG_TOKEN = "not-the-token-but-still-a-credential-4242";
 
 let gateway: GatewayHandle | undefined;
+let host: TestHost | undefined;
 afterEach(async () => {
   await gateway?.close();
   gateway = undefined;
+  await host?.close();
+  host = undefined;
   await cleanupCli();
 });
 
@@ -31,7 +40,20 @@ function movableClock(): Clock & { advance(ms: number): void } {
   };
 }
 
-async function start(clock: Clock = { now: () => Date.now() }): Promise<{ stateDir: string }> {
+/** A gateway logger that keeps its warnings. */
+function warningsLogger(): GatewayLogger & { warnings: Array<{ message: string; fields?: object }> } {
+  const warnings: Array<{ message: string; fields?: object }> = [];
+  return {
+    ...silentGatewayLogger,
+    warnings,
+    warn: (message, fields) => warnings.push(fields ? { message, fields } : { message }),
+  };
+}
+
+async function start(
+  clock: Clock = { now: () => Date.now() },
+  logger: GatewayLogger = silentGatewayLogger,
+): Promise<{ stateDir: string }> {
   const dir = makeTempDir("refused-");
   const stateDir = path.join(dir, "state");
   gateway = await startGateway({
@@ -49,12 +71,26 @@ async function start(clock: Clock = { now: () => Date.now() }): Promise<{ stateD
             textTemplate: "payment {{id}}",
             verify: { scheme: "stripe", secret: SECRET },
           },
+          {
+            id: "github",
+            match: { path: "github" },
+            action: "wake",
+            textTemplate: "push",
+            verify: { scheme: "github", secret: GITHUB_SECRET },
+          },
+          {
+            id: "sw",
+            match: { path: "sw" },
+            action: "wake",
+            textTemplate: "event",
+            verify: { scheme: "standard-webhooks", secret: SW_SECRET },
+          },
         ],
       },
     },
     stateDir,
     port: 0,
-    logger: silentGatewayLogger,
+    logger,
     plugin: createHooksPlugin({ clock }),
   });
   return { stateDir };
@@ -199,5 +235,126 @@ describe("refused requests", () => {
     expect(lines.filter((line) => line.client === "198.51.100.9").map((line) => line.id)).toEqual([
       other.requestId,
     ]);
+  });
+  it("refusals from 2,000 addresses write at most the budget for all addresses a minute, and the count is logged", async () => {
+    const logger = warningsLogger();
+    const { stateDir } = await start(undefined, logger);
+    const body = JSON.stringify({ text: "let me in" });
+    const ADDRESSES = 2_000;
+    // Forty at a time, each from an address of its own (behind the trusted loopback proxy).
+    for (let sent = 0; sent < ADDRESSES; sent += 40) {
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => {
+          const n = sent + i;
+          return post("wake", body, { "x-forwarded-for": `198.18.${n >> 8}.${n & 255}` });
+        }),
+      );
+      expect(answers.every((answer) => answer.status === 401)).toBe(true);
+    }
+    await gateway!.close();
+    gateway = undefined;
+
+    const lines = answeredLines(stateDir);
+    // 600 lines a minute for everyone (the default), each address's first; the rest counted, told once.
+    expect(lines).toHaveLength(600);
+    expect(new Set(lines.map((line) => line.client)).size).toBe(600);
+    const told = logger.warnings.filter((line) => line.message.includes("refused requests were not listed"));
+    expect(told).toHaveLength(1);
+    expect(told[0]!.fields).toEqual({ suppressed: ADDRESSES - 600 });
+  });
+
+  it("a header of 100 KB of `\"` is listed within the byte budget of a stranger's refusal, every header name kept", async () => {
+    const stateDir = path.join(makeTempDir("refused-header-"), "state");
+    host = await startTestHost(
+      createHooksPlugin(),
+      { hooks: { enabled: true, token: TOKEN } },
+      { stateDir, maxHeaderSize: 256 * 1024 },
+    );
+    const response = await fetch(`${host.url}/hooks/wake`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-quoted": '"'.repeat(100_000),
+        "x-after": "still here",
+      },
+      body: JSON.stringify({ text: "x" }),
+    });
+    await response.text();
+    expect(response.status).toBe(401);
+    await host.close();
+    host = undefined;
+
+    const [line, ...more] = answeredLines(stateDir);
+    expect(more).toHaveLength(0);
+    // Counted as written: a `"` takes two bytes of JSON.
+    expect(Buffer.byteLength(JSON.stringify(line!.headers))).toBeLessThanOrEqual(1_536);
+    expect(Buffer.byteLength(JSON.stringify(line))).toBeLessThan(3_000);
+    expect(line!.headers["x-quoted"]).toMatch(/^"+$/);
+    expect(line!.headers["x-after"]).toEqual(expect.any(String));
+    expect(line!.headers["content-type"]).toEqual(expect.any(String));
+  });
+
+  it("50 replays of one signed GitHub delivery list the first few a minute, then one line with the count", async () => {
+    const clock = movableClock();
+    const { stateDir } = await start(clock);
+    const body = JSON.stringify({ ref: "refs/heads/main" });
+    const headers = {
+      "x-github-event": "push",
+      "x-github-delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+      "x-hub-signature-256": await githubSign(GITHUB_SECRET, body),
+    };
+    const first = await post("github", body, headers);
+    expect(first.status).toBe(200);
+    const REPLAYS = 50;
+    for (let sent = 0; sent < REPLAYS; sent += 10) {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => post("github", body, headers)));
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    }
+    clock.advance(61_000);
+    const next = await post("github", body, headers);
+    await gateway!.close();
+    gateway = undefined;
+
+    const duplicates = answeredLines(stateDir).filter((line) => line.code === "DUPLICATE");
+    expect(duplicates).toHaveLength(4);
+    expect(duplicates.slice(0, 3).every((line) => line.suppressed === undefined)).toBe(true);
+    expect(duplicates[3]).toMatchObject({ id: next.requestId, suppressed: REPLAYS - 3 });
+    const shown = await runCli(["journal", "show", next.requestId, "--dir", journalDir(stateDir)]);
+    expect(shown.stdout).toContain("suppressed 47 more copies of this delivery left out before this one");
+  });
+
+  it("a token or a signing secret a sender put where no credential filter looks never reaches the journal", async () => {
+    const { stateDir } = await start();
+    const body = JSON.stringify({ text: "x" });
+    const encoded = encodeURIComponent(SW_SECRET);
+    expect(encoded).not.toBe(SW_SECRET);
+    const lowerEscapes = encoded.replace(/%[0-9A-F]{2}/g, (percent) => percent.toLowerCase());
+    const sent = {
+      query: await post(`wake?code=${TOKEN}&source=ci`, body, {}),
+      header: await post("wake", body, { "x-my-header": `tok=${TOKEN}` }),
+      path: await post(TOKEN, body, {}),
+      encodedQuery: await post(`sw?leak=${encoded}`, body, {}),
+      encodedHeader: await post("sw", body, {
+        referer: `https://sender.example/setup?key=${lowerEscapes}`,
+        "x-bare": SW_KEY,
+      }),
+    };
+    expect(Object.values(sent).map((answer) => answer.status)).toEqual([401, 401, 401, 401, 401]);
+    await gateway!.close();
+    gateway = undefined;
+
+    const text = journalText(stateDir);
+    for (const leaked of [TOKEN, SW_SECRET, encoded, lowerEscapes, SW_KEY, encodeURIComponent(SW_KEY)])
+      expect(text).not.toContain(leaked);
+    const byId = new Map(answeredLines(stateDir).map((line) => [line.id, line]));
+    const lineOf = (name: keyof typeof sent) => byId.get(sent[name].requestId)!;
+    expect(lineOf("query").url).toBe("/hooks/wake?code=[redacted]&source=ci");
+    expect(lineOf("header").headers["x-my-header"]).toBe("tok=[redacted]");
+    expect(lineOf("path")).toMatchObject({ hook: "[redacted]", url: "/hooks/[redacted]" });
+    expect(lineOf("encodedQuery").url).toBe("/hooks/sw?leak=[redacted]");
+    expect(lineOf("encodedHeader").headers).toMatchObject({
+      referer: "https://sender.example/setup?key=[redacted]",
+      "x-bare": "[redacted]",
+    });
   });
 });

@@ -55,6 +55,7 @@ describe("a first answer the store fails to record", () => {
     expect(copy).toEqual({
       kind: "duplicate",
       response: { status: 202, contentType: "application/json; charset=utf-8", body: '{"ok":true}' },
+      key: "delivery:wake:delivery-1",
     });
   });
 });
