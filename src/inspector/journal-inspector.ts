@@ -156,7 +156,7 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
           note:
             journalDir === undefined
               ? "The journal is off (hooks.journal.enabled): only this summary is known."
-              : "Not in the journal: requests refused before their credentials were checked are only counted.",
+              : "Not in the journal (yet, or no longer): only this summary is known.",
         };
         if (row.state === "refused" && row.code === undefined)
           detail.verification = `refused with ${row.status}`;

@@ -32,8 +32,11 @@ export function recordingJournal(inner: Journal, ring: SummaryRing): Journal {
       ring.push(row);
     },
     answered(record, options) {
-      inner.answered(record, options);
-      ring.push(answeredSummary(record));
+      const listed = inner.answered(record, options);
+      // Left out by the journal's limits (a flood): not in the list either, or a flood would push out every real row.
+      if (listed === false) leftOutOf(ring).add(record.requestId ?? record.id);
+      else ring.push(answeredSummary(record));
+      return listed;
     },
     done(id, runs, recovered, outcomes) {
       inner.done(id, runs, recovered, outcomes);
@@ -90,8 +93,10 @@ export function recordingJournal(inner: Journal, ring: SummaryRing): Journal {
  * the journal did not record (refused before its credentials were accepted, or no journal at all).
  */
 export function listenForRequests(bus: HookBus, ring: SummaryRing, clock: Clock): () => void {
+  const leftOut = leftOutOf(ring);
   const onRequest = (event: HookRequest) => {
     const { requestId } = event.source;
+    if (leftOut.delete(requestId)) return;
     const row = ring.byRequest(requestId);
     if (row !== undefined && row.durationMs === undefined && row.hook === event.hook) {
       row.durationMs = event.durationMs;
@@ -112,6 +117,23 @@ export function listenForRequests(bus: HookBus, ring: SummaryRing, clock: Clock)
   };
   bus.on("hooks:request", onRequest);
   return () => bus.off("hooks:request", onRequest);
+}
+
+/**
+ * Request ids the journal left out since their `hooks:request` event (which follows in the same turn and takes the id
+ * out again): per ring, so the journal wrapper and the request listener of one inspector share it. Bounded: ids whose
+ * event never came (a host without the event) are dropped past a few.
+ */
+const leftOutIds = new WeakMap<SummaryRing, Set<string>>();
+const MAX_LEFT_OUT = 64;
+function leftOutOf(ring: SummaryRing): Set<string> {
+  let ids = leftOutIds.get(ring);
+  if (ids === undefined) {
+    ids = new Set();
+    leftOutIds.set(ring, ids);
+  }
+  if (ids.size >= MAX_LEFT_OUT) ids.clear();
+  return ids;
 }
 
 /** A finished record's state: a turn that a restart cut short makes it `interrupted`. */

@@ -172,6 +172,29 @@ describe("hooks serve and the inspector", () => {
     }
   });
 
+  it("lists only the refusals the journal kept: a flood past its limit pushes no real request out", async () => {
+    const dir = makeTempDir();
+    const gateway = await startGateway({
+      config: baseConfig({}, { journal: { refusedPerMinute: 2 } }),
+      configDir: dir,
+      port: 0,
+      stateDir: `${dir}/state`,
+      logger: silentGatewayLogger,
+    });
+    try {
+      expect((await postJson(`${gateway.url}/hooks/wake`, { text: "real" }, AUTH)).status).toBe(200);
+      for (let i = 0; i < 10; i++)
+        expect((await postJson(`${gateway.url}/hooks/wake`, { text: "flood" }, {})).status).toBe(401);
+      const cookie = await logIn(gateway.inspectorUrl!, gateway.inspectorKey!);
+      const listed = (await (
+        await fetch(`${gateway.inspectorUrl}/api/requests`, { headers: { cookie } })
+      ).json()) as { requests: { status: number }[] };
+      expect(listed.requests.map((row) => row.status)).toEqual([401, 401, 200]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it("after a restart lists the requests of the previous run, read from the journal", async () => {
     const dir = makeTempDir();
     const start = () =>
