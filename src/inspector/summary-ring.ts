@@ -10,8 +10,6 @@ export class SummaryRing {
   /** Where the next row goes. */
   private next = 0;
   private count = 0;
-  private readonly byId = new Map<string, InspectorSummary>();
-  private readonly byRequestId = new Map<string, InspectorSummary>();
 
   constructor(readonly size: number = DEFAULT_RING_SIZE) {
     this.rows = new Array(size);
@@ -26,23 +24,31 @@ export class SummaryRing {
     return this.count === this.size;
   }
 
+  /**
+   * No index beside the rows: the rows a request looks up (its own, as it finishes) are among the newest, so a scan
+   * from the newest costs less than keeping two maps up to date on every request (bench/PROFILE.md, "Inspector").
+   */
   push(row: InspectorSummary): void {
-    const old = this.rows[this.next];
-    if (old !== undefined) this.forget(old);
     this.rows[this.next] = row;
     this.next = (this.next + 1) % this.size;
     if (this.count < this.size) this.count++;
-    this.byId.set(row.id, row);
-    this.byRequestId.set(row.requestId, row);
   }
 
   byKey(id: string): InspectorSummary | undefined {
-    return this.byId.get(id);
+    return this.newest((row) => row.id === id);
   }
 
   /** The newest row answered with this X-Request-Id (a caller may send one id twice). */
   byRequest(requestId: string): InspectorSummary | undefined {
-    return this.byRequestId.get(requestId);
+    return this.newest((row) => row.requestId === requestId);
+  }
+
+  private newest(wanted: (row: InspectorSummary) => boolean): InspectorSummary | undefined {
+    for (let i = 1; i <= this.count; i++) {
+      const row = this.rows[(this.next - i + this.size) % this.size]!;
+      if (wanted(row)) return row;
+    }
+    return undefined;
   }
 
   /** Newest first, while `visit` returns true. */
@@ -63,17 +69,11 @@ export class SummaryRing {
       live.push(row);
       return true;
     });
-    const fresh = older.filter((row) => !this.byId.has(row.id));
+    const known = new Set(live.map((row) => row.id));
+    const fresh = older.filter((row) => !known.has(row.id));
     this.rows.fill(undefined);
     this.next = 0;
     this.count = 0;
-    this.byId.clear();
-    this.byRequestId.clear();
     for (const row of [...fresh, ...live.reverse()].slice(-this.size)) this.push(row);
-  }
-
-  private forget(row: InspectorSummary): void {
-    if (this.byId.get(row.id) === row) this.byId.delete(row.id);
-    if (this.byRequestId.get(row.requestId) === row) this.byRequestId.delete(row.requestId);
   }
 }

@@ -33,6 +33,26 @@ export function emitPlans(
   });
 }
 
+/**
+ * Where each bus's one standing `session:system-event-outcome` listener writes: the outcomes of the emit under way.
+ * Listening once per bus, not once per emit: adding and removing a listener for every wake cost more than the rest
+ * of the hand-off (bench/PROFILE.md, "Outcomes").
+ */
+const collecting = new WeakMap<HookBus, { outcomes: Record<string, string> | undefined }>();
+
+function collectorOf(bus: HookBus): { outcomes: Record<string, string> | undefined } {
+  let collector = collecting.get(bus);
+  if (collector === undefined) {
+    const made: { outcomes: Record<string, string> | undefined } = { outcomes: undefined };
+    bus.on("session:system-event-outcome", (outcome: SystemEventOutcome) => {
+      if (made.outcomes !== undefined) made.outcomes[outcome.eventId] = outcome.outcome;
+    });
+    collecting.set(bus, made);
+    collector = made;
+  }
+  return collector;
+}
+
 /** Runs `emit`, putting what the host tells of system events meanwhile into `outcomes` (when given). */
 export function collectOutcomes(
   bus: HookBus,
@@ -43,14 +63,14 @@ export function collectOutcomes(
     emit();
     return;
   }
-  const told = (outcome: SystemEventOutcome) => {
-    outcomes[outcome.eventId] = outcome.outcome;
-  };
-  bus.on("session:system-event-outcome", told);
+  const collector = collectorOf(bus);
+  // An emit inside an emit (a listener that emits) keeps the outer request's outcomes apart from its own.
+  const outer = collector.outcomes;
+  collector.outcomes = outcomes;
   try {
     emit();
   } finally {
-    bus.off("session:system-event-outcome", told);
+    collector.outcomes = outer;
   }
 }
 
