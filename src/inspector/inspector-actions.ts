@@ -1,19 +1,11 @@
 /** @module What the page's actions make of a request's detail: a curl line without credentials, and a comparison of two requests. */
+import { TRANSFER_HEADERS } from "../replay/fixture-file.js";
 import { REDACTED } from "../safety/credentials.js";
 import type { InspectorDetail } from "./inspector-source.js";
 import { type DiffPart, diffLines } from "./line-diff.js";
 
-/** Headers a curl line leaves to curl (they describe one transfer, or the answer's request id). */
-const TRANSFER_HEADERS = new Set([
-  "host",
-  "content-length",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "accept-encoding",
-  "x-request-id",
-  "user-agent",
-]);
+/** Headers a curl line leaves to curl: a fixture's transfer headers, and curl's own user agent. */
+const CURL_LEAVES: ReadonlySet<string> = new Set([...TRANSFER_HEADERS, "user-agent"]);
 
 function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
@@ -49,7 +41,7 @@ export function curlLine(detail: InspectorDetail): string {
   ];
   if (!detail.signed) parts.push(`-H "Authorization: Bearer $HOOKS_TOKEN"`);
   for (const [name, value] of Object.entries(detail.headers ?? {})) {
-    if (value === REDACTED || TRANSFER_HEADERS.has(name.toLowerCase())) continue;
+    if (value === REDACTED || CURL_LEAVES.has(name.toLowerCase())) continue;
     parts.push(`-H ${shellQuote(`${name}: ${value}`)}`);
   }
   if (detail.body?.kind === "base64")

@@ -19,7 +19,7 @@ export interface RecordedRequest {
 }
 
 /** Headers that describe one transfer (or the answer's request id), not the request: a fixture leaves them out. */
-const TRANSFER_HEADERS: ReadonlySet<string> = new Set([
+export const TRANSFER_HEADERS: ReadonlySet<string> = new Set([
   "host",
   "content-length",
   "connection",

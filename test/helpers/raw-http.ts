@@ -1,4 +1,5 @@
-/** @module Raw HTTP over a TCP socket, for requests fetch cannot make: huge declared lengths, trickled bodies. */
+/** @module Raw HTTP, for requests fetch cannot make: huge declared lengths, trickled bodies, unescaped paths. */
+import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 
 export interface RawResponse {
@@ -52,4 +53,36 @@ export function headFor(path: string, headers: Record<string, string>): string {
     ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
   ];
   return `${lines.join("\r\n")}\r\n\r\n`;
+}
+
+/**
+ * A JSON POST with node:http, which leaves `<` and `>` in a path as they are (fetch would escape them): the answer's
+ * status and X-Request-Id.
+ */
+export function postUnescaped(
+  baseUrl: string,
+  pathAndQuery: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; requestId: string }> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: "POST",
+        path: pathAndQuery,
+        headers: { "content-type": "application/json", ...headers },
+      },
+      (response) => {
+        response.resume();
+        response.on("end", () =>
+          resolve({ status: response.statusCode!, requestId: String(response.headers["x-request-id"]) }),
+        );
+      },
+    );
+    outgoing.on("error", reject);
+    outgoing.end(body);
+  });
 }

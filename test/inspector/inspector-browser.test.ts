@@ -1,6 +1,5 @@
 /** @module The inspector page in a real Chromium against a real gateway: live list, detail, dry run, replay, refusals, hostile payloads, and no secret anywhere. */
 import { mkdirSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
@@ -8,6 +7,7 @@ import { type GatewayHandle, startGateway } from "../../src/gateway/start-gatewa
 import { AUTH, baseConfig, TOKEN } from "../gateway/support.js";
 import { type Browser, type BrowserPage, launchChromium } from "../helpers/chromium.js";
 import { cleanupCli, makeTempDir } from "../helpers/cli.js";
+import { postUnescaped } from "../helpers/raw-http.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 import { CHROMIUM, findBinary, skipReason } from "../helpers/test-servers.js";
 
@@ -41,26 +41,7 @@ function sendRaw(
   body: string,
   headers: Record<string, string> = AUTH,
 ): Promise<{ status: number; requestId: string }> {
-  const url = new URL(gateway.url);
-  return new Promise((resolve, reject) => {
-    const outgoing = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        method: "POST",
-        path: pathAndQuery,
-        headers: { "content-type": "application/json", ...headers },
-      },
-      (response) => {
-        response.resume();
-        response.on("end", () =>
-          resolve({ status: response.statusCode!, requestId: String(response.headers["x-request-id"]) }),
-        );
-      },
-    );
-    outgoing.on("error", reject);
-    outgoing.end(body);
-  });
+  return postUnescaped(gateway.url, pathAndQuery, body, headers);
 }
 
 function shot(name: string): Promise<void> {

@@ -1,11 +1,12 @@
 /** @module A stand-in for OpenClaw's gateway in front of the plugin's routes: its Control UI tab frame, its frame cookie, its gateway auth on the inspector's route. */
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { createServer, type IncomingMessage, request, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import openclawPlugin from "../../src/openclaw/index.js";
 import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
 import { type FakeOpenClaw, fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
+import { postUnescaped } from "../helpers/raw-http.js";
 
 export const HOOK_TOKEN = "oc-frame-hook-token-0123456789abcdef";
 export const GATEWAY_TOKEN = "oc-frame-gateway-token-fedcba9876543210";
@@ -99,25 +100,7 @@ export async function startControlUiStandIn(): Promise<StandIn> {
     fake,
     frameCookie,
     send(pathAndQuery, body, headers = { authorization: `Bearer ${HOOK_TOKEN}` }) {
-      return new Promise((resolve, reject) => {
-        const outgoing = request(
-          {
-            host: "127.0.0.1",
-            port,
-            method: "POST",
-            path: pathAndQuery,
-            headers: { "content-type": "application/json", ...headers },
-          },
-          (response) => {
-            response.resume();
-            response.on("end", () =>
-              resolve({ status: response.statusCode!, requestId: String(response.headers["x-request-id"]) }),
-            );
-          },
-        );
-        outgoing.on("error", reject);
-        outgoing.end(body);
-      });
+      return postUnescaped(url, pathAndQuery, body, headers);
     },
     async close() {
       server.closeAllConnections();
