@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { INSPECTOR_LINK_FILE } from "../../src/cli/serve.js";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
-import { startGateway } from "../../src/gateway/start-gateway.js";
+import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { createJournalInspector } from "../../src/inspector/journal-inspector.js";
 import { readRecentSummaries } from "../../src/inspector/recent-summaries.js";
 import { SummaryRing } from "../../src/inspector/summary-ring.js";
@@ -22,6 +22,17 @@ async function logIn(inspectorUrl: string, key: string): Promise<string> {
   });
   expect(response.status).toBe(200);
   return response.headers.get("set-cookie")!.split(";")[0]!;
+}
+
+/** The gateway on a free port, its state in `dir/state`, logging nothing. */
+function gatewayIn(dir: string, config: unknown = baseConfig()): Promise<GatewayHandle> {
+  return startGateway({
+    config,
+    configDir: dir,
+    port: 0,
+    stateDir: `${dir}/state`,
+    logger: silentGatewayLogger,
+  });
 }
 
 describe("hooks serve and the inspector", () => {
@@ -99,13 +110,7 @@ describe("hooks serve and the inspector", () => {
 
   it("is off with server.inspector.enabled false: no line, no port", async () => {
     const dir = makeTempDir();
-    const gateway = await startGateway({
-      config: baseConfig({ server: { inspector: { enabled: false } } }),
-      configDir: dir,
-      port: 0,
-      stateDir: `${dir}/state`,
-      logger: silentGatewayLogger,
-    });
+    const gateway = await gatewayIn(dir, baseConfig({ server: { inspector: { enabled: false } } }));
     expect(gateway.inspectorUrl).toBeUndefined();
     expect(gateway.inspectorKey).toBeUndefined();
     await gateway.close();
@@ -143,13 +148,7 @@ describe("hooks serve and the inspector", () => {
 
   it("a request target that is not a path (`//`) is answered, and the gateway lives on", async () => {
     const dir = makeTempDir();
-    const gateway = await startGateway({
-      config: baseConfig(),
-      configDir: dir,
-      port: 0,
-      stateDir: `${dir}/state`,
-      logger: silentGatewayLogger,
-    });
+    const gateway = await gatewayIn(dir);
     try {
       const inspector = new URL(gateway.inspectorUrl!);
       for (const target of ["//", "///", "//x:99999/inspector"]) {
@@ -174,13 +173,7 @@ describe("hooks serve and the inspector", () => {
 
   it("lists only the refusals the journal kept: a flood past its limit pushes no real request out", async () => {
     const dir = makeTempDir();
-    const gateway = await startGateway({
-      config: baseConfig({}, { journal: { refusedPerMinute: 2 } }),
-      configDir: dir,
-      port: 0,
-      stateDir: `${dir}/state`,
-      logger: silentGatewayLogger,
-    });
+    const gateway = await gatewayIn(dir, baseConfig({}, { journal: { refusedPerMinute: 2 } }));
     try {
       expect((await postJson(`${gateway.url}/hooks/wake`, { text: "real" }, AUTH)).status).toBe(200);
       for (let i = 0; i < 10; i++)
@@ -197,14 +190,7 @@ describe("hooks serve and the inspector", () => {
 
   it("after a restart lists the requests of the previous run, read from the journal", async () => {
     const dir = makeTempDir();
-    const start = () =>
-      startGateway({
-        config: baseConfig(),
-        configDir: dir,
-        port: 0,
-        stateDir: `${dir}/state`,
-        logger: silentGatewayLogger,
-      });
+    const start = () => gatewayIn(dir);
     const first = await start();
     const sent = await postJson(`${first.url}/hooks/wake`, { text: "before the restart" }, AUTH);
     const requestId = sent.headers.get("x-request-id")!;
@@ -230,13 +216,7 @@ describe("hooks serve and the inspector", () => {
 
   it("lists from memory, and reads older requests than it holds from the journal only when asked", async () => {
     const dir = makeTempDir();
-    const gateway = await startGateway({
-      config: baseConfig(),
-      configDir: dir,
-      port: 0,
-      stateDir: `${dir}/state`,
-      logger: silentGatewayLogger,
-    });
+    const gateway = await gatewayIn(dir);
     const sent: string[] = [];
     for (const text of ["one", "two", "three"]) {
       const answer = await postJson(`${gateway.url}/hooks/wake`, { text }, AUTH);
@@ -257,13 +237,7 @@ describe("hooks serve and the inspector", () => {
 
   it("without a journal lists what arrives from now on and says how to keep more", async () => {
     const dir = makeTempDir();
-    const gateway = await startGateway({
-      config: baseConfig({}, { journal: { enabled: false } }),
-      configDir: dir,
-      port: 0,
-      stateDir: `${dir}/state`,
-      logger: silentGatewayLogger,
-    });
+    const gateway = await gatewayIn(dir, baseConfig({}, { journal: { enabled: false } }));
     try {
       const cookie = await logIn(gateway.inspectorUrl!, gateway.inspectorKey!);
       const page = await (await fetch(gateway.inspectorUrl!, { headers: { cookie } })).text();
