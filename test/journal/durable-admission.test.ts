@@ -3,10 +3,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { systemClock } from "../../src/clock.js";
 import { createHooksPlugin } from "../../src/index.js";
 import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
-import { FileJournal } from "../../src/journal/file-journal.js";
+import type { FileJournal } from "../../src/journal/file-journal.js";
+import { testJournal } from "../helpers/file-journal.js";
 import { startTestHost, type TestHost } from "../helpers/test-host.js";
 
 const TOKEN = "journal-test-token-0123456789abcdef";
@@ -56,16 +56,7 @@ async function send(hook: string, body: unknown, headers: Record<string, string>
 
 /** A journal on the state dir's default journal directory, as the plugin would open it. */
 function fileJournal(io: JournalIo = nodeIo): FileJournal {
-  return new FileJournal({
-    dir: journalDir(),
-    fsync: "batch",
-    retainHours: 72,
-    deliveryWindowMs: 86_400_000,
-    maxDeliveries: 100,
-    clock: systemClock,
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-    io,
-  });
+  return testJournal(journalDir(), { io });
 }
 
 function journalLines(): Array<Record<string, any>> {

@@ -426,7 +426,7 @@ describe("done waits for the host", () => {
 });
 
 describe("retention", () => {
-  it("starts a new segment each hour and drops done segments past retainHours, oldest first", async () => {
+  it("starts a new segment each hour and drops done segments past retainHours, oldest first, refusals with them", async () => {
     const j = journal({ retainHours: 2 });
     await j.open();
     const start = now;
@@ -434,15 +434,21 @@ describe("retention", () => {
       now = start + hour * HOUR;
       await j.admit(record(`h${hour}`));
       j.done(`h${hour}`);
+      const refusal = { id: `refused${hour}`, at: now, hook: "wake", status: 401, code: "UNAUTHORIZED" };
+      j.answered({ ...refusal, reason: "TOKEN_MISSING", client: "203.0.113.9" }, { perClient: true });
     }
     now = start + 4.5 * HOUR;
     await j.compact();
     // Segments of hours 0–2 ended more than two hours ago.
-    expect(
+    const kept = (kind: string) =>
       lines()
-        .filter((line) => line.t === "admitted")
-        .map((line) => line.id),
-    ).toEqual(["h3", "h4"]);
+        .filter((line) => line.t === kind)
+        .map((line) => line.id);
+    expect(kept("admitted")).toEqual(["h3", "h4"]);
+    // A refusal is written with the next batch, so it may land in the next hour's segment: it goes with that one.
+    expect(kept("answered")).not.toContain("refused0");
+    expect(kept("answered")).not.toContain("refused1");
+    expect(kept("answered")).toContain("refused4");
   });
 
   it("carries an unfinished record forward instead of dropping it with its segment", async () => {

@@ -2,15 +2,14 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { systemClock } from "../../src/clock.js";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { compactSegment } from "../../src/journal/compact-segment.js";
-import { FileJournal } from "../../src/journal/file-journal.js";
 import { readJournal } from "../../src/journal/read-journal.js";
 import { listSegments } from "../../src/journal/segments.js";
 import { AUTH, postJson, TOKEN } from "../gateway/support.js";
 import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
+import { testJournal } from "../helpers/file-journal.js";
 
 let gateway: GatewayHandle | undefined;
 let stateDir: string;
@@ -74,15 +73,7 @@ describe("the outcomes of a request's events", () => {
     expect(outcomes).toEqual(["coalesced", "queued"]);
 
     // A crash after the gateway stored the event and before the done line: the next start emits it again.
-    const journal = new FileJournal({
-      dir: journalDir(),
-      fsync: "batch",
-      retainHours: 72,
-      deliveryWindowMs: 86_400_000,
-      maxDeliveries: 100,
-      clock: systemClock,
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
-    });
+    const journal = testJournal(journalDir());
     await journal.open();
     const eventId = eventIdOf(ids[0]!);
     const source = { hook: "wake", requestId: "left-behind" };
