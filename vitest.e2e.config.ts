@@ -6,5 +6,7 @@ export default defineConfig({
   test: {
     ...shared,
     include: [OPENCLAW_E2E],
+    // One OpenClaw at a time: each takes about 700 MB and both cores of a 2-core machine while it starts.
+    fileParallelism: false,
   },
 });

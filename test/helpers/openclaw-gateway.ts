@@ -21,6 +21,8 @@ const DEFAULT_STOP_TIMEOUT_MS = 15_000;
 /** A CLI call loads OpenClaw's CLI (3–8 s on 2 cores) and makes one RPC. */
 const DEFAULT_CLI_TIMEOUT_MS = 60_000;
 const READY_PROBE_INTERVAL_MS = 250;
+/** `plugins install` unpacks the tarball and installs its dependencies from the registry: about 17 s on 2 cores. */
+const INSTALL_TIMEOUT_MS = 180_000;
 const TAIL_LINES = 40;
 /** OpenClaw's line for a start-up it gave up on (bad config, port taken); what follows is triage, not a retry. */
 const STARTUP_FAILED = /Gateway failed to start/;
@@ -34,6 +36,11 @@ export interface StartOpenClawGatewayOptions {
   config: Record<string, unknown>;
   /** Extra environment for the gateway, applied last. */
   env?: Record<string, string>;
+  /**
+   * A plugin tarball (`npm pack`) to install before the start, as users install plugins:
+   * `openclaw plugins install <tgz> --force --accept-capabilities`, into the gateway's own fresh home.
+   */
+  installTarball?: string;
   /** How long to wait for `/readyz`. Default 90 s (about 10–20 s is normal). */
   readyTimeoutMs?: number;
   /** How long `stop()` waits after SIGTERM before SIGKILL. Default 15 s (a clean stop takes about 2.5 s). */
@@ -157,6 +164,27 @@ export async function startOpenClawGateway(options: StartOpenClawGatewayOptions)
     ...isolatedOpenClawEnv(runtime, { home, tmpDir, stateDir, configPath }),
     ...options.env,
   };
+
+  if (options.installTarball !== undefined) {
+    const installed = await runCli(
+      runtime,
+      env,
+      dir,
+      ["plugins", "install", options.installTarball, "--force", "--accept-capabilities"],
+      INSTALL_TIMEOUT_MS,
+    ).catch(async (error: unknown) => {
+      await rm(dir, { recursive: true, force: true });
+      dirs.delete(dir);
+      throw error;
+    });
+    if (installed.code !== 0) {
+      await rm(dir, { recursive: true, force: true });
+      dirs.delete(dir);
+      throw new Error(
+        `openclaw plugins install failed (${installed.code}):\n${installed.stdout}\n${installed.stderr}`,
+      );
+    }
+  }
 
   const started = Date.now();
   const child = spawn(

@@ -11,7 +11,7 @@ import {
   startOpenClawGateway,
   stubModelProviderConfig,
 } from "../helpers/openclaw-gateway.js";
-import { REPO_ROOT } from "../helpers/repo.js";
+import { pluginTarball, removePluginTarball } from "../helpers/plugin-tarball.js";
 import { type StubModel, startStubModel } from "../helpers/stub-model.js";
 
 // The first run installs OpenClaw and Node 26 (about 850 MB, 40–50 s); start-up then takes 10–20 s on 2 cores.
@@ -74,6 +74,8 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
     });
     gateway = await startOpenClawGateway({
       runtime,
+      // Installed as users install it: the packed tarball, through OpenClaw's own installer.
+      installTarball: await pluginTarball(),
       readyTimeoutMs: READY_TIMEOUT_MS,
       config: {
         ...stubModelProviderConfig(stub.baseUrl),
@@ -81,7 +83,6 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
         // OpenClaw's own webhooks stay on /hooks; the plugin serves beside them on a path of its own.
         hooks: { enabled: true, token: builtInToken, path: "/hooks" },
         plugins: {
-          load: { paths: [REPO_ROOT] },
           entries: {
             "hooks-intake": {
               enabled: true,
@@ -109,6 +110,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
   afterAll(async () => {
     await gateway?.stop();
     await stub?.close();
+    await removePluginTarball();
   }, 30_000);
 
   it(
