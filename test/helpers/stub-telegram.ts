@@ -184,39 +184,41 @@ export async function startStubTelegram(): Promise<StubTelegram> {
     });
   };
 
-  const answer = (method: string, params: Record<string, unknown>, res: http.ServerResponse): void => {
-    calls.set(method, (calls.get(method) ?? 0) + 1);
-    if (method === "getUpdates") return getUpdates(params, res);
-    if (SEND_METHODS.has(method)) {
-      const chatId = String(params["chat_id"] ?? "");
-      const text = typeof params["text"] === "string" ? params["text"] : undefined;
-      record({ method, chatId, text, params });
-    }
+  /** The `result` of a method other than getUpdates. */
+  const resultOf = (method: string, params: Record<string, unknown>): unknown => {
+    const chatId = String(params["chat_id"] ?? "");
     switch (method) {
       case "getMe":
-        return sendJson(res, 200, { ok: true, result: BOT });
+        return BOT;
       case "getWebhookInfo":
-        return sendJson(res, 200, {
-          ok: true,
-          result: { url: "", has_custom_certificate: false, pending_update_count: 0 },
-        });
+        return { url: "", has_custom_certificate: false, pending_update_count: 0 };
       case "getMyCommands":
-        return sendJson(res, 200, { ok: true, result: [] });
+        return [];
       case "sendMessage":
-        return sendJson(res, 200, { ok: true, result: message(String(params["chat_id"]), params["text"]) });
+        return message(chatId, params["text"]);
       case "editMessageText":
-        return sendJson(res, 200, {
-          ok: true,
-          result: {
-            ...message(String(params["chat_id"]), params["text"]),
-            message_id: intParam(params["message_id"], 0),
-            edit_date: Math.floor(Date.now() / 1000),
-          },
-        });
+        return {
+          ...message(chatId, params["text"]),
+          message_id: intParam(params["message_id"], 0),
+          edit_date: Math.floor(Date.now() / 1000),
+        };
       default:
         if (!ACK_METHODS.has(method)) unknown.push(method);
-        return sendJson(res, 200, { ok: true, result: true });
+        return true;
     }
+  };
+
+  const answer = (method: string, params: Record<string, unknown>, res: http.ServerResponse): void => {
+    calls.set(method, (calls.get(method) ?? 0) + 1);
+    if (method === "getUpdates") {
+      getUpdates(params, res);
+      return;
+    }
+    if (SEND_METHODS.has(method)) {
+      const text = typeof params["text"] === "string" ? params["text"] : undefined;
+      record({ method, chatId: String(params["chat_id"] ?? ""), text, params });
+    }
+    sendJson(res, 200, { ok: true, result: resultOf(method, params) });
   };
 
   const server = http.createServer((req, res) => {
