@@ -162,6 +162,8 @@ export async function startOpenClawGateway(options: StartOpenClawGatewayOptions)
   const url = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = {
     ...isolatedOpenClawEnv(runtime, { home, tmpDir, stateDir, configPath }),
+    // CLI commands without a --port flag (`message send`, …) then reach this gateway, not the default 18789.
+    OPENCLAW_GATEWAY_PORT: String(port),
     ...options.env,
   };
 

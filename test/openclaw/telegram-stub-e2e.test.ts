@@ -158,6 +158,21 @@ describe.skipIf(skipReason !== undefined)("OpenClaw's Telegram channel against a
     CLI_TIMEOUT_MS,
   );
 
+  it(
+    "OpenClaw's outbound send takes the stored route's target as it is: telegram:4242 reaches chat 4242",
+    async () => {
+      const text = `Outbound OUT-${marker}`;
+      const call = await gateway.cli(
+        ["message", "send", "--channel", "telegram", "--target", TARGET, "--message", text, "--json"],
+        CLI_TIMEOUT_MS,
+      );
+      expect(call.code, call.stderr).toBe(0);
+      const sent = await explained(telegram.waitForSent((send) => send.text === text, TURN_TIMEOUT_MS));
+      expect(sent).toMatchObject({ method: "sendMessage", chatId: String(CHAT_ID) });
+    },
+    CLI_TIMEOUT_MS + TURN_TIMEOUT_MS,
+  );
+
   it("OpenClaw never logs the bot token, which is also the Bot API's URL path", () => {
     expect(telegram.calls.get("sendMessage")).toBeGreaterThan(0);
     expect(gateway.containsInLogs(telegram.token)).toBe(false);
