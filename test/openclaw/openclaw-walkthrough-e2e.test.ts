@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, isOpenClawReady, killTree } from "../../scripts/openclaw-launch.mjs";
 import { compareLines } from "../helpers/doc-answers.js";
-import { at, readDocBlocks, type ShellCommand, shellCommands } from "../helpers/doc-blocks.js";
+import { at, readDocBlocks, type ShellCommand, shellCommands, stripComment } from "../helpers/doc-blocks.js";
 import { REPO_ROOT } from "../helpers/repo.js";
 
 const PAGE = "docs/openclaw.md";
@@ -125,7 +125,9 @@ describe.skipIf(process.env.HOOKS_SKIP_OPENCLAW === "1" && !process.env.CI)(
       async () => {
         const commands = walkthrough();
         // The steps the page promises: install, pack and install the plugin, configure, start, wake, look.
-        expect(commands.map((command) => command.text.split(/\s+/).slice(0, 3).join(" "))).toEqual([
+        expect(
+          commands.map((command) => stripComment(command.text).split(/\s+/).slice(0, 3).join(" ")),
+        ).toEqual([
           "npm install --prefix",
           'export PATH="$HOME/openclaw/node_modules/.bin:$PATH"',
           "npm install --prefix",
