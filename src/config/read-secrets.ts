@@ -4,7 +4,7 @@ import path from "node:path";
 import type * as v from "valibot";
 import { type ConfigIssue, joinPath } from "./issues.js";
 import { isPlainObject } from "./plain-object.js";
-import { SECRET_READ } from "./secret-schema.js";
+import { ENV_NAME, SECRET_READ } from "./secret-schema.js";
 
 export interface SecretContext {
   /** What a relative `{ file }` path is relative to: the config file's directory. */
@@ -93,7 +93,7 @@ function readSecret(value: unknown, at: string, context: SecretContext, issues: 
   if (typeof value.file === "string" && value.file !== "") {
     return readFileSecret(path.resolve(context.configDir, value.file), at, issues) ?? value;
   }
-  if (typeof value.env === "string" && value.env !== "") {
+  if (typeof value.env === "string" && ENV_NAME.test(value.env)) {
     return readEnvSecret(value.env, at, context.env, issues) ?? value;
   }
   return value;

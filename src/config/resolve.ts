@@ -113,6 +113,8 @@ const knownKeysAt = (at: string) => KNOWN_KEYS[at.replace(/\[\d+\]/g, "")];
 interface SemanticView {
   enabled: boolean;
   token: string | undefined;
+  /** The token is there but not text (a `{ file }` that could not be read, a number): its own issue says why. */
+  tokenNotText: boolean;
   gatewayToken: string | undefined;
   path: string;
   prefixes: readonly string[];
@@ -129,6 +131,7 @@ function lenientView(raw: unknown): SemanticView {
   return {
     enabled: field(hooks, "enabled") === true,
     token: asString(field(hooks, "token")),
+    tokenNotText: !["string", "undefined"].includes(typeof field(hooks, "token")),
     gatewayToken: asString(field(field(field(raw, "gateway"), "auth"), "token")),
     path: asString(field(hooks, "path")) ?? DEFAULT_PATH,
     prefixes: Array.isArray(prefixes)
@@ -146,7 +149,7 @@ function checkSemantics(
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
   const token = view.token ?? "";
-  if (view.enabled) {
+  if (view.enabled && !view.tokenNotText) {
     if (token.trim() === "") {
       issues.push({ path: "hooks.token", message: "is required when hooks.enabled is true" });
     } else {

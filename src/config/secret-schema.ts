@@ -1,7 +1,7 @@
 /** @module A secret field's shape: its text, `{ file }` or `{ env }`; the config is read with the last two replaced by their text. */
 import * as v from "valibot";
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const SecretFileSchema = v.pipe(
   v.strictObject({
