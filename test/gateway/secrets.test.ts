@@ -76,6 +76,17 @@ describe("hooks serve with secrets in files and the environment", () => {
     }
   });
 
+  it("the ready banner's curl line names a token read from { env } by its variable, a token from a file by its key", async () => {
+    const dir = makeTempDir();
+    writeSecrets(dir);
+    const fromEnv = writeConfig(dir, { hooks: { enabled: true, token: { env: "SECRETS_TEST_HOOK_TOKEN" } } });
+    const gateway = await startServe(serveArgs(dir, fromEnv).args, {
+      env: { SECRETS_TEST_HOOK_TOKEN: TOKEN },
+    });
+    expect(gateway.stdout()).toContain('"Authorization: Bearer $SECRETS_TEST_HOOK_TOKEN"');
+    expect(gateway.stdout()).not.toContain(TOKEN);
+  });
+
   it("reads the token file again when the config is saved again, and names the token as changed", async () => {
     const dir = makeTempDir();
     writeSecrets(dir);
