@@ -104,6 +104,22 @@ describe("hooks serve with secrets in files and the environment", () => {
   });
 });
 
+describe("hooks replay --send with the token in a file", () => {
+  it("sends with the token the file holds", async () => {
+    const dir = makeTempDir();
+    writeSecrets(dir);
+    const config = secretConfig(dir);
+    const gateway = await startServe(serveArgs(dir, config).args, { env });
+    const fixture = path.join(dir, "wake.json5");
+    writeFileSync(
+      fixture,
+      JSON.stringify({ name: "wake", request: { path: "wake", body: { text: "replayed" } } }),
+    );
+    const sent = await runCli(["replay", "--config", config, "--send", gateway.url, fixture], { env });
+    expect(sent.stdout).toMatch(/wake: 200/);
+  });
+});
+
 describe("hooks check with secrets in files and the environment", () => {
   it("checks them, listing the signed mapping, without printing any", async () => {
     const dir = makeTempDir();
