@@ -68,8 +68,16 @@ describe("hooks serve with secrets in files and the environment", () => {
     expect(wrong.status).toBe(401);
     expect((await fetch(`${gateway.url}/metrics`)).status).toBe(401);
     expect((await fetch(`${gateway.url}/metrics`, { headers: bearer(METRICS_TOKEN) })).status).toBe(200);
-    // A configured inspector key is referred to, never printed.
-    expect(gateway.stdout()).toContain("(log in with server.inspector.key)");
+    // A configured inspector key is referred to, never printed; it is the file's content that logs in.
+    const inspector = /inspector: (\S+) \(log in with server\.inspector\.key\)/.exec(gateway.stdout())![1]!;
+    const logIn = (key: string) =>
+      fetch(`${inspector}/api/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ key }),
+      });
+    expect((await logIn(INSPECTOR_KEY)).status).toBe(200);
+    expect((await logIn("not-the-inspector-key-0123456789")).status).toBe(401);
     for (const secret of [TOKEN, METRICS_TOKEN, INSPECTOR_KEY, SIGNING]) {
       expect(gateway.stdout()).not.toContain(secret);
       expect(gateway.stderr()).not.toContain(secret);
