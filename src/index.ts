@@ -25,14 +25,17 @@ export {
   formatIssue,
   fromValibotIssues,
   isConfigError,
+  withoutIssuesAt,
 } from "./config/issues.js";
 export { type LoadedConfigFile, loadGatewayConfigFile } from "./config/load-file.js";
+export { readSecrets, type SecretContext } from "./config/read-secrets.js";
 export {
   type HooksConfig,
   type HooksConfigInput,
   HooksConfigSchema,
   PluginGatewayConfigSchema,
 } from "./config/schema.js";
+export { type SecretRef, secretField } from "./config/secret-schema.js";
 export { ERROR_STATUS, type ErrorCode, HookError, isHookError } from "./errors.js";
 export type * from "./events.js";
 export type * from "./host/contract.js";
@@ -145,6 +148,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
       active = undefined;
       const context: ResolveContext = {
         configDir: host.configDir ?? process.cwd(),
+        env: host.env,
         stateDir: host.stateDir,
         mainSessionKey: host.mainSessionKey,
         channels: host.channels,
@@ -156,7 +160,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
       const { config, mappings, signedPaths } = prepared;
       status = describeStatus(config, mappings, [], signedPaths);
       if (!config.enabled) {
-        active = { host, context, prepared, raw: host.config, serving: undefined };
+        active = { host, context, prepared, raw: result.read, serving: undefined };
         host.logger.info("hooks are disabled (set hooks.enabled to true to expose the intake)");
         return;
       }
@@ -210,7 +214,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
           await hooks.service.stop();
         },
       });
-      active = { host, context, prepared, raw: host.config, serving: { hooks, ports }, feed };
+      active = { host, context, prepared, raw: result.read, serving: { hooks, ports }, feed };
     },
     async prepareReload(config: unknown): Promise<HooksReload> {
       const running = active;
@@ -222,7 +226,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
           if (accepted === undefined) throw new Error("a config with problems cannot be applied");
           if (active !== running) throw new Error("the config changed since this reload was checked");
           accepted.swap();
-          active = { ...running, prepared: accepted.next, raw: config };
+          active = { ...running, prepared: accepted.next, raw: accepted.raw };
           status = checked.status;
           for (const warning of accepted.warnings) running.host.logger.warn(warning);
         },

@@ -19,6 +19,8 @@ export interface PrepareResult {
   prepared: PreparedHooks | undefined;
   issues: ConfigIssue[];
   warnings: string[];
+  /** The gateway config with its secrets read (see `ResolveResult.read`). */
+  read: unknown;
 }
 
 /**
@@ -32,7 +34,13 @@ export function prepareHooks(
 ): PrepareResult {
   const resolved = resolveHooksConfig(rawConfig, context);
   if (!resolved.config) {
-    return { partial: undefined, prepared: undefined, issues: resolved.issues, warnings: resolved.warnings };
+    return {
+      partial: undefined,
+      prepared: undefined,
+      issues: resolved.issues,
+      warnings: resolved.warnings,
+      read: resolved.read,
+    };
   }
   const config = adjust(resolved.config);
   const compiled = compileMappings(config);
@@ -43,6 +51,7 @@ export function prepareHooks(
     prepared: issues.length === 0 ? partial : undefined,
     issues,
     warnings: resolved.warnings,
+    read: resolved.read,
   };
 }
 

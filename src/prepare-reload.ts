@@ -13,7 +13,7 @@ import type { Ports } from "./tokens.js";
 export interface RunningHooks {
   context: ResolveContext;
   prepared: PreparedHooks;
-  /** The gateway config it was given, to tell which of its fields a reload changes. */
+  /** The gateway config it was given, its secrets read: to tell which of its fields a reload changes. */
   raw: unknown;
   /** Absent when hooks are disabled: nothing serves, and only a restart can turn them on. */
   serving: { hooks: ComposedHooks; ports: Ports } | undefined;
@@ -35,7 +35,7 @@ export interface HooksReload {
 
 export interface CheckedReload extends Omit<HooksReload, "apply"> {
   /** Present when there is no problem: the config to run, its warnings, and the swap of the request path to it. */
-  accepted?: { next: PreparedHooks; warnings: string[]; swap(): void };
+  accepted?: { next: PreparedHooks; raw: unknown; warnings: string[]; swap(): void };
 }
 
 /**
@@ -55,7 +55,8 @@ export async function checkReload(
     return kept.config;
   });
   // A field a restart must apply is named there, not here: it did not change what runs.
-  const changed = changedFields(running.raw, config).filter((name) => !restartNeeded.includes(name));
+  // Secrets compared as read: a token whose file changed is a changed `hooks.token`, named, never shown.
+  const changed = changedFields(running.raw, result.read).filter((name) => !restartNeeded.includes(name));
   const refused = (issues: ConfigIssue[]): CheckedReload => ({
     issues,
     restartNeeded,
@@ -71,7 +72,7 @@ export async function checkReload(
       restartNeeded,
       changed,
       status: describeStatus(next.config, next.mappings, [], next.signedPaths),
-      accepted: { next, warnings: result.warnings, swap: () => undefined },
+      accepted: { next, raw: result.read, warnings: result.warnings, swap: () => undefined },
     };
   }
   const pending = await serving.hooks.prepareSwap(next, createVerifiersFor(next, options));
@@ -91,6 +92,7 @@ export async function checkReload(
     status: describeStatus(next.config, next.mappings, pending.reports, next.signedPaths),
     accepted: {
       next,
+      raw: result.read,
       warnings: result.warnings,
       swap() {
         pending.swap();

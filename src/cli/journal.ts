@@ -117,13 +117,13 @@ async function replay(requestId: string, options: ReplayOptions, io: CliIo): Pro
     io.stdout.write(`wrote ${options.fixture}\n`);
     return;
   }
-  const { config, pipeline, standIns } = openReplay(options.config);
+  const { pipeline, standIns } = openReplay(options.config);
   const note = standInNote(standIns);
   if (note) io.stderr.write(note);
   const loaded = validateFixture(fixture, `journal:${requestId}`);
   if (options.send !== undefined) {
-    const token = options.token ?? (config.raw.hooks as { token?: string } | undefined)?.token ?? "";
-    const result = await sendFixture(pipeline.buildRequest(loaded, token), options.send);
+    // Without --token, the config's as the plugin read it (a `{ file }` or `{ env }` is its text).
+    const result = await sendFixture(pipeline.buildRequest(loaded, options.token), options.send);
     io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${describeSent(result)}\n`);
     return;
   }

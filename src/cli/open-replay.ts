@@ -24,6 +24,8 @@ export function openReplay(configFlag: string | undefined): OpenedReplay {
   try {
     const pipeline = openReplayPipeline(config.raw, {
       configDir: config.configDir,
+      // A secret's `{ env }` that is not set gets a stand-in too, as its `${VAR}` would.
+      env,
       mainSessionKey: config.sections.session.mainKey,
       channels: config.sections.channels,
     });

@@ -47,16 +47,15 @@ export function registerReplayCommand(program: Command, io: CliIo): void {
     )
     .option("--token <token>", "token for --send (default: hooks.token from the config)")
     .action(async (files: string[], options: ReplayOptions) => {
-      const { config, pipeline, standIns } = openReplay(options.config);
+      const { pipeline, standIns } = openReplay(options.config);
       const note = standInNote(standIns);
       if (note) io.stderr.write(note);
       const fixtures = files.map((file) => loadFixture(file));
       if (options.send) {
-        const hooks = (config.raw.hooks ?? {}) as { token?: string; path?: string };
-        const token = options.token ?? hooks.token ?? "";
         const results = [];
         for (const loaded of fixtures) {
-          const result = await sendFixture(pipeline.buildRequest(loaded, token), options.send);
+          // Without --token, the config's as the plugin read it (a `{ file }` or `{ env }` is its text).
+          const result = await sendFixture(pipeline.buildRequest(loaded, options.token), options.send);
           results.push({ name: loaded.fixture.name, ...result });
           if (!options.json) io.stdout.write(`${loaded.fixture.name}: ${describeSent(result)}\n`);
         }

@@ -2,6 +2,7 @@
 import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { field } from "../config/plain-object.js";
 import { describeEndpoints, formatRows, wakeCurlLine } from "../gateway/endpoints.js";
 import {
   DEMO_TOKEN_ENV,
@@ -64,7 +65,9 @@ export function readyBanner(
   lines.push(`  store   ${handle.hooks.store}`);
   lines.push('endpoints (POST, with the token in "Authorization: Bearer <token>"):');
   lines.push(...formatRows(describeEndpoints(handle.url, handle.hooksPath, handle.hooks.mappings)));
-  const token = (loaded.raw.hooks as { token?: string } | undefined)?.token ?? "";
+  const token = (loaded.raw.hooks as { token?: unknown } | undefined)?.token ?? "";
+  // A token read from a variable (`{ env: "NAME" }`) is shown as that variable, as `${HOOKS_TOKEN}` is.
+  const tokenVariable = field(token, "env");
   if (loaded.generatedToken !== undefined) {
     lines.push(`token generated for this run: ${loaded.generatedToken}`);
     lines.push(`  (export ${DEMO_TOKEN_ENV} to keep one token across runs)`);
@@ -79,9 +82,11 @@ export function readyBanner(
   const curlToken =
     loaded.generatedToken !== undefined
       ? { literal: loaded.generatedToken }
-      : token !== "" && token === process.env[DEMO_TOKEN_ENV]
-        ? { shellVar: DEMO_TOKEN_ENV }
-        : { literal: "<hooks.token>" };
+      : typeof tokenVariable === "string"
+        ? { shellVar: tokenVariable }
+        : token !== "" && token === process.env[DEMO_TOKEN_ENV]
+          ? { shellVar: DEMO_TOKEN_ENV }
+          : { literal: "<hooks.token>" };
   lines.push("try it:", `  ${wakeCurlLine(handle.url, handle.hooksPath, curlToken)}`);
   if (inspector) lines.push(inspector);
   return `${lines.join("\n")}\n`;

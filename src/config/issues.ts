@@ -41,6 +41,19 @@ export function formatIssue(issue: ConfigIssue): string {
   return issue.path ? `${issue.path}: ${message}` : message;
 }
 
+/**
+ * `issues` without those at a path where a secret could not be read (`unread`): what it says of the `{ file }` or
+ * `{ env }` left in its place ("must be a string", "is required") is already said by the reason it was not read.
+ */
+export function withoutIssuesAt(
+  issues: readonly ConfigIssue[],
+  unread: readonly ConfigIssue[],
+): ConfigIssue[] {
+  if (unread.length === 0) return [...issues];
+  const at = new Set(unread.map((issue) => issue.path));
+  return issues.filter((issue) => !at.has(issue.path));
+}
+
 /** Appends path segments the way a person writes them: `a.b[2].c`. */
 export function joinPath(base: string, ...segments: readonly (string | number)[]): string {
   let out = base;
@@ -76,7 +89,8 @@ export function fromValibotIssues(
 }
 
 /** Where a secret may sit: its value must never be quoted back, even when it has the wrong type. */
-const SECRET_PATH = /(?:^|\.)(?:token|verify(?:\.[^.]*)?)(?:\[\d+\])?$|\.verify\.secrets\[\d+\]$/;
+const SECRET_PATH =
+  /(?:^|\.)(?:token|metricsToken|key|url|verify(?:\.[^.]*)?)(?:\[\d+\])?$|\.verify\.secrets\[\d+\]$/;
 
 function describeIssue(issue: v.BaseIssue<unknown>, secret: boolean): string {
   // valibot's default messages start with "Invalid type: Expected ..."; keep them but lower-case the start.

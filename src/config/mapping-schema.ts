@@ -2,6 +2,7 @@
 import * as v from "valibot";
 import { HMAC_ALGORITHMS, SIGNATURE_ENCODINGS, SIGNATURE_SCHEMES } from "../verify/signature-scheme.js";
 import { WakeModeSchema } from "../vocabulary.js";
+import { secretField } from "./secret-schema.js";
 
 // Each field's `v.description` is its entry in docs/configuration.md and in the JSON Schemas (`npm run schemas`).
 
@@ -24,7 +25,7 @@ export const TEMPLATE_FIELDS = [
 export type TemplateField = (typeof TEMPLATE_FIELDS)[number];
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 /** A secret's value never appears in a message: valibot's default messages quote what they received. */
-const Secret = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"));
+const Secret = secretField(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")));
 
 /** A matched value: exact, or a list of alternatives. */
 const HeaderValues = v.union(
@@ -71,16 +72,14 @@ export const MappingVerifySchema = v.strictObject({
   ),
   secret: v.pipe(
     v.optional(Secret),
-    v.description(
-      `The signing secret; exactly one of \`secret\` and \`secrets\`. Write \`"\${VAR}"\` so it stays out of the file.`,
-    ),
+    v.description("The signing secret; exactly one of `secret` and `secrets`."),
   ),
   secrets: v.pipe(
     v.optional(
       v.pipe(v.array(Secret, "must be a list of secrets"), v.minLength(1, "must list at least one secret")),
     ),
     v.description(
-      `Several secrets during a rotation (\`["\${NEW}", "\${OLD}"]\`): any one that verifies is enough.`,
+      'Several secrets during a rotation (`[{ env: "NEW_SECRET" }, { env: "OLD_SECRET" }]`): any one that verifies is enough.',
     ),
   ),
   toleranceSeconds: v.pipe(

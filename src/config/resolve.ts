@@ -3,7 +3,7 @@ import path from "node:path";
 import * as v from "valibot";
 import { CHANNEL_IDS } from "../vocabulary.js";
 import { normalizeHooksPath } from "./hooks-path.js";
-import { type ConfigIssue, fromValibotIssues } from "./issues.js";
+import { type ConfigIssue, fromValibotIssues, withoutIssuesAt } from "./issues.js";
 import {
   MappingMatchSchema,
   MappingResponseSchema,
@@ -13,6 +13,7 @@ import {
 } from "./mapping-schema.js";
 import { createModelPolicy, type ModelPolicy } from "./models.js";
 import { field } from "./plain-object.js";
+import { readSecrets } from "./read-secrets.js";
 import {
   AdmissionSchema,
   AuthFailuresSchema,
@@ -69,7 +70,10 @@ export interface ResolvedHooksConfig
 }
 
 export interface ResolveContext {
+  /** The config file's directory: relative paths (transformsDir, a secret's `{ file }`) resolve against it. */
   configDir: string;
+  /** Where a secret's `{ env }` is read. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv | undefined;
   /** Where the host lets the plugin keep files; the journal's default home. */
   stateDir?: string | undefined;
   mainSessionKey?: string | undefined;
@@ -81,6 +85,11 @@ export interface ResolveResult {
   config: ResolvedHooksConfig | undefined;
   issues: ConfigIssue[];
   warnings: string[];
+  /**
+   * The gateway config as given, each secret's `{ file }` or `{ env }` replaced by its text: what a reload
+   * compares, so a secret whose file changed is named among the changed fields.
+   */
+  read: unknown;
 }
 
 const KNOWN_KEYS: Record<string, readonly string[]> = {
@@ -104,6 +113,8 @@ const knownKeysAt = (at: string) => KNOWN_KEYS[at.replace(/\[\d+\]/g, "")];
 interface SemanticView {
   enabled: boolean;
   token: string | undefined;
+  /** The token is there but not text (a `{ file }` that could not be read, a number): its own issue says why. */
+  tokenNotText: boolean;
   gatewayToken: string | undefined;
   path: string;
   prefixes: readonly string[];
@@ -120,6 +131,7 @@ function lenientView(raw: unknown): SemanticView {
   return {
     enabled: field(hooks, "enabled") === true,
     token: asString(field(hooks, "token")),
+    tokenNotText: !["string", "undefined"].includes(typeof field(hooks, "token")),
     gatewayToken: asString(field(field(field(raw, "gateway"), "auth"), "token")),
     path: asString(field(hooks, "path")) ?? DEFAULT_PATH,
     prefixes: Array.isArray(prefixes)
@@ -137,7 +149,7 @@ function checkSemantics(
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
   const token = view.token ?? "";
-  if (view.enabled) {
+  if (view.enabled && !view.tokenNotText) {
     if (token.trim() === "") {
       issues.push({ path: "hooks.token", message: "is required when hooks.enabled is true" });
     } else {
@@ -196,30 +208,39 @@ function checkSemantics(
   return { issues, warnings };
 }
 
-export function resolveHooksConfig(raw: unknown, context: ResolveContext): ResolveResult {
+export function resolveHooksConfig(given: unknown, context: ResolveContext): ResolveResult {
   const mainSessionKey = context.mainSessionKey ?? "main";
-  const parsed = v.safeParse(PluginGatewayConfigSchema, raw ?? {});
+  // Read at each load, before anything looks at the values: from here on a secret is its text.
+  const secrets = readSecrets(PluginGatewayConfigSchema, given ?? {}, {
+    configDir: context.configDir,
+    env: context.env ?? process.env,
+  });
+  const raw = secrets.value;
+  const parsed = v.safeParse(PluginGatewayConfigSchema, raw);
   const semantic = checkSemantics(lenientView(raw), mainSessionKey);
   let output: PluginGatewayConfig;
-  const issues = semantic.issues;
+  let issues = semantic.issues;
   if (parsed.success) {
     output = parsed.output;
   } else {
     issues.unshift(...fromValibotIssues("", parsed.issues, knownKeysAt));
+    // A secret that could not be read is listed once, with the reason.
+    issues = [...secrets.issues, ...withoutIssuesAt(issues, secrets.issues)];
     // The rest is still checked, so one round shows every problem: each broken field falls back to its
     // default and each broken mapping to an empty one, and what remains goes on to the mapping checks.
     const repaired = v.safeParse(PluginGatewayConfigSchema, withoutBrokenParts(raw, parsed.issues));
-    if (!repaired.success) return { config: undefined, issues, warnings: semantic.warnings };
+    if (!repaired.success) return { config: undefined, issues, warnings: semantic.warnings, read: raw };
     output = repaired.output;
   }
 
   const hooks = output.hooks ?? v.parse(HooksConfigSchema, {});
   const proxies = checkTrustedProxies(hooks.trustedProxies);
-  if (proxies !== undefined) semantic.issues.push({ path: "hooks.trustedProxies", message: proxies });
+  if (proxies !== undefined) issues.push({ path: "hooks.trustedProxies", message: proxies });
   const hooksPath = normalizeHooksPath(hooks.path);
   return {
     issues,
     warnings: semantic.warnings,
+    read: raw,
     config: {
       ...hooks,
       enabled: hooks.enabled === true,

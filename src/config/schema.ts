@@ -2,6 +2,7 @@
 import * as v from "valibot";
 import { ThinkingSchema } from "../vocabulary.js";
 import { MAX_MAPPING_BODY_BYTES, MappingSchema } from "./mapping-schema.js";
+import { secretField } from "./secret-schema.js";
 
 // Each field's `v.description` is its entry in docs/configuration.md and in the JSON Schemas (`npm run schemas`).
 
@@ -43,13 +44,17 @@ export const StoreSchema = v.variant(
       v.strictObject({
         kind: v.literal("redis"),
         url: v.pipe(
-          v.string(),
-          v.regex(
-            /^rediss?:\/\/\S+$/,
-            'must be a redis:// or rediss:// URL (for example "redis://127.0.0.1:6379")',
+          secretField(
+            v.pipe(
+              v.string(),
+              v.regex(
+                /^rediss?:\/\/\S+$/,
+                'must be a redis:// or rediss:// URL (for example "redis://127.0.0.1:6379")',
+              ),
+            ),
           ),
           v.description(
-            `\`redis://[user:password@]host[:port][/db]\`, or \`rediss://…\` for TLS. \`\${REDIS_URL}\` keeps a password out of the file; logs, the start-up banner and \`hooks check\` show it without user name and password.`,
+            `\`redis://[user:password@]host[:port][/db]\`, or \`rediss://…\` for TLS; a secret field, since it may carry a password. Logs, the start-up banner and \`hooks check\` show it without user name and password.`,
           ),
         ),
         keyPrefix: v.pipe(
@@ -249,9 +254,9 @@ export const HooksConfigSchema = v.strictObject({
     v.description("Only `true` exposes the intake; otherwise no route is registered."),
   ),
   token: v.pipe(
-    v.optional(v.string()),
+    v.optional(secretField(v.string())),
     v.description(
-      `The bearer token callers send. Required when \`enabled\` is \`true\`; must differ from \`gateway.auth.token\`; under 24 characters logs a warning; never logged. \`hooks token\` makes one, and \`"\${HOOKS_TOKEN}"\` keeps it out of the file.`,
+      "The bearer token callers send. Required when `enabled` is `true`; must differ from `gateway.auth.token`; under 24 characters logs a warning; never logged. `hooks token` makes one.",
     ),
   ),
   path: v.pipe(
@@ -393,7 +398,7 @@ export const PluginGatewayConfigSchema = v.looseObject({
       auth: v.optional(
         v.looseObject({
           token: v.pipe(
-            v.optional(v.string()),
+            v.optional(secretField(v.string())),
             v.description("The gateway's own token; read only to keep `hooks.token` distinct from it."),
           ),
         }),

@@ -17,24 +17,28 @@ function variablesOf(value: unknown): string[] {
 }
 
 /**
- * Each variable a secret holds, with the first field that says so: `${VAR}` in a token, a signing secret or the
- * store's URL (it may carry a password), and the variables that `*Env` fields name for a password or an API key.
+ * Each variable a secret holds, with the first field that says so: `${VAR}` or `{ env: "VAR" }` in a token, the
+ * inspector's key, a signing secret or the store's URL (it may carry a password), and the variables that `*Env`
+ * fields name for a password or an API key.
  */
 function secretVariables(config: Json): Map<string, string> {
   const secrets = new Map<string, string>();
   const note = (name: string, at: string) => {
     if (!secrets.has(name)) secrets.set(name, at);
   };
-  const usedBy = (value: unknown, at: string) => {
-    for (const name of variablesOf(value)) note(name, at);
-  };
   const named = (value: unknown, at: string) => {
     if (typeof value === "string" && value !== "") note(value, at);
+  };
+  // `{ env: "NAME" }` reads NAME whole: as much a secret's variable as the NAME of a `${NAME}`.
+  const usedBy = (value: unknown, at: string) => {
+    for (const name of variablesOf(value)) note(name, at);
+    named(field(value, "env"), at);
   };
   const hooks = config.hooks;
   usedBy(field(hooks, "token"), "hooks.token");
   usedBy(field(field(config.gateway, "auth"), "token"), "gateway.auth.token");
   usedBy(field(config.server, "metricsToken"), "server.metricsToken");
+  usedBy(field(field(config.server, "inspector"), "key"), "server.inspector.key");
   usedBy(field(field(hooks, "store"), "url"), "hooks.store.url");
   named(field(field(hooks, "mailbox"), "passwordEnv"), "hooks.mailbox.passwordEnv");
   named(field(config.runner, "apiKeyEnv"), "runner.apiKeyEnv");

@@ -41,6 +41,8 @@ export interface ReloadTarget {
   /** The sections the gateway runs on: none of them changes without a restart. */
   sections: GatewaySections;
   env: NodeJS.ProcessEnv;
+  /** What a secret's relative `{ file }` is relative to. */
+  configDir: string;
   logger: GatewayLogger;
   /** Told once a new config is in force, to update what the gateway reads of the plugin's slice. */
   applied(config: unknown, status: HooksStatus | undefined): void;
@@ -104,7 +106,7 @@ export function createConfigReloader(source: ConfigSource, target: ReloadTarget)
       ]);
     }
     const next = source.load();
-    const gateway = parseGatewaySections(next.config, target.env);
+    const gateway = parseGatewaySections(next.config, target.env, target.configDir);
     const prepared = await plugin.prepareReload(next.config);
     const issues = [...next.issues, ...gateway.issues, ...prepared.issues];
     if (issues.length > 0) return refuse(trigger, issues);

@@ -1,6 +1,14 @@
 /** @module The reference gateway's own config sections (server, session, heartbeat, runner, channels, state, log), validated with every problem listed. */
 import * as v from "valibot";
-import { CHANNEL_IDS, type ConfigIssue, fromValibotIssues, PluginGatewayConfigSchema } from "../index.js";
+import {
+  CHANNEL_IDS,
+  type ConfigIssue,
+  fromValibotIssues,
+  PluginGatewayConfigSchema,
+  readSecrets,
+  secretField,
+  withoutIssuesAt,
+} from "../index.js";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 18789;
@@ -74,9 +82,9 @@ export const InspectorSchema = v.strictObject({
     ),
   ),
   key: v.pipe(
-    v.optional(v.pipe(v.string(), v.minLength(16, "must be at least 16 characters"))),
+    v.optional(secretField(v.pipe(v.string(), v.minLength(16, "must be at least 16 characters")))),
     v.description(
-      `\`hooks serve\` prints a link that logs in with a key made for each start; set one here (\`"\${VAR}"\` keeps it out of the file) to keep it across restarts: it is then never printed. Compared in constant time; wrong keys are counted per client address as wrong hook tokens are.`,
+      "`hooks serve` prints a link that logs in with a key made for each start; set one here to keep it across restarts: it is then never printed. Compared in constant time; wrong keys are counted per client address as wrong hook tokens are.",
     ),
   ),
 });
@@ -121,9 +129,9 @@ export const ServerSchema = v.strictObject({
     ),
   ),
   metricsToken: v.pipe(
-    v.optional(NonEmpty),
+    v.optional(secretField(NonEmpty)),
     v.description(
-      `When set, \`GET /metrics\` requires \`Authorization: Bearer <metricsToken>\` (else \`401\`). Compared in constant time, never logged; \`"\${VAR}"\` keeps it out of the file. Wrong tokens are counted per client address as wrong hook tokens are (\`hooks.authFailures\`, in \`hooks.store\`, counted apart from them): past the limit the address gets \`429\` with \`Retry-After\` until the window ends; the right token is always served and clears the count.`,
+      `When set, \`GET /metrics\` requires \`Authorization: Bearer <metricsToken>\` (else \`401\`). Compared in constant time, never logged. Wrong tokens are counted per client address as wrong hook tokens are (\`hooks.authFailures\`, in \`hooks.store\`, counted apart from them): past the limit the address gets \`429\` with \`Retry-After\` until the window ends; the right token is always served and clears the count.`,
     ),
   ),
   inspector: v.pipe(
@@ -333,18 +341,24 @@ export interface GatewaySectionsResult {
   issues: ConfigIssue[];
 }
 
-/** Validates the gateway's own sections, plus the rules a schema cannot say (route offered, key set in env). */
+/**
+ * Validates the gateway's own sections, plus the rules a schema cannot say (route offered, key set in env). Their
+ * secrets' files and variables are read here, at each call: `configDir` is what a relative `{ file }` is relative to.
+ */
 export function parseGatewaySections(
   raw: unknown,
   env: NodeJS.ProcessEnv = process.env,
+  configDir: string = process.cwd(),
 ): GatewaySectionsResult {
   const unknownKeys = unknownTopLevelKeys(raw);
+  const secrets = readSecrets(GatewaySectionsSchema, raw ?? {}, { configDir, env });
   // The plugin's slice (`hooks`, ...) is the plugin's to check: its problems are listed once, by the plugin.
-  const parsed = v.safeParse(GatewaySectionsSchema, raw ?? {});
+  const parsed = v.safeParse(GatewaySectionsSchema, secrets.value);
   if (!parsed.success) {
+    const shape = fromValibotIssues("", parsed.issues, (at) => KNOWN_KEYS[at]);
     return {
       sections: v.parse(GatewaySectionsSchema, {}),
-      issues: [...unknownKeys, ...fromValibotIssues("", parsed.issues, (at) => KNOWN_KEYS[at])],
+      issues: [...unknownKeys, ...secrets.issues, ...withoutIssuesAt(shape, secrets.issues)],
     };
   }
   const sections = parsed.output;

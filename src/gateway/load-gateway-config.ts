@@ -73,7 +73,7 @@ export function loadGatewayConfig(
   };
   const { loaded, issues: fileIssues } = readFile();
   // The gateway's own settings (an API key variable) are never stood in for: only the plugin's config is.
-  const { sections, issues } = parseGatewaySections(loaded.config, given);
+  const { sections, issues } = parseGatewaySections(loaded.config, given, loaded.configDir);
   const result: LoadedGatewayConfig = {
     file: loaded.file,
     configDir: loaded.configDir,

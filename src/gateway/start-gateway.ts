@@ -118,7 +118,7 @@ function clientUrl(host: string, port: number): string {
 export async function startGateway(options: StartGatewayOptions): Promise<GatewayHandle> {
   const configDir = options.configDir ?? process.cwd();
   const env = options.env ?? process.env;
-  const { sections, issues } = parseGatewaySections(options.config, env);
+  const { sections, issues } = parseGatewaySections(options.config, env, configDir);
   const ownLogger = options.logger === undefined;
   const logFile = resolveLogFile(sections.log, configDir);
   const logger = options.logger ?? createGatewayLogger(logFile ? { file: logFile } : {});
@@ -133,6 +133,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   const host: PluginHost = {
     config: options.config,
     configDir,
+    env,
     logger,
     bus,
     channels: sections.channels,
@@ -307,6 +308,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
         plugin,
         sections,
         env,
+        configDir,
         logger,
         applied(config, status) {
           exempt = trustedPeers(config);

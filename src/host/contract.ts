@@ -43,8 +43,10 @@ export interface StoredEvent {
 export interface PluginHost {
   /** The whole gateway config, as the gateway loaded it (env substitution already applied). */
   config: unknown;
-  /** Directory of the config file; relative config paths (transformsDir) resolve against it. Default: cwd. */
+  /** Directory of the config file; relative config paths (transformsDir, a secret's `{ file }`) resolve against it. Default: cwd. */
   configDir?: string;
+  /** The environment a secret's `{ env }` is read from. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
   logger: HostLogger;
   bus: HookBus;
   /** Channel ids the gateway can deliver to. Default: the seven built-in channels (no mattermost). */

@@ -30,9 +30,10 @@ export function pluginGatewayConfig(openclawConfig: unknown, pluginConfig: unkno
 /**
  * The plugin's messages name its keys `hooks.…` (`hooks.token is shorter…`, `set hooks.enabled to true`); inside
  * OpenClaw those keys are OpenClaw's own built-in hooks, so config errors and log lines name the key the user wrote.
+ * A file's name is left alone: a secret's `/etc/openclaw/hooks.token` is a path, not a key.
  */
 export function inOpenClawKeys(text: string): string {
-  return text.replaceAll(/(?<![\w.-])hooks(?=\.[a-zA-Z])/g, CONFIG_KEY).replace(/^hooks$/, CONFIG_KEY);
+  return text.replaceAll(/(?<![\w.\-/\\~])hooks(?=\.[a-zA-Z])/g, CONFIG_KEY).replace(/^hooks$/, CONFIG_KEY);
 }
 
 export function inOpenClawTerms(error: ConfigError): ConfigError {

@@ -30,6 +30,35 @@ const INTRO = [
   "a test fails when either drifts.",
 ];
 
+/** How a secret field may be written; each field's row links here (SECRETS_ANCHOR). */
+const SECRETS = [
+  "## Secrets from files and the environment",
+  "",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own `${VAR}` syntax, shown to the reader
+  "A secret field (the type column says *secret*) takes one of three forms: the secret as text (`${VAR}` substituted",
+  'as anywhere), `{ file: "<path>" }`, or `{ env: "NAME" }`. The secret fields are `hooks.token`, each',
+  "`verify.secret` and `verify.secrets` entry, `hooks.store.url` (a Redis URL may carry a password) and",
+  "`gateway.auth.token`; the reference gateway adds `server.metricsToken` and `server.inspector.key`. The mailbox",
+  "password (`passwordEnv`, `passwordFile`) and a runner's `apiKeyEnv` have fields of their own.",
+  "",
+  "```json5",
+  '{ hooks: { enabled: true, token: { file: "secrets/hooks-token" } } }',
+  "```",
+  "",
+  "- `{ file }`: the file's content, surrounding whitespace (its last newline) removed. A relative path is relative",
+  "  to the config file's directory; inside OpenClaw, to OpenClaw's config file's. The file must not be readable or",
+  "  writable by other users (`chmod 600 <file>`); its group may read it (`chmod 640`), so a service's group can",
+  "  share it. Containers often mount secrets readable by all (Docker swarm's `0444`, Kubernetes' default `0644`):",
+  "  give them `0440` or `0400`. A missing, empty or unreadable file, or a directory, is a config error naming the",
+  "  field and the file.",
+  "- `{ env }`: the variable's value; unset or empty is a config error naming the field and the variable.",
+  "- The value never appears in an error, a log line or `hooks check`; the inspector hides the hook token and the",
+  "  signing secrets wherever a sender put them, as it does when they are written as text.",
+  "- Files and variables are read at each start and each reload. `hooks serve` watches its config file, not the",
+  "  secret files: after changing one, send `SIGHUP`, save the config file again, or restart; the reload names the",
+  "  field among the changed ones.",
+];
+
 interface Part {
   heading: string;
   text: string[];
@@ -61,7 +90,7 @@ function parts(): Part[] {
 /** The page, and the fields that have no description (the page is incomplete while there are any). */
 export function buildConfigReference(): { markdown: string; undescribed: string[] } {
   const undescribed: string[] = [];
-  const lines = [NOTICE, "", ...INTRO, ""];
+  const lines = [NOTICE, "", ...INTRO, "", ...SECRETS, ""];
   for (const part of parts()) {
     const block: Block = buildBlock("", part.schema, "", undescribed);
     lines.push(`## ${part.heading}`, "", ...part.text, "", ...renderBlock(block, "###"));

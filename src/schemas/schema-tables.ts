@@ -44,6 +44,17 @@ function objectOptions(node: JsonSchema): JsonSchema[] {
   return (node.oneOf ?? node.anyOf ?? []).filter((option) => option.properties !== undefined);
 }
 
+/** Where the reference explains a secret field's forms: the page's section on secrets. */
+export const SECRETS_ANCHOR = "#secrets-from-files-and-the-environment";
+
+/** A secret field: its text, or an object that says where it is (`{ file }`, `{ env }`), explained once on the page. */
+function isSecretField(node: JsonSchema): boolean {
+  const alternatives = node.anyOf ?? node.oneOf ?? [];
+  const only = (key: string) => (option: JsonSchema) =>
+    option.properties !== undefined && Object.keys(option.properties).join() === key;
+  return alternatives.some(only("file")) && alternatives.some(only("env"));
+}
+
 /** A field present in every option with a constant value in each: the one that tells the options apart. */
 function discriminatorOf(options: JsonSchema[]): string | undefined {
   if (options.length < 2) return undefined;
@@ -105,7 +116,8 @@ export function buildBlock(
 
 function addField(block: Block, field: Field, undescribed: string[]): void {
   const { path, node, only } = field;
-  const options = objectOptions(node);
+  // A secret's `{ file }` and `{ env }` are the same on every secret field: one row, not a section each.
+  const options = isSecretField(node) ? [] : objectOptions(node);
   const alternatives = node.oneOf ?? node.anyOf;
   const inner = options.length === 1 && !alternatives ? Object.entries(options[0]!.properties!) : [];
   if (inner.length === 1) {
@@ -116,7 +128,9 @@ function addField(block: Block, field: Field, undescribed: string[]): void {
     return;
   }
   const entry =
-    node.type === "array" && node.items && objectOptions(node.items).length > 0 ? node.items : undefined;
+    node.type === "array" && node.items && !isSecretField(node.items) && objectOptions(node.items).length > 0
+      ? node.items
+      : undefined;
   if (!node.description) undescribed.push(path);
   const row = { field: path, default: defaultText(field), type: typeText(node), description: "" };
   if (entry !== undefined || options.length > 0) {
@@ -174,6 +188,10 @@ export function renderBlock(block: Block, heading: string): string[] {
  */
 export function typeText(node: JsonSchema, style: { objects?: "object" } = {}): string {
   const typeOf = (inner: JsonSchema) => typeText(inner, style);
+  if (isSecretField(node)) {
+    const text = (node.anyOf ?? node.oneOf)!.find((option) => !option.properties) ?? {};
+    return `[secret](${SECRETS_ANCHOR}): ${typeOf(text)}, \`{ file }\` or \`{ env }\``;
+  }
   if (node.const !== undefined) return code(valueText(node.const));
   if (node.enum) return either(node.enum.map((value) => code(valueText(value))));
   const alternatives = node.oneOf ?? node.anyOf;
