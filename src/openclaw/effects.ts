@@ -16,6 +16,8 @@ import type { OpenClawRuntime } from "./openclaw-api.js";
 import { SystemEventHandOff } from "./system-event-hand-off.js";
 
 export interface OpenClawEffects {
+  /** The host contract's `admitAgentTurn`: OpenClaw accepts the run, or the request is refused. */
+  admitAgentTurn(turn: AgentTurn): Promise<void>;
   stop(): void;
 }
 
@@ -47,6 +49,9 @@ export function startOpenClawEffects(options: {
     runtime.system.enqueueSystemEvent(text, eventOptions),
   );
   const turns = new AgentTurns(runtime, bus, logger);
+  // Admission is asked from within the sender's request, whose scope has no operator rights: it runs in the
+  // service's context, captured now, like the effects below.
+  const serviceContext = new AsyncResource("hooks-intake.admission");
 
   const onSystemEvent = (event: SystemEvent) => {
     try {
@@ -83,6 +88,7 @@ export function startOpenClawEffects(options: {
     subscribeAsPlugin(bus, "delivery:send", onDelivery),
   ];
   return {
+    admitAgentTurn: (turn) => serviceContext.runInAsyncScope(() => turns.admit(turn)),
     stop() {
       for (const off of unsubscribe) off();
       turns.stop();

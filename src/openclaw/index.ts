@@ -21,7 +21,7 @@ const manifest = createRequire(import.meta.url)("../../openclaw.plugin.json") as
 function register(api: OpenClawPluginApi): void {
   // Discovery, inspection and setup loads describe the plugin; only the gateway's own load serves and runs.
   const full = api.registrationMode === undefined || api.registrationMode === "full";
-  const { host, bus, routes, services } = createOpenClawHost(api, { serving: full });
+  const { host, bus, routes, services, setAdmission } = createOpenClawHost(api, { serving: full });
   const plugin = createHooksPlugin();
   try {
     plugin.register(host);
@@ -64,6 +64,7 @@ function register(api: OpenClawPluginApi): void {
         logger: host.logger,
         openclawConfig: api.config,
       });
+      setAdmission(effects.admitAgentTurn);
       for (const service of services) await service.start();
       gate.open();
       host.logger.info(`webhook intake serving ${served.path} (config: ${CONFIG_KEY})`);
@@ -73,6 +74,7 @@ function register(api: OpenClawPluginApi): void {
       try {
         for (const service of services) await service.stop();
       } finally {
+        setAdmission(undefined);
         effects?.stop();
         effects = undefined;
       }

@@ -18,10 +18,14 @@ async function serve(fake: FakeOpenClaw) {
     await server.close();
     for (const service of fake.services) await service.stop?.({});
   });
-  const post = (hook: string, body: unknown, token = TOKEN) =>
+  const post = (hook: string, body: unknown, token = TOKEN, idempotencyKey?: string) =>
     fetch(`${server.url}/intake/${hook}`, {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
+      },
       body: JSON.stringify(body),
     });
   return { post };
@@ -181,20 +185,42 @@ describe("OpenClaw adapter: effects", () => {
     expect(fake.runs[0]).toMatchObject({ provider: "stub", model: "fast" });
   });
 
-  it("a run refused while OpenClaw drains for a reload is started again", async () => {
+  it("a turn is answered 202 only once OpenClaw accepted its run, in the service's context, not the sender's request", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    const run = fake.api.runtime.subagent.run;
+    const scopes: Array<string | undefined> = [];
+    fake.api.runtime.subagent.run = async (params) => {
+      scopes.push(fake.requestScope.getStore());
+      return run(params);
+    };
+    const { post } = await serve(fake);
+    const response = await post("agent", { message: "hi" });
+    expect(response.status).toBe(202);
+    const { runId } = (await response.json()) as { runId: string };
+    expect(fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([runId]);
+    expect(scopes.length).toBeGreaterThanOrEqual(1);
+    expect(scopes.every((scope) => scope === undefined)).toBe(true);
+  });
+
+  it.each([
+    ['Session "agent:main:hook:x" is archived. Restore it before starting new work.', 409, "SESSION_CONFLICT"],
+    ["missing scope: operator.write", 502, "TURN_REFUSED"],
+    ["Gateway is draining; new tasks are not accepted", 503, "TURN_NOT_ADMITTED"],
+  ])("OpenClaw refusing the run (%s) is %i %s, and the sender's retry runs it once", async (message, status, code) => {
     const fake = fakeOpenClaw({ pluginConfig: enabled() });
     const run = fake.api.runtime.subagent.run;
     let refusals = 1;
     fake.api.runtime.subagent.run = async (params) => {
-      if (refusals-- > 0) throw new Error("Gateway is draining; new tasks are not accepted");
+      if (refusals-- > 0) throw new Error(message);
       return run(params);
     };
-    fake.waitResult = () => ({
-      status: "ok",
-      terminalReply: { disposition: "visible", text: "Second try." },
-    });
+    fake.waitResult = () => ({ status: "ok", terminalReply: { disposition: "visible", text: "Second try." } });
     const { post } = await serve(fake);
-    await post("agent", { message: "hi", name: "Job" });
+    const refused = await post("agent", { message: "hi", name: "Job" }, TOKEN, "job-1");
+    expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([status, code]);
+    expect(refused.headers.get("retry-after")).toBe(status === 503 ? "10" : null);
+    expect(fake.runs).toEqual([]);
+    expect((await post("agent", { message: "hi", name: "Job" }, TOKEN, "job-1")).status).toBe(202);
     await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0, { timeout: 5_000 }).toBe(1);
     expect(fake.queue.drain("main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./);
     expect(fake.runs).toHaveLength(1);
