@@ -5,7 +5,8 @@ import { overlapWithBuiltInHooks } from "./built-in-hooks.js";
 import { startOpenClawEffects } from "./effects.js";
 import { CONFIG_KEY, inOpenClawTerms, PLUGIN_ID } from "./gateway-config.js";
 import { registerInspector } from "./inspector-registration.js";
-import { INSPECTOR_PATH, overlapWithInspector } from "./inspector-tab.js";
+import { INSPECTOR_PATH, overlapWithOwnPages } from "./inspector-tab.js";
+import { createMetricsHandler, METRICS_PATH } from "./metrics-route.js";
 import { notServing } from "./not-serving.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 import { createOpenClawHost } from "./openclaw-host.js";
@@ -30,7 +31,7 @@ function register(api: OpenClawPluginApi): void {
   }
   const served = plugin.status();
   if (!served?.enabled || routes.length === 0) return;
-  const overlap = overlapWithBuiltInHooks(api.config, served.path) ?? overlapWithInspector(served.path);
+  const overlap = overlapWithBuiltInHooks(api.config, served.path) ?? overlapWithOwnPages(served.path);
   if (overlap) throw new ConfigError([overlap]);
 
   const gate = new ServingGate();
@@ -51,6 +52,13 @@ function register(api: OpenClawPluginApi): void {
     reader: () => plugin.inspector(),
     full,
     logger: host.logger,
+  });
+  // Listed in every load like the inspector; OpenClaw checks its gateway auth before the handler runs.
+  api.registerHttpRoute({
+    path: METRICS_PATH,
+    match: "exact",
+    auth: "gateway",
+    handler: full ? createMetricsHandler(() => plugin.metrics()) : notServing,
   });
   if (!full) return;
   let effects: ReturnType<typeof startOpenClawEffects> | undefined;

@@ -23,7 +23,8 @@ export async function admitTurns(
 ): Promise<void> {
   const turns: AgentTurn[] = [];
   for (const plan of plans) {
-    for (const planned of plan.events) if (planned.event === "session:agent-turn") turns.push(planned.payload);
+    for (const planned of plan.events)
+      if (planned.event === "session:agent-turn") turns.push(planned.payload);
   }
   if (turns.length === 0) return;
   let timer: NodeJS.Timeout | undefined;
@@ -31,9 +32,13 @@ export async function admitTurns(
     timer = setTimeout(
       () =>
         reject(
-          new HookError("TURN_NOT_ADMITTED", `The gateway did not admit the agent turn within ${timeoutMs / 1000} s; retry later.`, {
-            headers: { "Retry-After": String(RETRY_AFTER_SECONDS) },
-          }),
+          new HookError(
+            "TURN_NOT_ADMITTED",
+            `The gateway did not admit the agent turn within ${timeoutMs / 1000} s; retry later.`,
+            {
+              headers: { "Retry-After": String(RETRY_AFTER_SECONDS) },
+            },
+          ),
         ),
       timeoutMs,
     );
@@ -59,7 +64,11 @@ function refusalOf(error: unknown): HookError {
   if (refusal === "unavailable") {
     const seconds = (error as { retryAfterSeconds?: number }).retryAfterSeconds;
     return new HookError("TURN_NOT_ADMITTED", `The gateway is not admitting agent turns now: ${reason}`, {
-      headers: { "Retry-After": String(seconds !== undefined && seconds > 0 ? Math.ceil(seconds) : RETRY_AFTER_SECONDS) },
+      headers: {
+        "Retry-After": String(
+          seconds !== undefined && seconds > 0 ? Math.ceil(seconds) : RETRY_AFTER_SECONDS,
+        ),
+      },
       cause: error,
     });
   }

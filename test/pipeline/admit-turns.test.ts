@@ -51,32 +51,35 @@ describe("a host's admission of agent turns", () => {
     ["conflict", 409, "SESSION_CONFLICT", null],
     ["refused", 502, "TURN_REFUSED", null],
     ["unavailable", 503, "TURN_NOT_ADMITTED", "7"],
-  ] as const)("a %s is %i %s, nothing is emitted, and the sender's retry runs the turn once", async (kind, status, code, retryAfter) => {
-    const asked: string[] = [];
-    let refuse = true;
-    await start(async (turn) => {
-      asked.push(turn.runId);
-      if (refuse) throw refusal(kind, `Session "hook:x" says no (${kind})`, 6.5);
-    });
-    const refused = await agent("delivery-1");
-    expect(refused.status).toBe(status);
-    expect(refused.headers.get("retry-after")).toBe(retryAfter);
-    expect(await refused.json()).toMatchObject({ ok: false, code });
-    expect(host!.eventsOf("session:agent-turn")).toEqual([]);
+  ] as const)(
+    "a %s is %i %s, nothing is emitted, and the sender's retry runs the turn once",
+    async (kind, status, code, retryAfter) => {
+      const asked: string[] = [];
+      let refuse = true;
+      await start(async (turn) => {
+        asked.push(turn.runId);
+        if (refuse) throw refusal(kind, `Session "hook:x" says no (${kind})`, 6.5);
+      });
+      const refused = await agent("delivery-1");
+      expect(refused.status).toBe(status);
+      expect(refused.headers.get("retry-after")).toBe(retryAfter);
+      expect(await refused.json()).toMatchObject({ ok: false, code });
+      expect(host!.eventsOf("session:agent-turn")).toEqual([]);
 
-    refuse = false;
-    const retried = await agent("delivery-1");
-    expect(retried.status).toBe(202);
-    const { runId } = (await retried.json()) as { runId: string };
-    const turns = host!.eventsOf("session:agent-turn");
-    expect(turns.map((turn) => turn.runId)).toEqual([runId]);
-    // The host was asked about exactly the run it is then given.
-    expect(asked.at(-1)).toBe(runId);
-    expect(await journalStates()).toEqual([
-      [status, "refused", code],
-      [202, "pending", undefined],
-    ]);
-  });
+      refuse = false;
+      const retried = await agent("delivery-1");
+      expect(retried.status).toBe(202);
+      const { runId } = (await retried.json()) as { runId: string };
+      const turns = host!.eventsOf("session:agent-turn");
+      expect(turns.map((turn) => turn.runId)).toEqual([runId]);
+      // The host was asked about exactly the run it is then given.
+      expect(asked.at(-1)).toBe(runId);
+      expect(await journalStates()).toEqual([
+        [status, "refused", code],
+        [202, "pending", undefined],
+      ]);
+    },
+  );
 
   it("no admission within the bound is 503 with Retry-After, and nothing is accepted", async () => {
     await start(() => new Promise<void>(() => undefined), 150);
