@@ -71,6 +71,7 @@ function register(api: OpenClawPluginApi): void {
         bus,
         logger: host.logger,
         openclawConfig: api.config,
+        stateDir: host.stateDir,
       });
       setAdmission(effects.admitAgentTurn);
       for (const service of services) await service.start();

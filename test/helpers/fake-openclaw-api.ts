@@ -105,6 +105,11 @@ export interface FakeOpenClaw {
    * for an `auth: "plugin"` route): `getStore()` is the route's path inside a handler, undefined outside one.
    */
   requestScope: AsyncLocalStorage<string>;
+  /**
+   * Puts the queue where OpenClaw 2026.9.6 keeps its own, a process-global map (`{ queue }` per session key), for as
+   * long as the returned function is not called.
+   */
+  exposeQueues(): () => void;
   /** Serves the registered routes the way OpenClaw does: a handler that returns true answered. */
   listen(): Promise<{ url: string; close(): Promise<void> }>;
 }
@@ -115,9 +120,11 @@ export function fakeOpenClaw(options: {
   registrationMode?: string;
   /** An older OpenClaw: no `registerTool`, no `api.session.controls`. */
   withoutToolsAndTabs?: boolean;
+  /** The state directory of an earlier fake: the same OpenClaw started again. */
+  stateDir?: string;
 }): FakeOpenClaw {
   const queue = new SystemEventQueueModel();
-  const stateDir = fakeStateDir();
+  const stateDir = options.stateDir ?? fakeStateDir();
   const fake: FakeOpenClaw = {
     stateDir,
     queue,
@@ -132,6 +139,17 @@ export function fakeOpenClaw(options: {
     adapters: new Map(),
     sent: [],
     requestScope: new AsyncLocalStorage<string>(),
+    exposeQueues() {
+      const key = Symbol.for("openclaw.systemEvents.queues");
+      const global = globalThis as Record<symbol, unknown>;
+      Object.defineProperty(global, key, {
+        configurable: true,
+        get: () => new Map([...queue.queues].map(([session, events]) => [session, { queue: events }])),
+      });
+      return () => {
+        delete global[key];
+      };
+    },
     api: undefined as unknown as OpenClawPluginApi,
     async listen() {
       const server: Server = createServer(async (req, res) => {
