@@ -1,9 +1,9 @@
-// Test runner settings for `npm test`: everything but the OpenClaw end-to-end file, which `npm run test:e2e` runs.
+// Test runner settings for `npm test`: everything but the OpenClaw end-to-end files, which `npm run test:e2e` runs.
 import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig, type ViteUserConfig } from "vitest/config";
 
-/** Runs the real OpenClaw gateway (minutes on a first run): `npm run test:e2e`, after `npm test` in CI. */
-export const OPENCLAW_E2E = "test/openclaw/openclaw-e2e.test.ts";
+/** Each runs the real OpenClaw gateway (minutes on a first run): `npm run test:e2e`, after `npm test` in CI. */
+export const OPENCLAW_E2E = "test/openclaw/openclaw-*e2e.test.ts";
 
 /** Shared by both configs: real servers and child processes need a little more time than pure unit tests. */
 export const shared: NonNullable<ViteUserConfig["test"]> = {

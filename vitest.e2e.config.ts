@@ -6,5 +6,7 @@ export default defineConfig({
   test: {
     ...shared,
     include: [OPENCLAW_E2E],
+    // Each file runs its own OpenClaw (about 700 MB, both cores to start): one at a time.
+    fileParallelism: false,
   },
 });
