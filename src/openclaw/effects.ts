@@ -85,8 +85,13 @@ export function startOpenClawEffects(options: {
   };
 
   // OpenClaw's queue is in memory: what it held unread when the previous process stopped goes to it again, once.
-  const carried =
-    options.stateDir === undefined ? [] : takeUnread(options.stateDir, (line) => logger.warn(line));
+  // After a reload in this process the queue still holds them: they are only watched, for OpenClaw's next stop.
+  const left =
+    options.stateDir === undefined
+      ? { stillQueued: false, batches: [] }
+      : takeUnread(options.stateDir, (line) => logger.warn(line));
+  if (left.stillQueued) handOff.adopt(left.batches);
+  const carried = left.stillQueued ? [] : left.batches;
   for (const batch of carried) {
     try {
       handOff.add(batch.sessionKey, batch.text);

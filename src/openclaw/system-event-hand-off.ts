@@ -40,9 +40,10 @@ function defuse(text: string): string {
  * only the new events, swaps the re-queued copy out in the same tick: nothing is lost and nothing is seen twice.
  * The one loss this cannot see is the batch pushed out by 20 newer events from other producers before it grew again.
  */
-/** A batch OpenClaw may still hold unread, with its session: what a restart would lose. */
+/** A batch OpenClaw may still hold unread, with its session and contextKey: what a restart would lose. */
 export interface HandedBatch {
   sessionKey: string;
+  key: string;
   text: string;
 }
 
@@ -50,6 +51,8 @@ export class SystemEventHandOff {
   private readonly open = new Map<string, Batch>();
   /** Per session, the batches that filled up before the open one: unread until a heartbeat takes the open one. */
   private readonly full = new Map<string, Batch[]>();
+  /** A previous registration's batches in this process's queue (after a reload): watched, never replaced. */
+  private adopted: HandedBatch[] = [];
   private sequence = 0;
   /**
    * OpenClaw's queue outlives a registration: after a config reload the new instance's batches must not share a
@@ -74,6 +77,7 @@ export class SystemEventHandOff {
       consumed = true;
       // A heartbeat takes the session's whole queue: the full batches before this one went with it.
       this.full.delete(sessionKey);
+      this.adopted = this.adopted.filter((batch) => batch.sessionKey !== sessionKey);
     } else if (batch && batch.text.length + item.length + 2 > MAX_BATCH_CHARS) {
       const full = this.full.get(sessionKey) ?? [];
       full.push(batch);
@@ -104,7 +108,8 @@ export class SystemEventHandOff {
    * queues a batch a heartbeat had taken once more: that fallback can show the agent one batch twice.
    */
   unread(queued: ReadonlySet<string> | undefined): HandedBatch[] {
-    const unread: HandedBatch[] = [];
+    // A previous registration's batch can only be looked for: probing it would queue it again.
+    const unread = queued ? this.adopted.filter((batch) => queued.has(batch.key)) : [];
     for (const [sessionKey, batch] of this.open) {
       const batches = [...(this.full.get(sessionKey) ?? []), batch];
       for (const handed of batches) {
@@ -113,15 +118,24 @@ export class SystemEventHandOff {
           ? queued.has(handed.key)
           : handed === batch &&
             !this.enqueue(handed.text, { sessionKey, contextKey: handed.key, replace: true });
-        if (waiting) unread.push({ sessionKey, text: handed.text });
+        if (waiting) unread.push({ sessionKey, key: handed.key, text: handed.text });
       }
     }
     return unread;
+  }
+
+  /**
+   * Watches batches a previous registration in this process left in OpenClaw's queue (a reload): `unread` reports
+   * them while OpenClaw still holds them, so an OpenClaw restart after the reload does not lose them.
+   */
+  adopt(batches: readonly HandedBatch[]): void {
+    this.adopted.push(...batches);
   }
 
   /** Forgets the open batches; what was handed over stays in OpenClaw's queue. */
   clear(): void {
     this.open.clear();
     this.full.clear();
+    this.adopted = [];
   }
 }

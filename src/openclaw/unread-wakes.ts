@@ -54,27 +54,41 @@ export function saveUnread(dir: string, batches: readonly HandedBatch[]): void {
   renameSync(temporary, file);
 }
 
+/** What the previous stop left: the batches, and whether OpenClaw's queue still holds them (the same process). */
+export interface LeftUnread {
+  /** Written by this process: a reload or an in-process restart, where OpenClaw's queue kept them. */
+  stillQueued: boolean;
+  batches: HandedBatch[];
+}
+
 /**
- * What the previous process left unread, to hand over again now, and removes the record: handed over once, a batch
- * is saved again at the next stop only if it is again unread. A start in the process that saved it (a reload or an
- * in-process restart, where OpenClaw's queue kept them) gets nothing. A file that cannot be read is dropped, told.
+ * Reads what the previous stop left unread and removes the record: a new process hands the batches over again once,
+ * and a batch is saved again at the next stop only if it is again unread. A file that cannot be read is dropped,
+ * told.
  */
-export function takeUnread(dir: string, warn: (message: string) => void): HandedBatch[] {
+export function takeUnread(dir: string, warn: (message: string) => void): LeftUnread {
   const file = path.join(dir, FILE);
   let saved: Saved;
   try {
     saved = JSON.parse(readFileSync(file, "utf8")) as Saved;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    warn(
-      `the wakes OpenClaw had not read before it stopped could not be read back (${(error as Error).message})`,
-    );
-    rmSync(file, { force: true });
-    return [];
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      warn(
+        `the wakes OpenClaw had not read before it stopped could not be read back (${(error as Error).message})`,
+      );
+      rmSync(file, { force: true });
+    }
+    return { stillQueued: false, batches: [] };
   }
   rmSync(file, { force: true });
-  if (saved.process === processIdentity() || !Array.isArray(saved.batches)) return [];
-  return saved.batches.filter(
-    (batch) => typeof batch?.sessionKey === "string" && typeof batch.text === "string" && batch.text !== "",
-  );
+  const batches = Array.isArray(saved.batches)
+    ? saved.batches.filter(
+        (batch) =>
+          typeof batch?.sessionKey === "string" &&
+          typeof batch.key === "string" &&
+          typeof batch.text === "string" &&
+          batch.text !== "",
+      )
+    : [];
+  return { stillQueued: saved.process === processIdentity(), batches };
 }

@@ -120,6 +120,9 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6, 
       const body = (await conflict.json()) as { code: string; error: string };
       expect([conflict.status, body.code], body.error).toEqual([409, "SESSION_CONFLICT"]);
       expect(body.error).toMatch(/archived/);
+      // Admission started the run and the adapter's start asked again with the same idempotency key: OpenClaw ran it
+      // once (the CLI call above gave a second run ample time to reach the model).
+      expect(stub.prompts.filter((text) => text.includes(`AGENT-TASK-${task}`))).toHaveLength(1);
     },
     PROMPT_TIMEOUT_MS + CLI_TIMEOUT_MS + 10_000,
   );

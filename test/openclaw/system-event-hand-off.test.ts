@@ -123,7 +123,9 @@ describe("system event hand-off to OpenClaw", () => {
     drain();
     expect(handOff.unread(queuedKeys())).toEqual([]);
     handOff.add(MAIN, "after");
-    expect(handOff.unread(queuedKeys())).toEqual([{ sessionKey: MAIN, text: "after" }]);
+    expect(handOff.unread(queuedKeys())).toEqual([
+      { sessionKey: MAIN, key: expect.any(String), text: "after" },
+    ]);
   });
 
   it("sessions are batched apart", () => {

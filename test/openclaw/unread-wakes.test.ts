@@ -98,6 +98,25 @@ describe("wakes OpenClaw had not read when it stopped", () => {
     expect(() => readFileSync(savedFile(first.fake))).toThrow(/ENOENT/);
   });
 
+  it("left queued by a reload in the same process, they are still handed over again after a later restart", async () => {
+    const first = await startOpenClaw();
+    await first.wake("marker-1");
+    await first.stop();
+    // The reload: OpenClaw registers the plugin again in the same process, on the same queue.
+    const { fake } = first;
+    fake.routes.length = 0;
+    fake.services.length = 0;
+    openclawPlugin.register(fake.api);
+    for (const service of fake.services) await service.start({});
+    const hideQueues = fake.exposeQueues();
+    expect(markers(fake.queue.queues.get("main")?.map((event) => event.text) ?? [])).toEqual(["marker-1"]);
+    for (const service of fake.services) await service.stop?.({});
+    hideQueues();
+    asIfNewProcess(fake);
+    const restarted = await startOpenClaw(fake.stateDir);
+    expect(markers(restarted.fake.queue.drain("main"))).toEqual(["marker-1"]);
+  });
+
   it("without OpenClaw's queue in sight, the open batch is probed instead", async () => {
     const first = await startOpenClaw();
     await first.wake("marker-1");
