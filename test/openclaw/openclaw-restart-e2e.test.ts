@@ -137,12 +137,12 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6, 
       }
       const before = stub.prompts.length;
       await gateway.restart();
-      expect(gateway.logText()).toContain("handed over again the wakes OpenClaw had not read");
       // A heartbeat now: a wake with mode now asks for one at once.
       const trigger = `TRIGGER-${batch}.`;
       expect((await post("/intake/wake", { text: trigger, mode: "now" })).status).toBe(200);
       const seen = await prompt((text) => text.includes(trigger));
       for (const marker of markers) expect(occurrences(seen, marker), marker).toBe(1);
+      expect(gateway.logText()).toContain("handed over again the wakes OpenClaw had not read");
       // Nothing was seen before the restart, and no prompt since holds a marker twice.
       expect(
         stub.prompts.slice(0, before).some((text) => markers.some((marker) => text.includes(marker))),
