@@ -2,12 +2,13 @@
 import { isDeepStrictEqual } from "node:util";
 import { DEFAULT_DEADLINE_GRACE_MS, RunCompletionTracker } from "./actions/run-completion.js";
 import type { ActionPolicy } from "./actions/validate-action.js";
-import type { HookBus } from "./events.js";
+import type { AgentTurn, HookBus } from "./events.js";
 import type { HostLogger, HostService, RouteHandler, StoredEvent } from "./host/contract.js";
 import { createHooksHandler } from "./http/hooks-handler.js";
 import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
 import { Admission } from "./pipeline/admission.js";
+import { TURN_ADMISSION_TIMEOUT_MS } from "./pipeline/admit-turns.js";
 import { type AuthThrottle, createAuthThrottle } from "./pipeline/auth-throttle.js";
 import { createAuthenticator } from "./pipeline/authenticate.js";
 import { createClientAddressResolver } from "./pipeline/client-address.js";
@@ -31,6 +32,10 @@ export interface CompositionContext {
   capture?: ((request: CapturedRequest) => void) | undefined;
   /** Extra wait past an agent run's timeoutSeconds before its timeout summary. */
   runDeadlineGraceMs?: number | undefined;
+  /** The host's admission of agent turns, asked before the journal accepts a request (absent: admitted). */
+  admitAgentTurn?: ((turn: AgentTurn) => Promise<void>) | undefined;
+  /** How long that admission may take (15 s). */
+  turnAdmissionTimeoutMs?: number | undefined;
   /** Whether `waitForCompletion` holds the answer for the turn (a replay answers at admission: no turn runs). */
   awaitCompletions: boolean;
   /** The host's check, at start, that it still holds what the journal says it stored. */
@@ -226,6 +231,8 @@ function buildPipeline(
       maxBodyBytes: config.maxBodyBytes,
       ids,
     }),
+    admitAgentTurn: context.admitAgentTurn,
+    turnAdmissionTimeoutMs: context.turnAdmissionTimeoutMs ?? TURN_ADMISSION_TIMEOUT_MS,
     journal,
     storePayloads: config.journal.storePayloads,
     clock,

@@ -189,6 +189,8 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         capture: options.capture,
         runDeadlineGraceMs: options.runDeadlineGraceMs,
         awaitCompletions: true,
+        admitAgentTurn: host.admitAgentTurn ? (turn) => host.admitAgentTurn!(turn) : undefined,
+        turnAdmissionTimeoutMs: options.turnAdmissionTimeoutMs,
         // Read when called, like `persisted`.
         checkStored: (events) => host.checkStored?.(events),
         transformsLoaded: (reports) => {

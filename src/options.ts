@@ -26,6 +26,8 @@ export interface HooksPluginOptions {
   capture?: (request: CapturedRequest) => void;
   /** Extra wait past an agent run's timeoutSeconds before the plugin publishes a timeout summary (5000). */
   runDeadlineGraceMs?: number;
+  /** How long a host's `admitAgentTurn` may take before the request is answered 503 (15000). */
+  turnAdmissionTimeoutMs?: number;
   /** Limit for one transform call (5000). */
   transformTimeoutMs?: number;
   /** How often a loaded transform's file is checked for changes, 0 on every call (250). */

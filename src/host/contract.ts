@@ -1,6 +1,6 @@
 /** @module The host contract: the small interface the plugin needs from a gateway. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { HookBus } from "../events.js";
+import type { AgentTurn, HookBus } from "../events.js";
 
 export type LogFields = Record<string, string | number | boolean | undefined>;
 
@@ -40,6 +40,19 @@ export interface StoredEvent {
   at: number;
 }
 
+/**
+ * Why a host did not admit an agent turn, as the error `admitAgentTurn` rejects with carries it in `admission`:
+ * `conflict` (the session's state forbids new work now: 409), `refused` (the host will not run it: 502),
+ * `unavailable` (not now, e.g. draining for a reload: 503 with `Retry-After`, `retryAfterSeconds` when the host
+ * knows). Any other rejection is taken as `refused`.
+ */
+export type TurnAdmissionRefusal = "conflict" | "refused" | "unavailable";
+
+export interface TurnNotAdmitted extends Error {
+  admission: TurnAdmissionRefusal;
+  retryAfterSeconds?: number | undefined;
+}
+
 export interface PluginHost {
   /** The whole gateway config, as the gateway loaded it (env substitution already applied). */
   config: unknown;
@@ -71,6 +84,13 @@ export interface PluginHost {
    * plugin's start then fails with that error. Only the newest few are asked: the cost does not grow with history.
    */
   checkStored?(events: readonly StoredEvent[]): void;
+  /**
+   * Asked for each agent turn a request plans, before the request is journaled: resolves once the host has accepted
+   * the run (it will run it when the `session:agent-turn` event with the same `runId` arrives, without a second
+   * one), rejects with a `TurnNotAdmitted` when it will not. The request is then answered with that refusal and not
+   * accepted, so the sender's retry is safe. Without it, a host admits every turn itself.
+   */
+  admitAgentTurn?(turn: AgentTurn): Promise<void>;
 }
 
 export interface HookPlugin {

@@ -44,6 +44,11 @@ export const REASON_EXPLANATIONS: Readonly<Record<FineReason | ErrorCode, string
     "The body did not arrive in time: a slow or stalled sender, or a proxy holding the body back.",
   DUPLICATE_IN_PROGRESS:
     "The same delivery id is being handled right now: the sender retried too quickly; its first attempt decides.",
+  SESSION_CONFLICT:
+    "The gateway would not start the agent turn in that session as it stands (archived, changing, not ready): check the session, then retry.",
+  TURN_REFUSED: "The gateway refused to start the agent turn: the message the sender got says why.",
+  TURN_NOT_ADMITTED:
+    "The gateway did not take the agent turn in time, or was draining for a reload: the sender should retry.",
   PAYLOAD_TOO_LARGE: "The body is larger than the limit (`hooks.maxBodyBytes`).",
   UNSUPPORTED_MEDIA_TYPE:
     "The content type is neither JSON nor a url-encoded form: check the sender's `Content-Type` header.",

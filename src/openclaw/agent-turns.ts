@@ -1,7 +1,8 @@
 /** @module Runs the plugin's agent turns as OpenClaw subagent runs and reports each one back as `session:agent-turn-finished`. */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AgentTurn, AgentTurnFinished, HookBus, HostLogger } from "../index.js";
-import type { OpenClawRuntime, OpenClawWaitResult } from "./openclaw-api.js";
+import type { OpenClawRuntime, OpenClawSubagentRun, OpenClawWaitResult } from "./openclaw-api.js";
+import { notAdmitted, turnNotAdmitted } from "./turn-refusal.js";
 
 /** One `waitForRun` call waits at most this long, so a stopping service is never held for a whole turn. */
 const WAIT_SLICE_MS = 5_000;
@@ -48,6 +49,16 @@ function stillRunning(result: OpenClawWaitResult): boolean {
   );
 }
 
+function runParams(turn: AgentTurn): OpenClawSubagentRun {
+  return {
+    sessionKey: turn.sessionKey,
+    message: turn.message,
+    deliver: false,
+    idempotencyKey: turn.runId,
+    ...modelFields(turn.model),
+  };
+}
+
 /** OpenClaw scopes a plain key to the main agent; a key naming the main session itself never gets a hook turn. */
 const isMainSession = (key: string) => key === "main" || /^agent:[^:]+:main$/i.test(key);
 
@@ -60,6 +71,22 @@ export class AgentTurns {
     private readonly bus: HookBus,
     private readonly logger: HostLogger,
   ) {}
+
+  /**
+   * Has OpenClaw accept the run before the request is answered: resolves with OpenClaw's acceptance, rejects with the
+   * host contract's `TurnNotAdmitted`. `start` later asks again with the same idempotency key, which OpenClaw answers
+   * with the run it already accepted (its agent dedupe), and waits for it.
+   */
+  async admit(turn: AgentTurn): Promise<void> {
+    if (this.stopped) throw notAdmitted("unavailable", "the plugin's service is stopping");
+    // Never started there: `start` reports it as the turn's error, as it always has.
+    if (isMainSession(turn.sessionKey)) return;
+    try {
+      await this.runtime.subagent.run(runParams(turn));
+    } catch (error) {
+      throw turnNotAdmitted(error);
+    }
+  }
 
   /** Runs the turn in the background; the outcome is emitted on the bus, never thrown. */
   start(turn: AgentTurn): void {
@@ -118,16 +145,8 @@ export class AgentTurns {
   }
 
   private startRun(turn: AgentTurn, deadline: number): Promise<{ runId: string }> {
-    // The idempotency key makes a repeated start the same run, should a refused one have been admitted after all.
-    return this.retryWhileDraining(deadline, () =>
-      this.runtime.subagent.run({
-        sessionKey: turn.sessionKey,
-        message: turn.message,
-        deliver: false,
-        idempotencyKey: turn.runId,
-        ...modelFields(turn.model),
-      }),
-    );
+    // The idempotency key makes this the run `admit` started (or, after a restart, a new one once).
+    return this.retryWhileDraining(deadline, () => this.runtime.subagent.run(runParams(turn)));
   }
 
   /** OpenClaw refuses calls while a reload drains the gateway; the turn was accepted, so the call is made again. */

@@ -14,8 +14,11 @@ import { AgentTurns } from "./agent-turns.js";
 import { deliver } from "./deliveries.js";
 import type { OpenClawRuntime } from "./openclaw-api.js";
 import { SystemEventHandOff } from "./system-event-hand-off.js";
+import { queuedContextKeys, saveUnread, takeUnread } from "./unread-wakes.js";
 
 export interface OpenClawEffects {
+  /** The host contract's `admitAgentTurn`: OpenClaw accepts the run, or the request is refused. */
+  admitAgentTurn(turn: AgentTurn): Promise<void>;
   stop(): void;
 }
 
@@ -41,12 +44,17 @@ export function startOpenClawEffects(options: {
   logger: HostLogger;
   /** OpenClaw's config as this registration saw it; channel adapters take it with each send. */
   openclawConfig: unknown;
+  /** The plugin's own directory in OpenClaw's state, where wakes OpenClaw had not read are kept across its restart. */
+  stateDir?: string | undefined;
 }): OpenClawEffects {
   const { runtime, bus, logger } = options;
   const handOff = new SystemEventHandOff((text, eventOptions) =>
     runtime.system.enqueueSystemEvent(text, eventOptions),
   );
   const turns = new AgentTurns(runtime, bus, logger);
+  // Admission is asked from within the sender's request, whose scope has no operator rights: it runs in the
+  // service's context, captured now, like the effects below.
+  const serviceContext = new AsyncResource("hooks-intake.admission");
 
   const onSystemEvent = (event: SystemEvent) => {
     try {
@@ -76,6 +84,29 @@ export function startOpenClawEffects(options: {
     void deliver(runtime, options.openclawConfig, logger, bus, delivery);
   };
 
+  // OpenClaw's queue is in memory: what it held unread when the previous process stopped goes to it again, once.
+  // After a reload in this process the queue still holds them: they are only watched, for OpenClaw's next stop.
+  const left =
+    options.stateDir === undefined
+      ? { stillQueued: false, batches: [] }
+      : takeUnread(options.stateDir, (line) => logger.warn(line));
+  if (left.stillQueued) handOff.adopt(left.batches);
+  const carried = left.stillQueued ? [] : left.batches;
+  for (const batch of carried) {
+    try {
+      handOff.add(batch.sessionKey, batch.text);
+    } catch (error) {
+      logger.error(
+        `a wake OpenClaw had not read before it restarted was refused: ${(error as Error).message}`,
+      );
+    }
+  }
+  if (carried.length > 0) {
+    logger.info("handed over again the wakes OpenClaw had not read before it restarted", {
+      batches: carried.length,
+    });
+  }
+
   const unsubscribe = [
     subscribeAsPlugin(bus, "session:system-event", onSystemEvent),
     subscribeAsPlugin(bus, "heartbeat:request", onHeartbeat),
@@ -83,9 +114,20 @@ export function startOpenClawEffects(options: {
     subscribeAsPlugin(bus, "delivery:send", onDelivery),
   ];
   return {
+    admitAgentTurn: (turn) => serviceContext.runInAsyncScope(() => turns.admit(turn)),
     stop() {
       for (const off of unsubscribe) off();
       turns.stop();
+      // Written now, synchronously: on exit OpenClaw clears its queues right after its plugins' services stopped.
+      if (options.stateDir !== undefined) {
+        try {
+          saveUnread(options.stateDir, handOff.unread(queuedContextKeys()));
+        } catch (error) {
+          logger.error(
+            `the wakes OpenClaw has not read yet could not be kept for its restart: ${(error as Error).message}`,
+          );
+        }
+      }
       handOff.clear();
     },
   };

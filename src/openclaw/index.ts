@@ -5,7 +5,8 @@ import { overlapWithBuiltInHooks } from "./built-in-hooks.js";
 import { startOpenClawEffects } from "./effects.js";
 import { CONFIG_KEY, inOpenClawTerms, PLUGIN_ID } from "./gateway-config.js";
 import { registerInspector } from "./inspector-registration.js";
-import { INSPECTOR_PATH, overlapWithInspector } from "./inspector-tab.js";
+import { INSPECTOR_PATH, overlapWithOwnPages } from "./inspector-tab.js";
+import { createMetricsHandler, METRICS_PATH } from "./metrics-route.js";
 import { notServing } from "./not-serving.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 import { createOpenClawHost } from "./openclaw-host.js";
@@ -21,7 +22,7 @@ const manifest = createRequire(import.meta.url)("../../openclaw.plugin.json") as
 function register(api: OpenClawPluginApi): void {
   // Discovery, inspection and setup loads describe the plugin; only the gateway's own load serves and runs.
   const full = api.registrationMode === undefined || api.registrationMode === "full";
-  const { host, bus, routes, services } = createOpenClawHost(api, { serving: full });
+  const { host, bus, routes, services, setAdmission } = createOpenClawHost(api, { serving: full });
   const plugin = createHooksPlugin();
   try {
     plugin.register(host);
@@ -30,7 +31,7 @@ function register(api: OpenClawPluginApi): void {
   }
   const served = plugin.status();
   if (!served?.enabled || routes.length === 0) return;
-  const overlap = overlapWithBuiltInHooks(api.config, served.path) ?? overlapWithInspector(served.path);
+  const overlap = overlapWithBuiltInHooks(api.config, served.path) ?? overlapWithOwnPages(served.path);
   if (overlap) throw new ConfigError([overlap]);
 
   const gate = new ServingGate();
@@ -52,6 +53,13 @@ function register(api: OpenClawPluginApi): void {
     full,
     logger: host.logger,
   });
+  // Listed in every load like the inspector; OpenClaw checks its gateway auth before the handler runs.
+  api.registerHttpRoute({
+    path: METRICS_PATH,
+    match: "exact",
+    auth: "gateway",
+    handler: full ? createMetricsHandler(() => plugin.metrics()) : notServing,
+  });
   if (!full) return;
   let effects: ReturnType<typeof startOpenClawEffects> | undefined;
   api.registerService({
@@ -63,7 +71,9 @@ function register(api: OpenClawPluginApi): void {
         bus,
         logger: host.logger,
         openclawConfig: api.config,
+        stateDir: host.stateDir,
       });
+      setAdmission(effects.admitAgentTurn);
       for (const service of services) await service.start();
       gate.open();
       host.logger.info(`webhook intake serving ${served.path} (config: ${CONFIG_KEY})`);
@@ -73,6 +83,7 @@ function register(api: OpenClawPluginApi): void {
       try {
         for (const service of services) await service.stop();
       } finally {
+        setAdmission(undefined);
         effects?.stop();
         effects = undefined;
       }

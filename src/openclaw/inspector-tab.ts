@@ -1,6 +1,7 @@
 /** @module Where the inspector lives inside OpenClaw: its route under OpenClaw's gateway auth, and the Control UI tab that frames it. */
 import type { ConfigIssue } from "../index.js";
 import { CONFIG_KEY, PLUGIN_ID } from "./gateway-config.js";
+import { METRICS_PATH } from "./metrics-route.js";
 import type { OpenClawControlUiDescriptor } from "./openclaw-api.js";
 
 /**
@@ -11,15 +12,23 @@ export const INSPECTOR_PATH = `/plugins/${PLUGIN_ID}/inspector`;
 
 const covers = (outer: string, inner: string) => inner === outer || inner.startsWith(`${outer}/`);
 
+const overlaps = (a: string, b: string) => covers(a, b) || covers(b, a);
+
 /**
  * OpenClaw refuses routes that overlap with different auth, and the intake's take none of OpenClaw's: an intake
- * path over or under the inspector's is a config error naming the key, not OpenClaw's failure to load the plugin.
+ * path over or under the inspector's or the metrics' is a config error naming the key, not OpenClaw's failure to
+ * load the plugin.
  */
-export function overlapWithInspector(pluginPath: string): ConfigIssue | undefined {
-  if (!covers(pluginPath, INSPECTOR_PATH) && !covers(INSPECTOR_PATH, pluginPath)) return undefined;
+export function overlapWithOwnPages(pluginPath: string): ConfigIssue | undefined {
+  const [what, at] = overlaps(pluginPath, INSPECTOR_PATH)
+    ? ["the inspector's page", INSPECTOR_PATH]
+    : overlaps(pluginPath, METRICS_PATH)
+      ? ["the metrics route", METRICS_PATH]
+      : [];
+  if (at === undefined) return undefined;
   return {
     path: `${CONFIG_KEY}.path`,
-    message: `"${pluginPath}" overlaps the inspector's page at "${INSPECTOR_PATH}": give the intake a path of its own (for example "/intake")`,
+    message: `"${pluginPath}" overlaps ${what} at "${at}": give the intake a path of its own (for example "/intake")`,
   };
 }
 

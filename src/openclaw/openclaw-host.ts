@@ -2,6 +2,7 @@
 import path from "node:path";
 import { EventEmitter } from "eventemitter3";
 import {
+  type AgentTurn,
   CHANNEL_IDS,
   type HookBus,
   type HookEvents,
@@ -12,6 +13,7 @@ import {
 import { PLUGIN_ID, pluginGatewayConfig } from "./gateway-config.js";
 import { openClawLogger } from "./logger.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
+import { notAdmitted } from "./turn-refusal.js";
 
 /** OpenClaw's main session, as its system-event queue names it (`agent:main:main` once scoped to the main agent). */
 const MAIN_SESSION_KEY = "main";
@@ -37,6 +39,8 @@ export interface OpenClawHost {
   /** What the plugin registered; forwarded to OpenClaw once the registration is known to be acceptable. */
   routes: HttpRoute[];
   services: HostService[];
+  /** Who admits agent turns while the service runs (the effects); undefined: none is admitted. */
+  setAdmission(admit: ((turn: AgentTurn) => Promise<void>) | undefined): void;
 }
 
 export function createOpenClawHost(api: OpenClawPluginApi, options: { serving: boolean }): OpenClawHost {
@@ -44,6 +48,7 @@ export function createOpenClawHost(api: OpenClawPluginApi, options: { serving: b
   const stateDir = openclawStateDir(api);
   const routes: HttpRoute[] = [];
   const services: HostService[] = [];
+  let admission: ((turn: AgentTurn) => Promise<void>) | undefined;
   const host: PluginHost = {
     config: pluginGatewayConfig(api.config, api.pluginConfig),
     configDir: openclawConfigDir(stateDir),
@@ -55,6 +60,17 @@ export function createOpenClawHost(api: OpenClawPluginApi, options: { serving: b
     stateDir: path.join(stateDir, PLUGIN_ID),
     registerHttpRoute: (route) => routes.push(route),
     registerService: (service) => services.push(service),
+    admitAgentTurn: (turn) =>
+      admission?.(turn) ??
+      Promise.reject(notAdmitted("unavailable", "the plugin's service is not running in OpenClaw")),
   };
-  return { host, bus, routes, services };
+  return {
+    host,
+    bus,
+    routes,
+    services,
+    setAdmission: (admit) => {
+      admission = admit;
+    },
+  };
 }

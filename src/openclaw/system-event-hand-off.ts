@@ -6,6 +6,8 @@ type EnqueueSystemEvent = OpenClawRuntime["system"]["enqueueSystemEvent"];
 
 /** A combined event stops growing at this size; the next event starts a new batch beside it. */
 export const MAX_BATCH_CHARS = 16_000;
+/** OpenClaw keeps 20 events per session: a full batch older than that is gone from its queue either way. */
+const MAX_FULL_BATCHES = 20;
 const CONTEXT_KEY = "hooks-intake";
 
 interface Batch {
@@ -38,8 +40,19 @@ function defuse(text: string): string {
  * only the new events, swaps the re-queued copy out in the same tick: nothing is lost and nothing is seen twice.
  * The one loss this cannot see is the batch pushed out by 20 newer events from other producers before it grew again.
  */
+/** A batch OpenClaw may still hold unread, with its session and contextKey: what a restart would lose. */
+export interface HandedBatch {
+  sessionKey: string;
+  key: string;
+  text: string;
+}
+
 export class SystemEventHandOff {
   private readonly open = new Map<string, Batch>();
+  /** Per session, the batches that filled up before the open one: unread until a heartbeat takes the open one. */
+  private readonly full = new Map<string, Batch[]>();
+  /** A previous registration's batches in this process's queue (after a reload): watched, never replaced. */
+  private adopted: HandedBatch[] = [];
   private sequence = 0;
   /**
    * OpenClaw's queue outlives a registration: after a config reload the new instance's batches must not share a
@@ -62,7 +75,14 @@ export class SystemEventHandOff {
     let consumed = false;
     if (batch && this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true })) {
       consumed = true;
+      // A heartbeat takes the session's whole queue: the full batches before this one went with it.
+      this.full.delete(sessionKey);
+      this.adopted = this.adopted.filter((batch) => batch.sessionKey !== sessionKey);
     } else if (batch && batch.text.length + item.length + 2 > MAX_BATCH_CHARS) {
+      const full = this.full.get(sessionKey) ?? [];
+      full.push(batch);
+      if (full.length > MAX_FULL_BATCHES) full.shift();
+      this.full.set(sessionKey, full);
       batch = undefined;
     }
     if (!batch) {
@@ -82,8 +102,40 @@ export class SystemEventHandOff {
     return previous === "" || consumed ? "queued" : "coalesced";
   }
 
+  /**
+   * The batches still in OpenClaw's queue, oldest first. `queued` is the set of contextKeys OpenClaw's queues hold
+   * (read from its process, see unread-wakes.ts); without it the open batch is probed the way `add` does, which
+   * queues a batch a heartbeat had taken once more: that fallback can show the agent one batch twice.
+   */
+  unread(queued: ReadonlySet<string> | undefined): HandedBatch[] {
+    // A previous registration's batch can only be looked for: probing it would queue it again.
+    const unread = queued ? this.adopted.filter((batch) => queued.has(batch.key)) : [];
+    for (const [sessionKey, batch] of this.open) {
+      const batches = [...(this.full.get(sessionKey) ?? []), batch];
+      for (const handed of batches) {
+        if (handed.text === "") continue;
+        const waiting = queued
+          ? queued.has(handed.key)
+          : handed === batch &&
+            !this.enqueue(handed.text, { sessionKey, contextKey: handed.key, replace: true });
+        if (waiting) unread.push({ sessionKey, key: handed.key, text: handed.text });
+      }
+    }
+    return unread;
+  }
+
+  /**
+   * Watches batches a previous registration in this process left in OpenClaw's queue (a reload): `unread` reports
+   * them while OpenClaw still holds them, so an OpenClaw restart after the reload does not lose them.
+   */
+  adopt(batches: readonly HandedBatch[]): void {
+    this.adopted.push(...batches);
+  }
+
   /** Forgets the open batches; what was handed over stays in OpenClaw's queue. */
   clear(): void {
     this.open.clear();
+    this.full.clear();
+    this.adopted = [];
   }
 }

@@ -14,6 +14,7 @@ import {
 import type { SecretRedactor } from "../safety/secret-redaction.js";
 import type { Verifiers } from "../verify/verifier.js";
 import type { Admission } from "./admission.js";
+import { type AdmitAgentTurn, admitTurns } from "./admit-turns.js";
 import type { Authenticated, Authenticator } from "./authenticate.js";
 import type { ClientAddressResolver } from "./client-address.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
@@ -59,6 +60,10 @@ export interface PipelineDeps {
    * config; run only on the refusal path).
    */
   redactSecrets: SecretRedactor;
+  /** The host's admission of agent turns (see the host contract), asked before the journal; absent: admitted. */
+  admitAgentTurn?: AdmitAgentTurn | undefined;
+  /** How long the host may take to admit a request's agent turns. */
+  turnAdmissionTimeoutMs: number;
   /** Where accepted requests are recorded before their answer, and through whose hand-off their events leave. */
   journal: Journal;
   /** Whether a journal record keeps the request's body and headers (`hooks.journal.storePayloads`). */
@@ -186,6 +191,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       : resolution.body === undefined
         ? noContentResponse(requestId, progress.extra)
         : jsonResponse(resolution.status, resolution.body, requestId, progress.extra);
+    // The host first: a turn it will not run is refused here, with nothing journaled, so the sender's retry is safe.
+    if (deps.admitAgentTurn !== undefined && resolution.plans.some((plan) => plan.run !== undefined)) {
+      await admitTurns(deps.admitAgentTurn, resolution.plans, deps.turnAdmissionTimeoutMs);
+    }
     await admit(journal, {
       key: progress.journalKey,
       at: deps.clock.now(),

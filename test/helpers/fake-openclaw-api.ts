@@ -1,4 +1,5 @@
 /** @module An in-process stand-in for OpenClaw's plugin API, for the adapter's unit tests (the end-to-end test runs the real one). */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -93,11 +94,22 @@ export interface FakeOpenClaw {
   descriptors: OpenClawControlUiDescriptor[];
   logs: string[];
   heartbeats: Array<{ source: string; intent: string; reason?: string }>;
+  /** The runs OpenClaw accepted, one per idempotency key (as OpenClaw's agent dedupe keeps them). */
   runs: OpenClawSubagentRun[];
   /** What `waitForRun` answers, per call; `pending` until a test says otherwise. */
   waitResult: (runId: string) => OpenClawWaitResult;
   adapters: Map<string, OpenClawOutboundAdapter>;
   sent: Array<{ channel: string; to: string; text: string }>;
+  /**
+   * The scope OpenClaw runs a route's handler in (its plugin request scope, which carries the sender's rights, none
+   * for an `auth: "plugin"` route): `getStore()` is the route's path inside a handler, undefined outside one.
+   */
+  requestScope: AsyncLocalStorage<string>;
+  /**
+   * Puts the queue where OpenClaw 2026.9.6 keeps its own, a process-global map (`{ queue }` per session key), for as
+   * long as the returned function is not called.
+   */
+  exposeQueues(): () => void;
   /** Serves the registered routes the way OpenClaw does: a handler that returns true answered. */
   listen(): Promise<{ url: string; close(): Promise<void> }>;
 }
@@ -108,9 +120,11 @@ export function fakeOpenClaw(options: {
   registrationMode?: string;
   /** An older OpenClaw: no `registerTool`, no `api.session.controls`. */
   withoutToolsAndTabs?: boolean;
+  /** The state directory of an earlier fake: the same OpenClaw started again. */
+  stateDir?: string;
 }): FakeOpenClaw {
   const queue = new SystemEventQueueModel();
-  const stateDir = fakeStateDir();
+  const stateDir = options.stateDir ?? fakeStateDir();
   const fake: FakeOpenClaw = {
     stateDir,
     queue,
@@ -124,13 +138,25 @@ export function fakeOpenClaw(options: {
     waitResult: () => ({ status: "pending" }),
     adapters: new Map(),
     sent: [],
+    requestScope: new AsyncLocalStorage<string>(),
+    exposeQueues() {
+      const key = Symbol.for("openclaw.systemEvents.queues");
+      const global = globalThis as Record<symbol, unknown>;
+      Object.defineProperty(global, key, {
+        configurable: true,
+        get: () => new Map([...queue.queues].map(([session, events]) => [session, { queue: events }])),
+      });
+      return () => {
+        delete global[key];
+      };
+    },
     api: undefined as unknown as OpenClawPluginApi,
     async listen() {
       const server: Server = createServer(async (req, res) => {
         for (const route of fake.routes) {
           const path = (req.url ?? "/").split("?")[0] ?? "/";
           if (path === route.path || path.startsWith(`${route.path}/`)) {
-            if (await route.handler(req, res)) return;
+            if (await fake.requestScope.run(route.path, () => route.handler(req, res))) return;
           }
         }
         res.writeHead(404).end("not found");
@@ -158,9 +184,11 @@ export function fakeOpenClaw(options: {
         requestHeartbeat: (request) => fake.heartbeats.push(request),
       },
       subagent: {
+        // OpenClaw's agent dedupe: a second call with the same idempotency key answers with the run it accepted.
         run: async (params) => {
-          fake.runs.push(params);
-          return { runId: params.idempotencyKey ?? "run" };
+          const key = params.idempotencyKey ?? "run";
+          if (!fake.runs.some((run) => (run.idempotencyKey ?? "run") === key)) fake.runs.push(params);
+          return { runId: key };
         },
         waitForRun: async ({ runId }) => fake.waitResult(runId),
       },

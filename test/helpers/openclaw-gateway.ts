@@ -56,20 +56,26 @@ export interface OpenClawGateway {
   readonly pid: number;
   /** Where the config was written (OPENCLAW_CONFIG_PATH): edit it to exercise hot reload. */
   readonly configPath: string;
-  /** How long the gateway took from spawn to a ready `/readyz`. */
+  /** How long the gateway (its latest start) took from spawn to a ready `/readyz`. */
   readonly readyAfterMs: number;
   /** stdout, stderr and the log file, ANSI colours removed and configured secrets redacted (the file only until stop()). */
   logText(): string;
   /** Whether the unredacted output and log file hold `secret`: how a test proves a token was never logged. */
   containsInLogs(secret: string): boolean;
   /**
-   * Runs OpenClaw's CLI against this gateway (`gateway call <method> --port <port>`, …) in the same isolated
-   * environment, so it takes the gateway's credentials from the config file, never from its command line.
+   * Runs OpenClaw's CLI against this gateway (`gateway call <method>`, `sessions archive <key>`, …) in the same
+   * isolated environment, with `OPENCLAW_GATEWAY_PORT` set to its port, so it takes the gateway's credentials from
+   * the config file, never from its command line.
    */
   cli(
     args: readonly string[],
     timeoutMs?: number,
   ): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  /**
+   * SIGTERM by PID, waits for the exit, and starts the gateway again in the same temp dir (config, state, logs kept):
+   * a new process, as after a host's reboot. `url`, `port` and `pid` then name the new one.
+   */
+  restart(): Promise<void>;
   /** SIGTERM by PID, waits for the exit (SIGKILL after a bound), then removes the temp dir. Idempotent. */
   stop(): Promise<void>;
 }
@@ -158,8 +164,7 @@ export async function startOpenClawGateway(options: StartOpenClawGatewayOptions)
   await chmod(configPath, 0o600);
   const secrets = [...new Set(secretsIn(config))].sort((a, b) => b.length - a.length);
 
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  let port = await freePort();
   const env: Record<string, string> = {
     ...isolatedOpenClawEnv(runtime, { home, tmpDir, stateDir, configPath }),
     // CLI commands without a --port flag (`message send`, …) then reach this gateway, not the default 18789.
@@ -188,47 +193,9 @@ export async function startOpenClawGateway(options: StartOpenClawGatewayOptions)
     }
   }
 
-  const started = Date.now();
-  const child = spawn(
-    runtime.nodeBin,
-    openClawRunArgs(runtime, port),
-    // detached: its own process group, so a SIGKILL fallback can reach helpers that did not detach themselves.
-    { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
-  live.add(child);
+  // Output of every process this gateway has been (a restart appends to it).
   const stdout: string[] = [];
   const stderr: string[] = [];
-  let startupFailed = false;
-  const watchStartup = (chunk: string): void => {
-    if (startupFailed || !STARTUP_FAILED.test(chunk)) return;
-    startupFailed = true;
-    // After a failed start OpenClaw runs "automatic triage": ~17 s of diagnostics, and it may launch a coding
-    // agent CLI it finds on PATH. A termination signal cancels it; the exit then rejects the start below.
-    try {
-      process.kill(child.pid!, "SIGTERM");
-    } catch {
-      // already gone
-    }
-  };
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout.push(chunk);
-    watchStartup(chunk);
-  });
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr.push(chunk);
-    watchStartup(chunk);
-  });
-  const exited = new Promise<void>((resolve) => {
-    child.once("exit", () => {
-      live.delete(child);
-      resolve();
-    });
-    child.once("error", () => {
-      live.delete(child);
-      resolve();
-    });
-  });
-
   const redact = (text: string): string => {
     let out = text.replace(ANSI, "");
     for (const secret of secrets) out = out.split(secret).join("<redacted>");
@@ -246,82 +213,157 @@ export async function startOpenClawGateway(options: StartOpenClawGatewayOptions)
   const logText = (): string => redact(rawLogText());
   const tail = (text: string): string => redact(text).trimEnd().split("\n").slice(-TAIL_LINES).join("\n");
 
+  let child: ChildProcess;
+  let exited: Promise<void>;
+  let started = Date.now();
+  let readyAfterMs = 0;
+
+  /** SIGTERM by PID and the wait for the exit (SIGKILL after the bound); the temp dir stays. */
+  const terminate = async (): Promise<void> => {
+    if (!hasExited(child) && child.pid !== undefined) {
+      try {
+        process.kill(child.pid, "SIGTERM");
+      } catch {
+        // exited between the check and the signal
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const killed = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          if (child.pid !== undefined) killTree(child.pid, "SIGKILL");
+          resolve();
+        }, stopTimeoutMs);
+      });
+      await Promise.race([exited, killed]);
+      clearTimeout(timer);
+    }
+    await exited;
+  };
+
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      if (!hasExited(child) && child.pid !== undefined) {
-        try {
-          process.kill(child.pid, "SIGTERM");
-        } catch {
-          // exited between the check and the signal
-        }
-        let timer: NodeJS.Timeout | undefined;
-        const killed = new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
-            if (child.pid !== undefined) killTree(child.pid, "SIGKILL");
-            resolve();
-          }, stopTimeoutMs);
-        });
-        await Promise.race([exited, killed]);
-        clearTimeout(timer);
-        await exited;
-      }
+      await terminate();
       await rm(dir, { recursive: true, force: true });
       dirs.delete(dir);
     })();
     return stopping;
   };
 
-  // Ready when /readyz says so (OpenClaw pushes no readiness signal, so it is probed); fails at once if the
-  // gateway exits first (bad config, port taken, wrong Node).
-  const ready = await new Promise<boolean>((resolve, reject) => {
-    let settled = false;
-    const finish = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(deadline);
-      clearTimeout(probeTimer);
-      outcome();
+  /** Spawns `openclaw gateway run` on `port` and resolves once `/readyz` answers; stops everything when it fails. */
+  const launch = async (): Promise<void> => {
+    started = Date.now();
+    const url = `http://127.0.0.1:${port}`;
+    child = spawn(
+      runtime.nodeBin,
+      openClawRunArgs(runtime, port),
+      // detached: its own process group, so a SIGKILL fallback can reach helpers that did not detach themselves.
+      { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    );
+    const launched = child;
+    live.add(launched);
+    let startupFailed = false;
+    const watchStartup = (chunk: string): void => {
+      if (startupFailed || !STARTUP_FAILED.test(chunk)) return;
+      startupFailed = true;
+      // After a failed start OpenClaw runs "automatic triage": ~17 s of diagnostics, and it may launch a coding
+      // agent CLI it finds on PATH. A termination signal cancels it; the exit then rejects the start below.
+      try {
+        process.kill(launched.pid!, "SIGTERM");
+      } catch {
+        // already gone
+      }
     };
-    const deadline = setTimeout(() => finish(() => resolve(false)), readyTimeoutMs);
-    let probeTimer: NodeJS.Timeout | undefined;
-    const probe = async () => {
-      if (settled) return;
-      if (await isOpenClawReady(url)) finish(() => resolve(true));
-      else if (!settled) probeTimer = setTimeout(probe, READY_PROBE_INTERVAL_MS);
-    };
-    exited.then(() =>
-      finish(() =>
-        reject(
-          new Error(
-            `OpenClaw gateway exited before it was ready (code ${child.exitCode}, signal ${child.signalCode}):\n` +
-              tail(stderr.join("") || stdout.join("")),
+    launched.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout.push(chunk);
+      watchStartup(chunk);
+    });
+    launched.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr.push(chunk);
+      watchStartup(chunk);
+    });
+    exited = new Promise<void>((resolve) => {
+      launched.once("exit", () => {
+        live.delete(launched);
+        resolve();
+      });
+      launched.once("error", () => {
+        live.delete(launched);
+        resolve();
+      });
+    });
+    const launchedExit = exited;
+
+    // Ready when /readyz says so (OpenClaw pushes no readiness signal, so it is probed); fails at once if the
+    // gateway exits first (bad config, port taken, wrong Node).
+    const ready = await new Promise<boolean>((resolve, reject) => {
+      let settled = false;
+      const finish = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        clearTimeout(probeTimer);
+        outcome();
+      };
+      const deadline = setTimeout(() => finish(() => resolve(false)), readyTimeoutMs);
+      let probeTimer: NodeJS.Timeout | undefined;
+      const probe = async () => {
+        if (settled) return;
+        if (await isOpenClawReady(url)) finish(() => resolve(true));
+        else if (!settled) probeTimer = setTimeout(probe, READY_PROBE_INTERVAL_MS);
+      };
+      launchedExit.then(() =>
+        finish(() =>
+          reject(
+            new Error(
+              `OpenClaw gateway exited before it was ready (code ${launched.exitCode}, signal ${launched.signalCode}):\n` +
+                tail(stderr.join("") || stdout.join("")),
+            ),
           ),
         ),
-      ),
-    );
-    child.once("error", (error) => finish(() => reject(error)));
-    void probe();
-  }).catch(async (error: unknown) => {
-    await stop();
-    throw error;
-  });
-  if (!ready) {
-    const text = logText();
-    await stop();
-    throw new Error(`OpenClaw gateway not ready within ${readyTimeoutMs} ms:\n${tail(text)}`);
-  }
+      );
+      launched.once("error", (error) => finish(() => reject(error)));
+      void probe();
+    }).catch(async (error: unknown) => {
+      await stop();
+      throw error;
+    });
+    if (!ready) {
+      const text = logText();
+      await stop();
+      throw new Error(`OpenClaw gateway not ready within ${readyTimeoutMs} ms:\n${tail(text)}`);
+    }
+    readyAfterMs = Date.now() - started;
+  };
+
+  await launch();
 
   return {
-    url,
-    port,
+    get url() {
+      return `http://127.0.0.1:${port}`;
+    },
+    get port() {
+      return port;
+    },
     dir,
-    pid: child.pid!,
+    get pid() {
+      return child.pid!;
+    },
     configPath,
-    readyAfterMs: Date.now() - started,
+    get readyAfterMs() {
+      return readyAfterMs;
+    },
     logText,
     containsInLogs: (secret: string) => rawLogText().replace(ANSI, "").includes(secret),
-    cli: (args, timeoutMs = DEFAULT_CLI_TIMEOUT_MS) => runCli(runtime, env, dir, args, timeoutMs),
+    // The CLI finds this gateway on its current port (it moves with a restart) without a `--port` of its own.
+    cli: (args, timeoutMs = DEFAULT_CLI_TIMEOUT_MS) =>
+      runCli(runtime, { ...env, OPENCLAW_GATEWAY_PORT: String(port) }, dir, args, timeoutMs),
+    async restart() {
+      if (stopping !== undefined) throw new Error("restart() after stop()");
+      await terminate();
+      // Its port may have been taken meanwhile: the restarted gateway listens on a free one (`url` follows it).
+      port = await freePort();
+      await launch();
+    },
     stop,
   };
 }

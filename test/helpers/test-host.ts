@@ -62,6 +62,8 @@ export async function startTestHost(
     channels?: readonly string[];
     /** Default: a temp dir made for this host and removed on close; `false` for a host without one (no journal). */
     stateDir?: string | false;
+    /** The host's admission of agent turns (the host contract's `admitAgentTurn`); absent: admitted. */
+    admitAgentTurn?: PluginHost["admitAgentTurn"];
     /** The server's header limit in bytes (node's default: 16 KiB), for a host that takes larger headers. */
     maxHeaderSize?: number;
   } = {},
@@ -97,6 +99,7 @@ export async function startTestHost(
     registerService: (service) => services.push(service),
   };
   if (options.channels) host.channels = options.channels;
+  if (options.admitAgentTurn) host.admitAgentTurn = options.admitAgentTurn;
   if (stateDir !== undefined) host.stateDir = stateDir;
   try {
     plugin.register(host);

@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import openclawPlugin from "../../src/openclaw/index.js";
 import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
+import { METRICS_PATH } from "../../src/openclaw/metrics-route.js";
 import { type FakeOpenClaw, fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
 
 const TOKEN = "oc-test-token-0123456789abcdef0123";
@@ -18,10 +19,14 @@ async function serve(fake: FakeOpenClaw) {
     await server.close();
     for (const service of fake.services) await service.stop?.({});
   });
-  const post = (hook: string, body: unknown, token = TOKEN) =>
+  const post = (hook: string, body: unknown, token = TOKEN, idempotencyKey?: string) =>
     fetch(`${server.url}/intake/${hook}`, {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
+      },
       body: JSON.stringify(body),
     });
   return { post };
@@ -42,6 +47,7 @@ describe("OpenClaw adapter: registration", () => {
     expect(fake.routes.map(({ path, match, auth }) => ({ path, match, auth }))).toEqual([
       { path: "/intake", match: "prefix", auth: "plugin" },
       { path: INSPECTOR_PATH, match: "prefix", auth: "gateway" },
+      { path: METRICS_PATH, match: "exact", auth: "gateway" },
     ]);
     expect(fake.services.map((service) => service.id)).toEqual(["hooks-intake"]);
   });
@@ -51,7 +57,7 @@ describe("OpenClaw adapter: registration", () => {
     async (mode) => {
       const fake = fakeOpenClaw({ pluginConfig: enabled(), registrationMode: mode });
       openclawPlugin.register(fake.api);
-      expect(fake.routes.map((route) => route.path)).toEqual(["/intake", INSPECTOR_PATH]);
+      expect(fake.routes.map((route) => route.path)).toEqual(["/intake", INSPECTOR_PATH, METRICS_PATH]);
       expect(fake.services).toEqual([]);
       expect(fake.tools).toEqual([]);
       const server = await fake.listen();
@@ -117,7 +123,7 @@ describe("OpenClaw adapter: registration", () => {
   ])("serves beside OpenClaw's built-in hooks when the paths do not overlap (%j, %s)", (config, ours) => {
     const fake = fakeOpenClaw({ config, pluginConfig: enabled({ path: ours }) });
     openclawPlugin.register(fake.api);
-    expect(fake.routes.map((route) => route.path)).toEqual([ours, INSPECTOR_PATH]);
+    expect(fake.routes.map((route) => route.path)).toEqual([ours, INSPECTOR_PATH, METRICS_PATH]);
   });
 });
 
@@ -181,24 +187,56 @@ describe("OpenClaw adapter: effects", () => {
     expect(fake.runs[0]).toMatchObject({ provider: "stub", model: "fast" });
   });
 
-  it("a run refused while OpenClaw drains for a reload is started again", async () => {
+  it("a turn is answered 202 only once OpenClaw accepted its run, in the service's context, not the sender's request", async () => {
     const fake = fakeOpenClaw({ pluginConfig: enabled() });
     const run = fake.api.runtime.subagent.run;
-    let refusals = 1;
+    const scopes: Array<string | undefined> = [];
     fake.api.runtime.subagent.run = async (params) => {
-      if (refusals-- > 0) throw new Error("Gateway is draining; new tasks are not accepted");
+      scopes.push(fake.requestScope.getStore());
       return run(params);
     };
-    fake.waitResult = () => ({
-      status: "ok",
-      terminalReply: { disposition: "visible", text: "Second try." },
-    });
     const { post } = await serve(fake);
-    await post("agent", { message: "hi", name: "Job" });
-    await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0, { timeout: 5_000 }).toBe(1);
-    expect(fake.queue.drain("main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./);
-    expect(fake.runs).toHaveLength(1);
+    const response = await post("agent", { message: "hi" });
+    expect(response.status).toBe(202);
+    const { runId } = (await response.json()) as { runId: string };
+    expect(fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([runId]);
+    expect(scopes.length).toBeGreaterThanOrEqual(1);
+    expect(scopes.every((scope) => scope === undefined)).toBe(true);
   });
+
+  it.each([
+    [
+      'Session "agent:main:hook:x" is archived. Restore it before starting new work.',
+      409,
+      "SESSION_CONFLICT",
+    ],
+    ["missing scope: operator.write", 502, "TURN_REFUSED"],
+    ["Gateway is draining; new tasks are not accepted", 503, "TURN_NOT_ADMITTED"],
+  ])(
+    "OpenClaw refusing the run (%s) is %i %s, and the sender's retry runs it once",
+    async (message, status, code) => {
+      const fake = fakeOpenClaw({ pluginConfig: enabled() });
+      const run = fake.api.runtime.subagent.run;
+      let refusals = 1;
+      fake.api.runtime.subagent.run = async (params) => {
+        if (refusals-- > 0) throw new Error(message);
+        return run(params);
+      };
+      fake.waitResult = () => ({
+        status: "ok",
+        terminalReply: { disposition: "visible", text: "Second try." },
+      });
+      const { post } = await serve(fake);
+      const refused = await post("agent", { message: "hi", name: "Job" }, TOKEN, "job-1");
+      expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([status, code]);
+      expect(refused.headers.get("retry-after")).toBe(status === 503 ? "10" : null);
+      expect(fake.runs).toEqual([]);
+      expect((await post("agent", { message: "hi", name: "Job" }, TOKEN, "job-1")).status).toBe(202);
+      await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0, { timeout: 5_000 }).toBe(1);
+      expect(fake.queue.drain("main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./);
+      expect(fake.runs).toHaveLength(1);
+    },
+  );
 
   it("a failing run is reported as an error summary", async () => {
     const fake = fakeOpenClaw({ pluginConfig: enabled() });
@@ -288,4 +326,31 @@ describe("OpenClaw adapter: effects", () => {
     expect(response.status).toBe(200);
     expect(fake.heartbeats).toHaveLength(1);
   });
+});
+
+describe("OpenClaw adapter: metrics", () => {
+  it("serves the plugin's registry as Prometheus text on its gateway-auth route, counting the intake's requests", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled() });
+    const { post } = await serve(fake);
+    expect((await post("wake", { text: "counted" })).status).toBe(200);
+    const server = await fake.listen();
+    cleanups.push(server.close);
+    const scrape = await fetch(`${server.url}${METRICS_PATH}`);
+    expect(scrape.status).toBe(200);
+    expect(scrape.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await scrape.text();
+    expect(text).toMatch(/^hooks_requests_total\{[^}]*hook="wake"[^}]*status="200"[^}]*\} 1$/m);
+    expect(text).not.toContain(TOKEN);
+    expect((await fetch(`${server.url}${METRICS_PATH}`, { method: "POST" })).status).toBe(405);
+  });
+
+  it.each(["/plugins/hooks-intake/metrics", "/plugins/hooks-intake/metrics/x"])(
+    "an intake path over or under the metrics route (%s) is a config error naming the key",
+    (intakePath) => {
+      const fake = fakeOpenClaw({ pluginConfig: enabled({ path: intakePath }) });
+      expect(() => openclawPlugin.register(fake.api)).toThrow(
+        /plugins\.entries\.hooks-intake\.config\.path: .*overlaps the metrics route/,
+      );
+    },
+  );
 });

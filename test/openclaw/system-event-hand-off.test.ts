@@ -110,6 +110,24 @@ describe("system event hand-off to OpenClaw", () => {
     expect(() => handOff.add(MAIN, "refused")).toThrow(/refused/);
   });
 
+  it("tells which batches OpenClaw still holds unread, full ones included, and none once a heartbeat took them", () => {
+    const { queue, handOff, drain } = setup();
+    const queuedKeys = () =>
+      new Set(
+        [...queue.queues.values()].flat().flatMap((event) => (event.contextKey ? [event.contextKey] : [])),
+      );
+    const big = "x".repeat(MAX_BATCH_CHARS / 2);
+    for (let i = 1; i <= 3; i++) handOff.add(MAIN, `${i} ${big}`);
+    const unread = handOff.unread(queuedKeys());
+    expect(unread.map((batch) => batch.text.match(/^\d/gm))).toEqual([["1"], ["2"], ["3"]]);
+    drain();
+    expect(handOff.unread(queuedKeys())).toEqual([]);
+    handOff.add(MAIN, "after");
+    expect(handOff.unread(queuedKeys())).toEqual([
+      { sessionKey: MAIN, key: expect.any(String), text: "after" },
+    ]);
+  });
+
   it("sessions are batched apart", () => {
     const { queue, handOff } = setup();
     handOff.add(MAIN, "for main");
