@@ -8,7 +8,7 @@ import {
   startOpenClawGateway,
   stubModelProviderConfig,
 } from "../helpers/openclaw-gateway.js";
-import { REPO_ROOT } from "../helpers/repo.js";
+import { pluginTarball, removePluginTarball } from "../helpers/plugin-tarball.js";
 import { type StubModel, startStubModel } from "../helpers/stub-model.js";
 
 // The first run installs OpenClaw and Node 26 (about 850 MB, 40–50 s); start-up then takes 10–20 s on 2 cores.
@@ -56,6 +56,8 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6, 
     const agents = models["agents"] as { defaults: Record<string, unknown> };
     gateway = await startOpenClawGateway({
       runtime,
+      // Installed as users install it: the packed tarball, through OpenClaw's own installer.
+      installTarball: await pluginTarball(),
       readyTimeoutMs: READY_TIMEOUT_MS,
       config: {
         ...models,
@@ -63,7 +65,6 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6, 
         agents: { defaults: { ...agents.defaults, heartbeat: { every: "24h" } } },
         gateway: { auth: { mode: "token", token: gatewayToken } },
         plugins: {
-          load: { paths: [REPO_ROOT] },
           entries: {
             "hooks-intake": {
               enabled: true,
@@ -84,6 +85,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6, 
   afterAll(async () => {
     await gateway?.stop();
     await stub?.close();
+    await removePluginTarball();
   }, 30_000);
 
   it("the metrics answer 401 without OpenClaw's gateway token and Prometheus text with it", async () => {
