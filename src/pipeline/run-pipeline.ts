@@ -18,6 +18,7 @@ import type { Authenticated, Authenticator } from "./authenticate.js";
 import type { ClientAddressResolver } from "./client-address.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
 import { emitRequestEvent } from "./emit.js";
+import { answersWithOutcome, withEventOutcome } from "./event-outcome.js";
 import { handOff } from "./hand-off.js";
 import { admit, journalKeyFor } from "./journal-record.js";
 import { listAnswered } from "./list-answered.js";
@@ -208,10 +209,26 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       replayOf: request.replayOf,
     });
     exchange.status = resolution.status;
+    const run = resolution.awaitRun;
+    if (run === undefined && answersWithOutcome(resolution.plans, resolution.reply !== undefined)) {
+      // The events go before the answer, which says what became of them; remembered before it leaves, so a
+      // duplicate arriving meanwhile gets this answer, not a second run.
+      let answer = response;
+      try {
+        const told = handOff(handOffDeps, progress.journalKey.id, resolution.plans);
+        answer = withEventOutcome(answer, resolution, told, requestId, progress.extra);
+      } catch (error) {
+        // A failing listener leaves the admitted answer; the record stays unfinished for the next start.
+        logFailure(deps.logger, toHookError(error), exchange, "emitting the events failed");
+      }
+      await progress.ticket?.settle(answer);
+      return { response: answer };
+    }
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
     await progress.ticket?.settle(response);
-    const emit = () => handOff(handOffDeps, progress.journalKey.id, resolution.plans);
-    const run = resolution.awaitRun;
+    const emit = () => {
+      handOff(handOffDeps, progress.journalKey.id, resolution.plans);
+    };
     if (run === undefined || !deps.awaitCompletions) return { response, after: emit };
     const answer = await awaitOutcome(deps, {
       client,
