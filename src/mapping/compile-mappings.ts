@@ -50,6 +50,8 @@ export interface CompiledMapping {
   maxBodyBytes: number;
   allowUnsafe: boolean;
   contentSource: ExternalSource;
+  /** The operator's text before the wrapped content (`instructions`), trimmed; absent when unset or empty. */
+  instructions?: string;
   /** Shape the payload must have before anything renders (presets). */
   bodySchema?: v.GenericSchema;
   /** Presets: the key template is the operator's; rendering just this prefix means "no key" (see presets.ts). */
@@ -98,6 +100,8 @@ function compileOne(
     contentSource: "Webhook",
     waitForCompletion: false,
   };
+  const instructions = mapping.instructions?.trim();
+  if (instructions) compiled.instructions = instructions;
   const matchPath = mapping.match?.path?.replace(/^\/+|\/+$/g, "");
   if (matchPath !== undefined) {
     if (matchPath === "")
