@@ -20,7 +20,7 @@ import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf }
 import { emitRequestEvent } from "./emit.js";
 import { answersWithOutcome, withEventOutcome } from "./event-outcome.js";
 import { handOff } from "./hand-off.js";
-import { admit, journalKeyFor } from "./journal-record.js";
+import { admit, journalKeyFor, journalResponse } from "./journal-record.js";
 import { listAnswered } from "./list-answered.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
@@ -187,9 +187,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       : resolution.body === undefined
         ? noContentResponse(requestId, progress.extra)
         : jsonResponse(resolution.status, resolution.body, requestId, progress.extra);
+    const at = deps.clock.now();
     await admit(journal, {
       key: progress.journalKey,
-      at: deps.clock.now(),
+      at,
       hook,
       mappingId: resolution.mappingId,
       response,
@@ -221,7 +222,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // A failing listener leaves the admitted answer; the record stays unfinished for the next start.
         logFailure(deps.logger, toHookError(error), exchange, "emitting the events failed");
       }
-      await progress.ticket?.settle(answer);
+      const { ticket } = progress;
+      if (ticket !== undefined) {
+        await ticket.settle(answer);
+        // The journal admitted the answer without it: a duplicate after a restart gets this one too.
+        if (answer !== response)
+          journal.responded?.(progress.journalKey.id, answer.status, {
+            key: ticket.key,
+            response: journalResponse(answer),
+            at,
+          });
+      }
       return { response: answer };
     }
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.

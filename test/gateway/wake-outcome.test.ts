@@ -14,8 +14,7 @@ afterEach(async () => {
 });
 
 /** No periodic heartbeat: the queue is drained only by a `now` wake's heartbeat, which `heartbeats` hears of. */
-async function start(hooks: Record<string, unknown> = {}): Promise<GatewayHandle> {
-  const dir = makeTempDir();
+async function start(hooks: Record<string, unknown> = {}, dir = makeTempDir()): Promise<GatewayHandle> {
   handle = await startGateway({
     config: baseConfig({ heartbeat: { everySeconds: 0 } }, hooks),
     stateDir: path.join(dir, "state"),
@@ -71,6 +70,20 @@ describe("eventOutcome in wake answers (reference gateway)", () => {
     await wake(gateway, { text: "another", mode: "next-heartbeat" });
     const again = await wake(gateway, { text: "Backup finished", mode: "next-heartbeat" }, key);
     expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replay")).toBe("true");
+    expect(again.body).toEqual(first.body);
+  });
+
+  it("after a restart, a repeated delivery id still gets the first answer, eventOutcome included", async () => {
+    const dir = makeTempDir();
+    const key = { "idempotency-key": "nightly-2026-11-25" };
+    let gateway = await start({}, dir);
+    await wake(gateway, { text: "waiting already", mode: "next-heartbeat" });
+    const first = await wake(gateway, { text: "Nightly done", mode: "next-heartbeat" }, key);
+    expect(first.body.eventOutcome).toBe("coalesced");
+    await gateway.close();
+    gateway = await start({}, dir);
+    const again = await wake(gateway, { text: "Nightly done", mode: "next-heartbeat" }, key);
     expect(again.headers.get("idempotent-replay")).toBe("true");
     expect(again.body).toEqual(first.body);
   });
