@@ -43,6 +43,11 @@ export const AgentTurnFinishedSchema = v.object({
   runId: v.string(),
   status: v.picklist(["ok", "error", "timeout"]),
   reply: v.optional(v.string()),
+  /**
+   * What a host knows of the reply when it does not hand over its text: OpenClaw tells a turn that chose silence
+   * (`silent`) apart from one that said nothing (`empty`). A reply's text, when given, says it on its own.
+   */
+  replyDisposition: v.optional(v.picklist(["visible", "silent", "empty"])),
   summary: v.optional(v.string()),
   error: v.optional(v.string()),
 });

@@ -20,6 +20,8 @@ export interface MappingSummary {
   /** Where the action comes from. */
   builder: "template" | "transform" | "preset";
   transform?: { module: string; export?: string };
+  /** The length of its `instructions` (the operator's text before the wrapped content), when it has some. */
+  instructionsChars?: number;
   /** `loaded` / `failed` once the transform was tried; absent before, or for mappings without one. */
   transformStatus?: "loaded" | "failed";
   transformError?: string;
@@ -52,6 +54,7 @@ export function summarizeMapping(
         : "template",
   };
   if (mapping.matchPath !== undefined) summary.matchPath = mapping.matchPath;
+  if (mapping.instructions !== undefined) summary.instructionsChars = mapping.instructions.length;
   if (mapping.matchSource !== undefined) summary.matchSource = mapping.matchSource;
   if (mapping.matchHeaders)
     summary.matchHeaders = mapping.matchHeaders.map((p) => `${p.name}=${p.values.join("|")}`);

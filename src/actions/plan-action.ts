@@ -12,6 +12,8 @@ export interface PlanContext {
   /** The mapping turned the safety wrapper off (`allowUnsafeExternalContent`). */
   allowUnsafe: boolean;
   contentSource: ExternalSource;
+  /** The mapping's `instructions`: the operator's own text, which stands before the wrapper, outside it. */
+  instructions?: string | undefined;
   ids: Ids;
 }
 
@@ -33,9 +35,15 @@ export interface ActionPlan {
   response: ActionResponse;
 }
 
+/**
+ * The text the session sees: the payload's, wrapped unless the mapping allowed it raw, after the operator's
+ * instructions when the mapping has some. Only the instructions (config text) stand outside the wrapper.
+ */
 function guard(raw: string, context: PlanContext): { text: string; untrusted: boolean } {
-  if (context.allowUnsafe) return { text: raw, untrusted: false };
-  return { text: wrapExternalContent(raw, context.contentSource, context.ids.markerId()), untrusted: true };
+  const untrusted = !context.allowUnsafe;
+  const text = untrusted ? wrapExternalContent(raw, context.contentSource, context.ids.markerId()) : raw;
+  const { instructions } = context;
+  return { text: instructions === undefined ? text : `${instructions}\n\n${text}`, untrusted };
 }
 
 export function planAction(action: HookAction, context: PlanContext): ActionPlan {

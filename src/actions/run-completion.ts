@@ -179,16 +179,14 @@ export class RunCompletionTracker {
     const delivered = this.publish(tracked.run, finished);
     if (!delivered) this.deliveries.delete(runId);
     this.metrics.turnFinished(finished.status);
-    tracked.onPublished?.(
-      finished.status,
-      finished.status === "ok" ? JOURNAL_REPLY[replyKind(finished.reply)] : undefined,
-    );
+    const reply = replyKind(finished.reply, finished.replyDisposition);
+    tracked.onPublished?.(finished.status, finished.status === "ok" ? JOURNAL_REPLY[reply] : undefined);
     const waiter = this.waiters.get(runId);
     if (waiter) {
       this.waiters.delete(runId);
       waiter({
         status: finished.status,
-        reply: replyKind(finished.reply),
+        reply,
         delivered,
         replyText: finished.reply,
       });

@@ -16,13 +16,27 @@ const SILENT_REPLY = /^[\s\p{P}*_~`]*no_reply[\s\p{P}*_~`]*$/iu;
 /** What a turn's reply was, without its text: what a caller waiting for the completion is told. */
 export type ReplyKind = "visible" | "silent" | "heartbeat-ack" | "none";
 
-export function replyKind(reply: string | undefined): ReplyKind {
+/**
+ * The reply's kind from its text; without text, a host's word that the turn chose silence (OpenClaw's `silent`
+ * terminal reply, which comes without its text) still counts as silence.
+ */
+export function replyKind(reply: string | undefined, disposition?: string): ReplyKind {
   const text = reply?.trim();
-  if (!text) return "none";
+  if (!text) return disposition === "silent" ? "silent" : "none";
   if (isHeartbeatAck(text)) return "heartbeat-ack";
   if (SILENT_REPLY.test(text)) return "silent";
   return "visible";
 }
+
+/** OpenClaw's word for a reply (`replyDisposition`), beside ours: a heartbeat's ack is silence, no reply is empty. */
+export type ReplyDisposition = "visible" | "silent" | "empty";
+
+export const REPLY_DISPOSITION: Readonly<Record<ReplyKind, ReplyDisposition>> = {
+  visible: "visible",
+  silent: "silent",
+  "heartbeat-ack": "silent",
+  none: "empty",
+};
 
 /** The reply's first paragraph, cut to the summary limit. */
 export function firstParagraph(reply: string): string {

@@ -180,6 +180,22 @@ const CompletionResponse = v.literal(
 
 const TEMPLATE_RULE = "Trimmed after rendering; empty means unset.";
 
+/** The longest operator instructions: a few paragraphs, not a prompt library (each request's text carries them). */
+export const MAX_INSTRUCTIONS_CHARS = 4_000;
+
+/**
+ * The operator's text, placed before the wrapped content. Never a template: a `{{…}}` in it would put payload text
+ * outside the wrapper, so it is refused rather than left literal (an operator who wrote one expects it filled in).
+ */
+const Instructions = v.pipe(
+  v.string(),
+  v.maxLength(MAX_INSTRUCTIONS_CHARS, `must be at most ${MAX_INSTRUCTIONS_CHARS} characters`),
+  v.check(
+    (text) => !text.includes("{{"),
+    "is not a template: {{…}} would put payload text outside the safety wrapper; payload values belong in textTemplate or messageTemplate",
+  ),
+);
+
 export const MappingSchema = v.strictObject({
   id: v.pipe(
     v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))),
@@ -219,6 +235,12 @@ export const MappingSchema = v.strictObject({
   ),
   messageTemplate: TemplateText(
     "Template of an agent action's message; the final action needs one that is not empty.",
+  ),
+  instructions: v.pipe(
+    v.optional(Instructions),
+    v.description(
+      `Trusted text from the config, placed before the safety wrapper around the payload's text (a wake's text, an agent's message, a transform's too), so the agent knows what to do with what follows ([Operator instructions](mappings.md#operator-instructions)). Not a template: \`{{…}}\` is refused. At most ${MAX_INSTRUCTIONS_CHARS} characters; trimmed, empty means unset.`,
+    ),
   ),
   deliver: v.pipe(
     v.optional(v.boolean(), true),

@@ -96,6 +96,8 @@ export function checkSecretVariables(config: Json): ConfigIssue[] {
     if (!isPlainObject(mapping)) return;
     const at = joinPath("hooks.mappings", index);
     for (const name of TEMPLATE_FIELDS) check(mapping[name], joinPath(at, name));
+    // Not a template, but text a model reads all the same.
+    check(mapping.instructions, joinPath(at, "instructions"));
     const response = mapping.response;
     if (isPlainObject(response))
       for (const name of RESPONSE_FIELDS) check(response[name], joinPath(at, "response", name));

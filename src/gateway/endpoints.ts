@@ -17,9 +17,12 @@ export function describeMatch(mapping: MappingSummary): string {
 
 /** Template, transform or preset: where the mapping's action comes from. */
 export function describeBuilder(mapping: MappingSummary): string {
-  if (mapping.transform)
-    return `transform ${mapping.transform.module}${mapping.transform.export ? `#${mapping.transform.export}` : ""}`;
-  return mapping.builder;
+  const builder = mapping.transform
+    ? `transform ${mapping.transform.module}${mapping.transform.export ? `#${mapping.transform.export}` : ""}`
+    : mapping.builder;
+  return mapping.instructionsChars === undefined
+    ? builder
+    : `${builder} + instructions (${mapping.instructionsChars} chars)`;
 }
 
 export function describeEndpoints(

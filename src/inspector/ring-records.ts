@@ -79,8 +79,8 @@ export function recordingJournal(inner: Journal, ring: SummaryRing): Journal {
     };
   }
   if (inner.responded) {
-    seen.responded = (id, status) => {
-      inner.responded!(id, status);
+    seen.responded = (id, status, remembered) => {
+      inner.responded!(id, status, remembered);
       const row = ring.byKey(id);
       if (row) row.status = status;
     };

@@ -87,6 +87,12 @@ export class BacklogScan {
         segment.holdsDeliveries = true;
         this.deliveries.add({ key: line.delivery, response: line.response, at: line.at });
       }
+    } else if (line.t === "responded") {
+      // A wake's answer, told once its events were handed over: its delivery's duplicates get this one.
+      if (line.delivery !== undefined && line.response !== undefined) {
+        segment.holdsDeliveries = true;
+        this.deliveries.add({ key: line.delivery, response: line.response, at: line.at });
+      }
     } else if (line.t === "handed") {
       const entry = this.admitted.get(line.id);
       if (entry) entry.handed = true;

@@ -6,6 +6,7 @@ import {
   type DoneLine,
   type FinishedLine,
   type JournalLine,
+  type JournalResponse,
   type Outcomes,
   plannedIds,
 } from "./records.js";
@@ -29,6 +30,7 @@ export async function compactSegment(file: string): Promise<CompactResult | unde
   const handedAt = new Map<string, number>();
   const done = new Map<string, DoneLine>();
   const responded = new Map<string, number>();
+  const answers = new Map<string, JournalResponse>();
   const outcomes = new Map<string, Outcomes>();
   const own = new Set<string>();
   await readSegment(file, (line) => {
@@ -36,7 +38,10 @@ export async function compactSegment(file: string): Promise<CompactResult | unde
     else if (line.t === "outcome") outcomes.set(line.id, { ...outcomes.get(line.id), ...line.outcomes });
     else if (line.t === "handed") handedAt.set(line.id, Math.min(handedAt.get(line.id) ?? line.at, line.at));
     else if (line.t === "done") done.set(line.id, line);
-    else if (line.t === "responded") responded.set(line.id, line.status);
+    else if (line.t === "responded") {
+      responded.set(line.id, line.status);
+      if (line.delivery !== undefined && line.response !== undefined) answers.set(line.id, line.response);
+    }
   });
   if (own.size === 0) return undefined;
   const bytesBefore = (await stat(file)).size;
@@ -51,7 +56,7 @@ export async function compactSegment(file: string): Promise<CompactResult | unde
     };
     // In chunks, as the lines are read: a 64 MiB segment is never held whole.
     for await (const line of segmentLines(file)) {
-      const kept = rewrite(line, own, { handedAt, done, responded, outcomes });
+      const kept = rewrite(line, own, { handedAt, done, responded, answers, outcomes });
       if (kept !== undefined) pending.push(`${JSON.stringify(kept)}\n`);
       if (pending.length >= LINES_PER_WRITE) await write();
     }
@@ -66,6 +71,8 @@ interface Later {
   done: ReadonlyMap<string, DoneLine>;
   /** The status the caller got, when it was not the admission's. */
   responded: ReadonlyMap<string, number>;
+  /** The answer a delivery's duplicates get, when it is not the admission's (a wake's, with `eventOutcome`). */
+  answers: ReadonlyMap<string, JournalResponse>;
   /** What the host told later (a delivery's result). */
   outcomes: ReadonlyMap<string, Outcomes>;
 }
@@ -97,8 +104,9 @@ function finishedLine(line: AdmittedLine, later: Later): FinishedLine {
   if (line.mappingId !== undefined) finished.mappingId = line.mappingId;
   if (line.delivery !== undefined) {
     finished.delivery = line.delivery;
-    // The admission answer: what a duplicate gets again, whatever the first caller got after waiting.
-    finished.response = line.response;
+    // What a duplicate gets again: the admission answer, whatever the first caller got after waiting; a wake's
+    // answer as it left, with what became of its events.
+    finished.response = later.answers.get(line.id) ?? line.response;
   }
   if (line.request !== undefined) finished.request = line.request;
   if (line.replayOf !== undefined) finished.replayOf = line.replayOf;

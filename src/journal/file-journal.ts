@@ -18,6 +18,7 @@ import type {
   Journal,
   JournalBacklog,
   Outcomes,
+  RememberedDelivery,
   RunOutcome,
   UnfinishedRecord,
 } from "./journal.js";
@@ -205,11 +206,18 @@ export class FileJournal implements Journal {
     this.log.note(JSON.stringify({ t: "outcome", id, at, outcomes }));
   }
 
-  responded(id: string, status: number): void {
+  responded(id: string, status: number, remembered?: RememberedDelivery): void {
     if (this.closed || this.opening === undefined) return;
     const at = this.settings.clock.now();
     this.touch(at);
-    this.log.note(JSON.stringify({ t: "responded", id, at, status }));
+    if (remembered === undefined) {
+      this.log.note(JSON.stringify({ t: "responded", id, at, status }));
+      return;
+    }
+    // The next checkpoint keeps it; until then the line does (a start reads it after the admitted one).
+    this.deliveries.add(remembered);
+    const { key, response } = remembered;
+    this.log.note(JSON.stringify({ t: "responded", id, at, status, delivery: key, response }));
   }
 
   async close(): Promise<void> {

@@ -68,8 +68,10 @@ export interface Journal {
    * The status the caller got, when it is not the admitted answer's (a caller that waited for its agent turn got
    * its outcome, 200, not the admission's 202): the listing shows what the caller saw. Best effort, like
    * `answered`; optional, so a journal written for an earlier version still fits (it lists the admission status).
+   * `remembered`: the answer a delivery's duplicates get from now on, when it is not the admitted one (a wake's,
+   * which says what became of its events); a journal that keeps delivery ids keeps this one instead.
    */
-  responded?(id: string, status: number): void;
+  responded?(id: string, status: number, remembered?: RememberedDelivery): void;
   close(): Promise<void>;
 }
 

@@ -128,13 +128,18 @@ export const OutcomeLineSchema = v.object({
 
 /**
  * The answer that left, when it was not the one admitted: a caller that waited for its agent turn (`waitForCompletion`,
- * `response: "completion"`) got the turn's outcome (200) instead of the admission answer (202). Listed, never acted on.
+ * `response: "completion"`) got the turn's outcome (200) instead of the admission answer (202), listed; a wake's answer
+ * says what became of its events (`eventOutcome`), known only once they were handed over, and with a delivery id it
+ * is what that delivery's duplicates get from then on, after a restart too.
  */
 export const RespondedLineSchema = v.object({
   t: v.literal("responded"),
   id: v.string(),
   at: v.number(),
   status: v.number(),
+  /** The delivery whose duplicates get `response` instead of the admitted answer. */
+  delivery: v.optional(v.string()),
+  response: v.optional(JournalResponseSchema),
 });
 
 /** A request answered without being admitted: a refusal, or a duplicate given its first answer. Listed, never replayed. */
@@ -205,6 +210,7 @@ export type AnsweredLine = v.InferOutput<typeof AnsweredLineSchema>;
 export type FinishedLine = v.InferOutput<typeof FinishedLineSchema>;
 export type JournalRun = v.InferOutput<typeof JournalRunSchema>;
 export type JournalRequest = v.InferOutput<typeof JournalRequestSchema>;
+export type JournalResponse = v.InferOutput<typeof JournalResponseSchema>;
 export type RunOutcome = v.InferOutput<typeof RunOutcomeSchema>;
 export type ReplyKind = v.InferOutput<typeof ReplyKindSchema>;
 export type Outcomes = v.InferOutput<typeof OutcomesSchema>;

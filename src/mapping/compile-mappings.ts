@@ -50,6 +50,8 @@ export interface CompiledMapping {
   maxBodyBytes: number;
   allowUnsafe: boolean;
   contentSource: ExternalSource;
+  /** The operator's text before the wrapped content (`instructions`), trimmed; undefined when unset or empty. */
+  instructions: string | undefined;
   /** Shape the payload must have before anything renders (presets). */
   bodySchema?: v.GenericSchema;
   /** Presets: the key template is the operator's; rendering just this prefix means "no key" (see presets.ts). */
@@ -96,6 +98,8 @@ function compileOne(
     maxBodyBytes: mapping.maxBodyBytes ?? config.maxBodyBytes,
     allowUnsafe: mapping.allowUnsafeExternalContent,
     contentSource: "Webhook",
+    // Always set, so every compiled mapping has one shape (the engine reads it per request).
+    instructions: mapping.instructions?.trim() || undefined,
     waitForCompletion: false,
   };
   const matchPath = mapping.match?.path?.replace(/^\/+|\/+$/g, "");

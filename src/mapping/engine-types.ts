@@ -32,6 +32,8 @@ export interface MappedAction {
   action: HookAction;
   allowUnsafe: boolean;
   contentSource: ExternalSource;
+  /** The mapping's `instructions`: config text, placed before the wrapped content. */
+  instructions: string | undefined;
 }
 
 /** Why a mapping before the winner did not match, and what the winner produced: replay prints this. */

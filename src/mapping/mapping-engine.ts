@@ -226,6 +226,7 @@ export class MappingEngine {
       action: this.validate(mapping, body, callerKey, fromTransform),
       allowUnsafe: mapping.allowUnsafe,
       contentSource: mapping.contentSource,
+      instructions: mapping.instructions,
     };
   }
 

@@ -28,8 +28,10 @@ function outcomeOf(result: OpenClawWaitResult): Outcome {
     return { status: "timeout", error: result.error || "OpenClaw stopped the run at its own time limit" };
   }
   const reply = result.terminalReply;
-  // A silent or empty terminal reply is a turn that chose not to answer: the summary says "(no reply)".
-  return reply?.disposition === "visible" ? { status: "ok", reply: reply.text } : { status: "ok" };
+  // A silent or empty terminal reply comes without text: the summary says "(no reply)", and a waiting caller is told
+  // which of the two it was.
+  if (reply?.disposition === "visible") return { status: "ok", reply: reply.text };
+  return { status: "ok", replyDisposition: reply?.disposition === "silent" ? "silent" : "empty" };
 }
 
 /**

@@ -56,15 +56,16 @@ function markHanded(deps: HandOffDeps, requestId: string): void {
 
 /**
  * Emits an admitted request's events; the record is done once they are out and every run's summary is published.
- * Its `done` line carries what the host told of its system events meanwhile (queued, coalesced, duplicate).
+ * Its `done` line carries what the host told of its system events meanwhile (queued, coalesced, duplicate), and so
+ * does what this returns (a wake's answer says it).
  */
-export function handOff(deps: HandOffDeps, requestId: string, plans: readonly ActionPlan[]): void {
+export function handOff(deps: HandOffDeps, requestId: string, plans: readonly ActionPlan[]): Outcomes {
   const runs = plans.filter((plan) => plan.run !== undefined).length;
   const told = toldOutcomes();
   if (runs === 0) {
     emitPlans(plans, deps.bus, deps.tracker, told);
     deps.journal.done(requestId, undefined, undefined, nonEmpty(told));
-    return;
+    return told;
   }
   markHanded(deps, requestId);
   const published = whenAllPublished(runs, (outcomes) =>
@@ -74,6 +75,7 @@ export function handOff(deps: HandOffDeps, requestId: string, plans: readonly Ac
     published: published(run),
     delivered: deliveryOutcome(deps, requestId, run.runId),
   }));
+  return told;
 }
 
 /**

@@ -66,7 +66,7 @@ export async function admit(journal: Journal, input: AdmissionInput): Promise<vo
     hook: input.hook,
     mappingId: input.mappingId,
     // The answer as a duplicate will get it again, after a restart too.
-    response: { status: response.status, contentType: response.headers["Content-Type"], body: response.body },
+    response: journalResponse(response),
     delivery: input.delivery,
     // A large payload is kept once, not as the body, the event's raw text and its wrapped copy: a 30 MB body
     // made a 90 MB line whose encoding held the event loop (bench/PROFILE.md, "Hostile load").
@@ -83,6 +83,11 @@ export async function admit(journal: Journal, input: AdmissionInput): Promise<vo
       cause: error,
     });
   }
+}
+
+/** An answer as the journal keeps it for a delivery's duplicates. */
+export function journalResponse(response: PipelineResponse): AdmittedRecord["response"] {
+  return { status: response.status, contentType: response.headers["Content-Type"], body: response.body };
 }
 
 /**

@@ -1,5 +1,5 @@
 /** @module Stages 5 and 8: which handler a hook name has (wake, agent, a mapping), and what it turns the body into. */
-import { type ActionPlan, type PendingRun, planAction } from "../actions/plan-action.js";
+import { type ActionPlan, type PendingRun, type PlanContext, planAction } from "../actions/plan-action.js";
 import {
   type ActionPolicy,
   type HookAction,
@@ -68,7 +68,7 @@ export class Resolver {
         route.kind === "wake"
           ? validateWakeAction(request.body)
           : validateAgentAction(request.body, this.deps.policy);
-      const plan = planAction(action, this.planContext(request, undefined, false, "Webhook"));
+      const plan = planAction(action, this.planContext(request, undefined, false, "Webhook", undefined));
       const resolution: Resolution = {
         status: plan.response.kind === "agent" ? 202 : 200,
         body: directBody(plan),
@@ -86,7 +86,7 @@ export class Resolver {
     const plans = result.actions.map((mapped) =>
       planAction(
         mapped.action,
-        this.planContext(request, mappingId, mapped.allowUnsafe, mapped.contentSource),
+        this.planContext(request, mappingId, mapped.allowUnsafe, mapped.contentSource, mapped.instructions),
       ),
     );
     // One object literal with every field: spreading a partial object and adding fields gives each result a
@@ -110,7 +110,8 @@ export class Resolver {
     mappingId: string | undefined,
     allowUnsafe: boolean,
     contentSource: ExternalSource,
-  ) {
+    instructions: string | undefined,
+  ): PlanContext {
     const source: EventSource =
       mappingId === undefined
         ? { hook: request.hook, requestId: request.requestId }
@@ -120,6 +121,7 @@ export class Resolver {
       mainSessionKey: this.deps.mainSessionKey,
       allowUnsafe,
       contentSource,
+      instructions,
       ids: this.deps.ids,
     };
   }

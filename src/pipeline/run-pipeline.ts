@@ -19,8 +19,9 @@ import type { Authenticated, Authenticator } from "./authenticate.js";
 import type { ClientAddressResolver } from "./client-address.js";
 import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
 import { emitRequestEvent } from "./emit.js";
+import { answersWithOutcome, withEventOutcome } from "./event-outcome.js";
 import { handOff } from "./hand-off.js";
-import { admit, journalKeyFor } from "./journal-record.js";
+import { admit, journalKeyFor, journalResponse } from "./journal-record.js";
 import { listAnswered } from "./list-answered.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
@@ -195,9 +196,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (deps.admitAgentTurn !== undefined && resolution.plans.some((plan) => plan.run !== undefined)) {
       await admitTurns(deps.admitAgentTurn, resolution.plans, deps.turnAdmissionTimeoutMs);
     }
+    const at = deps.clock.now();
     await admit(journal, {
       key: progress.journalKey,
-      at: deps.clock.now(),
+      at,
       hook,
       mappingId: resolution.mappingId,
       response,
@@ -217,10 +219,36 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       replayOf: request.replayOf,
     });
     exchange.status = resolution.status;
+    const run = resolution.awaitRun;
+    if (run === undefined && answersWithOutcome(resolution.plans, resolution.reply !== undefined)) {
+      // The events go before the answer, which says what became of them; remembered before it leaves, so a
+      // duplicate arriving meanwhile gets this answer, not a second run.
+      let answer = response;
+      try {
+        const told = handOff(handOffDeps, progress.journalKey.id, resolution.plans);
+        answer = withEventOutcome(answer, resolution, told, requestId, progress.extra);
+      } catch (error) {
+        // A failing listener leaves the admitted answer; the record stays unfinished for the next start.
+        logFailure(deps.logger, toHookError(error), exchange, "emitting the events failed");
+      }
+      const { ticket } = progress;
+      if (ticket !== undefined) {
+        await ticket.settle(answer);
+        // The journal admitted the answer without it: a duplicate after a restart gets this one too.
+        if (answer !== response)
+          journal.responded?.(progress.journalKey.id, answer.status, {
+            key: ticket.key,
+            response: journalResponse(answer),
+            at,
+          });
+      }
+      return { response: answer };
+    }
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
     await progress.ticket?.settle(response);
-    const emit = () => handOff(handOffDeps, progress.journalKey.id, resolution.plans);
-    const run = resolution.awaitRun;
+    const emit = () => {
+      handOff(handOffDeps, progress.journalKey.id, resolution.plans);
+    };
     if (run === undefined || !deps.awaitCompletions) return { response, after: emit };
     const answer = await awaitOutcome(deps, {
       client,

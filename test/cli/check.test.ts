@@ -58,6 +58,60 @@ describe("hooks check", () => {
     expect(result.stdout).toContain("ok: config is valid");
   });
 
+  it("shows a mapping's instructions in the table; refuses a template, over-long text and a secret's variable in them", async () => {
+    const dir = makeTempDir();
+    const good = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
+          mappings: [
+            {
+              id: "triage",
+              match: { path: "alert" },
+              action: "wake",
+              instructions: "Summarise the alert below.",
+              textTemplate: "{{msg}}",
+            },
+          ],
+        },
+      ),
+    );
+    const ok = await runCli(["check", "--config", good]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(
+      /triage\s+path=alert → \/hooks\/alert\s+token\s+wake\s+template \+ instructions \(26 chars\)\s+ok/,
+    );
+
+    const bad = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
+          token: "${CHECK_HOOK_TOKEN}",
+          mappings: [
+            { id: "templated", match: { path: "a" }, instructions: "Reply to {{sender}}." },
+            { id: "long", match: { path: "b" }, instructions: "x".repeat(4_001) },
+            { id: "leaky", match: { path: "c" }, instructions: "Use ${CHECK_HOOK_TOKEN} to log in." },
+          ],
+        },
+      ),
+    );
+    const env = { CHECK_HOOK_TOKEN: "hook-token-value-0123456789abcdef" };
+    const refused = await runCli(["check", "--config", bad], { env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.split("\n").filter((line) => line.startsWith("  - "))).toEqual([
+      expect.stringMatching(
+        /^ {2}- hooks\.mappings\[2\]\.instructions: uses \$\{CHECK_HOOK_TOKEN\}, which hooks\.token uses for a secret/,
+      ),
+      expect.stringMatching(
+        /^ {2}- hooks\.mappings\[0\]\.instructions: is not a template: \{\{…\}\} would put payload text outside the safety wrapper/,
+      ),
+      "  - hooks.mappings[1].instructions: must be at most 4000 characters",
+    ]);
+    expect(refused.stdout + refused.stderr).not.toContain(env.CHECK_HOOK_TOKEN);
+  });
+
   it("refuses a secret's variable in rendered text, naming the field and the variable, never the value; hooks serve does not start", async () => {
     const dir = makeTempDir();
     const env = {

@@ -135,7 +135,7 @@ describe("running a page", () => {
       "<!-- run: against npm start; with HOOKS_TOKEN exported -->",
       `${FENCE}sh`,
       WAKE,
-      '# 200 {"ok":true,"mode":"now","eventId":"…"}',
+      '# 200 {"ok":true,"mode":"now","eventId":"…","eventOutcome":"…"}',
       FENCE,
     ]);
     expect(await runDocPage(root, "page.md")).toEqual({ steps: 2 });
@@ -148,7 +148,7 @@ describe("running a page", () => {
       "<!-- run: against npm start; with HOOKS_TOKEN exported -->",
       `${FENCE}sh`,
       WAKE,
-      '# 200 {"ok":true,"mode":"next-heartbeat","eventId":"…"}',
+      '# 200 {"ok":true,"mode":"next-heartbeat","eventId":"…","eventOutcome":"…"}',
       FENCE,
     ]);
     await expect(runDocPage(root, "page.md")).rejects.toThrow(

@@ -54,7 +54,7 @@ const agent = (gateway: Serve, body: Record<string, unknown>, headers: Record<st
   postJson(`${gateway.url}/hooks/agent`, { waitForCompletion: true, ...body }, headers);
 
 describe("waitForCompletion", () => {
-  it("answers 200 with each turn's outcome: ok (delivered), error, timeout, heartbeat-only, silent", async () => {
+  it("answers 200 with each turn's outcome and OpenClaw's replyDisposition: ok (delivered), error, timeout, heartbeat-only, silent", async () => {
     const dir = makeTempDir();
     const gateway = await startGateway(dir);
 
@@ -66,6 +66,7 @@ describe("waitForCompletion", () => {
       sessionKey: expect.stringMatching(/^hook:/),
       status: "ok",
       reply: "visible",
+      replyDisposition: "visible",
       delivered: true,
     });
     // The reply's text stays private unless the operator exposes replies.
@@ -75,7 +76,13 @@ describe("waitForCompletion", () => {
 
     const failed = await agent(gateway, { message: "please FAIL" });
     expect(failed.status).toBe(200);
-    expect(failed.body).toMatchObject({ ok: true, status: "error", reply: "none", delivered: false });
+    expect(failed.body).toMatchObject({
+      ok: true,
+      status: "error",
+      reply: "none",
+      replyDisposition: "empty",
+      delivered: false,
+    });
 
     const started = performance.now();
     const slow = await agent(gateway, { message: "SLEEP", timeoutSeconds: 1 });
@@ -85,10 +92,20 @@ describe("waitForCompletion", () => {
     expect(performance.now() - started).toBeLessThan(4_500);
 
     const heartbeat = await agent(gateway, { message: "HEARTBEAT check", channel: "telegram", to: "12345" });
-    expect(heartbeat.body).toMatchObject({ status: "ok", reply: "heartbeat-ack", delivered: false });
+    expect(heartbeat.body).toMatchObject({
+      status: "ok",
+      reply: "heartbeat-ack",
+      replyDisposition: "silent",
+      delivered: false,
+    });
 
     const silent = await agent(gateway, { message: "SILENT please", channel: "telegram", to: "12345" });
-    expect(silent.body).toMatchObject({ status: "ok", reply: "silent", delivered: false });
+    expect(silent.body).toMatchObject({
+      status: "ok",
+      reply: "silent",
+      replyDisposition: "silent",
+      delivered: false,
+    });
 
     // Every turn still published its summary into the main session, waited for or not.
     const summaries = readRecord(path.join(dir, "events.jsonl")).filter(
@@ -110,6 +127,7 @@ describe("waitForCompletion", () => {
       mappingId: "ci",
       status: "ok",
       reply: "visible",
+      replyDisposition: "visible",
       delivered: false,
       replyText: "done: the build is green",
     });

@@ -399,7 +399,8 @@ describe("HTTP contract", () => {
     });
     expect(response.status).toBe(200);
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    expect(seen).toEqual(["response ended", "event", "handler settled: true"]);
+    // A wake's event goes before its answer, which says what became of it (eventOutcome).
+    expect(seen).toEqual(["event", "response ended", "handler settled: true"]);
   });
 });
 

@@ -15,6 +15,7 @@ import { planAction } from "../../src/actions/plan-action.js";
 import type { HostLogger, LogFields } from "../../src/host/contract.js";
 import { randomIds } from "../../src/ids.js";
 import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
+import { compactSegment } from "../../src/journal/compact-segment.js";
 import { FileJournal, type FileJournalSettings } from "../../src/journal/file-journal.js";
 import type { AdmittedRecord } from "../../src/journal/journal.js";
 import { readJournal } from "../../src/journal/read-journal.js";
@@ -391,6 +392,67 @@ describe("finished records", () => {
     const backlog = await journal().open();
     expect(backlog.unfinished).toEqual([]);
     expect(backlog.deliveries.map((delivery) => delivery.key)).toEqual(["delivery:github:7"]);
+  });
+});
+
+describe("an answer told after admission (a wake's eventOutcome)", () => {
+  const told = { status: 200, contentType: "application/json", body: '{"ok":true,"eventOutcome":"queued"}' };
+  const tell = (j: FileJournal) => j.responded("w", 200, { key: "delivery:wake:1", response: told, at: now });
+
+  it("is what the delivery's duplicates get after a restart: from the checkpoint, and from the lines", async () => {
+    const j = journal();
+    await j.open();
+    await j.admit(record("w", { delivery: "delivery:wake:1" }));
+    j.done("w");
+    tell(j);
+    await j.close();
+    const fromCheckpoint = journal();
+    expect((await fromCheckpoint.open()).deliveries.map((d) => d.response)).toEqual([told]);
+    await fromCheckpoint.close();
+    // Read in full, without the checkpoint: the `responded` line says it.
+    rmSync(path.join(dir, "checkpoint.json"));
+    expect((await journal().open()).deliveries.map((d) => d.response)).toEqual([told]);
+  });
+
+  it("survives compaction: merged into the record's finished line, or kept as its own line in a later segment", async () => {
+    const j = journal({ segmentBytes: 1 });
+    await j.open();
+    await j.admit(record("w", { delivery: "delivery:wake:1" }));
+    await j.admit(record("next"));
+    for (const id of ["w", "next"]) j.done(id);
+    tell(j);
+    await j.admit(record("later"));
+    j.done("later");
+    await pollFor(
+      () => lines().filter((line) => line.t === "done").length >= 3 || undefined,
+      "the done lines",
+    );
+    await j.compact();
+    await j.compact();
+    expect(lines().some((line) => line.t === "finished" && line.id === "w")).toBe(true);
+    await j.close();
+    rmSync(path.join(dir, "checkpoint.json"));
+    expect((await journal().open()).deliveries.map((d) => d.response)).toEqual([told]);
+
+    // The same lines in one segment: the finished line keeps the answer told, not the admitted one.
+    const file = path.join(dir, "one-segment.jsonl");
+    const admitted = { t: "admitted", ...record("w", { delivery: "delivery:wake:1" }) };
+    const responded = {
+      t: "responded",
+      id: "w",
+      at: now,
+      status: 200,
+      delivery: "delivery:wake:1",
+      response: told,
+    };
+    const done = { t: "done", id: "w", at: now };
+    writeFileSync(file, [admitted, done, responded].map((line) => `${JSON.stringify(line)}\n`).join(""));
+    await compactSegment(file);
+    const rewritten = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(rewritten).toEqual([expect.objectContaining({ t: "finished", id: "w", response: told })]);
   });
 });
 

@@ -149,6 +149,36 @@ describe("OpenClaw adapter: effects", () => {
     for (let i = 1; i <= 31; i++) expect(text).toContain(`wake number ${i}.`);
   });
 
+  it("a mapping's instructions reach OpenClaw before the safety wrapper, which is not wrapped again", async () => {
+    const instructions = "Summarise the alert below in one line.";
+    const fake = fakeOpenClaw({
+      pluginConfig: enabled({
+        mappings: [
+          { id: "alert", match: { path: "alert" }, action: "wake", instructions, textTemplate: "{{msg}}" },
+          {
+            id: "triage",
+            match: { path: "triage" },
+            instructions,
+            messageTemplate: "{{msg}}",
+            deliver: false,
+          },
+        ],
+      }),
+    });
+    const { post } = await serve(fake);
+    expect((await post("alert", { msg: "disk full" })).status).toBe(200);
+    expect((await post("triage", { msg: "CPU at 99%" })).status).toBe(202);
+    const [queued] = fake.queue.drain("main");
+    expect(queued).toMatch(
+      /^Summarise the alert below in one line\.\n\nSECURITY NOTICE[\s\S]*disk full\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="[^"]+">>>$/,
+    );
+    expect(queued?.match(/SECURITY NOTICE/g)).toHaveLength(1);
+    await expect.poll(() => fake.runs.length).toBe(1);
+    expect(fake.runs[0]?.message).toMatch(
+      /^Summarise the alert below in one line\.\n\nSECURITY NOTICE[\s\S]*CPU at 99%/,
+    );
+  });
+
   it("an agent turn runs as a subagent run and its reply is summarised into the main session", async () => {
     const fake = fakeOpenClaw({ pluginConfig: enabled() });
     let waits = 0;

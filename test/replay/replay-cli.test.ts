@@ -72,6 +72,29 @@ describe("hooks replay", () => {
     expect(stdout).toContain("hook:gh:Codertocat/Hello-World");
   });
 
+  it("shows a mapping's instructions in the planned event's text, before the safety wrapper", async () => {
+    const dir = makeTempDir();
+    const config = path.join(dir, "triage.json5");
+    const triage = {
+      id: "triage",
+      match: { path: "triage" },
+      action: "wake",
+      instructions: "Summarise the alert below in one line.",
+      textTemplate: "{{ alert }}",
+    };
+    writeFileSync(config, JSON.stringify({ hooks: { enabled: true, token: TOKEN, mappings: [triage] } }));
+    const fixture = writeFixture(dir, "triage-fixture.json5", {
+      name: "triage",
+      request: { path: "triage", body: { alert: "disk full" } },
+    });
+    const { code, stdout } = await runCli(["replay", "--json", "--config", config, fixture], { cwd: dir });
+    expect(code).toBe(0);
+    const [report] = JSON.parse(stdout).reports;
+    expect(report.events[0].payload.text).toMatch(
+      /^Summarise the alert below in one line\.\n\nSECURITY NOTICE[\s\S]*\ndisk full\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="[^"]+">>>$/,
+    );
+  });
+
   it("--json gives a stable shape for scripts, covering skipped, failing and unmatched fixtures", async () => {
     const dir = makeTempDir();
     const config = writeConfig(dir);
