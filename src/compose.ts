@@ -178,6 +178,7 @@ function buildPipeline(
       defaultSessionKey: config.defaultSessionKey,
       mainSessionKey: config.mainSessionKey,
     },
+    agents: config.agents,
     channels: config.channels,
     models: config.models,
     ids,

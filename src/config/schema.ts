@@ -307,6 +307,18 @@ export const HooksConfigSchema = v.strictObject({
       "The session key of agent runs that name none; it must pass the prefixes and must not be the main session's. Unset: `hook:<uuid>`, a new one per run.",
     ),
   ),
+  allowRequestAgentId: v.pipe(
+    v.optional(v.boolean(), false),
+    v.description(
+      "Whether callers (`/wake` and `/agent` bodies, transforms) may name an `agentId`; one that does while this is `false` gets 400 `AGENT_ID_NOT_ALLOWED`. An `agentId` written in a mapping is the operator's and stays allowed.",
+    ),
+  ),
+  allowedAgentIds: v.pipe(
+    v.optional(v.array(v.pipe(v.string(), v.minLength(1, "must not be empty")))),
+    v.description(
+      'The agents hooks may reach, the default agent included (a request that names none is checked as the default). Unset or containing `"*"`: every agent; `[]`: none. A request for another gets 400 `AGENT_ID_NOT_ALLOWED`; a mapping naming one is a config error.',
+    ),
+  ),
   authFailures: v.pipe(
     v.optional(AuthFailuresSchema, {}),
     v.description(
