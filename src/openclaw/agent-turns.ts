@@ -48,8 +48,19 @@ function stillRunning(result: OpenClawWaitResult): boolean {
   );
 }
 
-/** OpenClaw scopes a plain key to the main agent; a key naming the main session itself never gets a hook turn. */
-const isMainSession = (key: string) => key === "main" || /^agent:[^:]+:main$/i.test(key);
+/** A key naming an agent's main session itself never gets a hook turn. */
+const isMainSession = (scopedKey: string) => /^agent:[^:]+:main$/i.test(scopedKey);
+
+/**
+ * The key the run goes to in OpenClaw: scoped to the turn's agent (OpenClaw would scope a plain key to its default
+ * agent; an `agent:<id>:` key is re-scoped, as OpenClaw's own hooks do). An isolated turn runs in a session of its own
+ * under the key, so a key shared by many turns never accumulates their context; a persistent one in the key's.
+ */
+export function openClawSessionKey(turn: AgentTurn, defaultAgentId: string): { key: string; scoped: string } {
+  const agentId = turn.agentId ?? defaultAgentId;
+  const scoped = `agent:${agentId}:${turn.sessionKey.replace(/^agent:[^:]+:/i, "")}`;
+  return { scoped, key: turn.sessionMode === "persistent" ? scoped : `${scoped}:run:${turn.runId}` };
+}
 
 export class AgentTurns {
   private stopped = false;
@@ -59,6 +70,7 @@ export class AgentTurns {
     private readonly runtime: OpenClawRuntime,
     private readonly bus: HookBus,
     private readonly logger: HostLogger,
+    private readonly defaultAgentId: string,
   ) {}
 
   /** Runs the turn in the background; the outcome is emitted on the bus, never thrown. */
@@ -90,7 +102,8 @@ export class AgentTurns {
   }
 
   private async run(turn: AgentTurn): Promise<Outcome> {
-    if (isMainSession(turn.sessionKey)) {
+    const { key: sessionKey, scoped } = openClawSessionKey(turn, this.defaultAgentId);
+    if (isMainSession(scoped)) {
       return { status: "error", error: "a hook's agent turn cannot run in the main session" };
     }
     if (turn.thinking !== undefined) {
@@ -102,7 +115,7 @@ export class AgentTurns {
       );
     }
     const deadline = Date.now() + turn.timeoutSeconds * 1000;
-    const { runId } = await this.startRun(turn, deadline);
+    const { runId } = await this.startRun(turn, sessionKey, deadline);
     while (!this.stopped) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
@@ -117,11 +130,11 @@ export class AgentTurns {
     return { status: "timeout", error: `no answer from OpenClaw within ${turn.timeoutSeconds}s` };
   }
 
-  private startRun(turn: AgentTurn, deadline: number): Promise<{ runId: string }> {
+  private startRun(turn: AgentTurn, sessionKey: string, deadline: number): Promise<{ runId: string }> {
     // The idempotency key makes a repeated start the same run, should a refused one have been admitted after all.
     return this.retryWhileDraining(deadline, () =>
       this.runtime.subagent.run({
-        sessionKey: turn.sessionKey,
+        sessionKey,
         message: turn.message,
         deliver: false,
         idempotencyKey: turn.runId,

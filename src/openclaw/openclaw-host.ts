@@ -3,6 +3,7 @@ import path from "node:path";
 import { EventEmitter } from "eventemitter3";
 import {
   CHANNEL_IDS,
+  configuredAgents,
   type HookBus,
   type HookEvents,
   type HostService,
@@ -51,6 +52,8 @@ export function createOpenClawHost(api: OpenClawPluginApi, options: { serving: b
     bus,
     // OpenClaw has all eight (mattermost as a plugin); one it has not configured is a logged delivery failure.
     channels: CHANNEL_IDS,
+    // OpenClaw's own agents (`agents.entries`) and its owner of unscoped work as the default.
+    agents: configuredAgents(api.config),
     mainSessionKey: MAIN_SESSION_KEY,
     stateDir: path.join(stateDir, PLUGIN_ID),
     registerHttpRoute: (route) => routes.push(route),

@@ -54,26 +54,29 @@ export class SystemEventHandOff {
    * it started a batch of its own (none was open, the open one was full, or a heartbeat had consumed it), `coalesced`
    * when it joined the open batch still waiting in OpenClaw's queue; undefined for an empty text (nothing queued).
    */
-  add(sessionKey: string, text: string): "queued" | "coalesced" | undefined {
+  add(sessionKey: string, text: string, agentId?: string): "queued" | "coalesced" | undefined {
     const item = defuse(text.trim());
     if (item === "") return undefined;
-    let batch = this.open.get(sessionKey);
+    // Batches are per (agent, session): `main` is a different session for each agent.
+    const target = agentId === undefined ? { sessionKey } : { sessionKey, agentId };
+    const openKey = agentId === undefined ? sessionKey : `${agentId}\u0000${sessionKey}`;
+    let batch = this.open.get(openKey);
     // Consumed: the probe queued the old text again, and the text below (the new event alone) replaces it.
     let consumed = false;
-    if (batch && this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true })) {
+    if (batch && this.enqueue(batch.text, { ...target, contextKey: batch.key, replace: true })) {
       consumed = true;
     } else if (batch && batch.text.length + item.length + 2 > MAX_BATCH_CHARS) {
       batch = undefined;
     }
     if (!batch) {
       batch = { key: `${CONTEXT_KEY}:${this.instance}:${++this.sequence}`, text: "" };
-      this.open.set(sessionKey, batch);
+      this.open.set(openKey, batch);
     }
     const previous = batch.text;
     batch.text = consumed || previous === "" ? item : `${previous}\n\n${item}`;
     // False here means OpenClaw refused the event (its session store was replaced, say): never a silent loss.
     if (
-      !this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true }) &&
+      !this.enqueue(batch.text, { ...target, contextKey: batch.key, replace: true }) &&
       batch.text !== previous
     ) {
       batch.text = previous;

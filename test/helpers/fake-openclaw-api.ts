@@ -28,9 +28,16 @@ export class SystemEventQueueModel {
   static readonly MAX_EVENTS = 20;
   readonly queues = new Map<string, Array<{ text: string; contextKey: string | null }>>();
 
+  /** OpenClaw's SDK scopes a plain key to the agent it names (`main` of `ops` is `agent:ops:main`). */
+  static sessionOf(options: { sessionKey: string; agentId?: string }): string {
+    const { sessionKey, agentId } = options;
+    return agentId === undefined || sessionKey.startsWith("agent:") ? sessionKey : `agent:${agentId}:${sessionKey}`;
+  }
+
   enqueue(text: string, options: OpenClawSystemEventOptions): boolean {
-    const queue = this.queues.get(options.sessionKey) ?? [];
-    this.queues.set(options.sessionKey, queue);
+    const session = SystemEventQueueModel.sessionOf(options);
+    const queue = this.queues.get(session) ?? [];
+    this.queues.set(session, queue);
     const cleaned = text.trim();
     if (!cleaned) return false;
     const contextKey = options.contextKey?.toLowerCase() ?? null;
