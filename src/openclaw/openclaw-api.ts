@@ -70,7 +70,13 @@ export interface OpenClawWaitResult {
 }
 
 export interface OpenClawOutboundAdapter {
-  sendText?(params: { cfg: unknown; to: string; text: string }): unknown;
+  sendText?(params: {
+    cfg: unknown;
+    to: string;
+    text: string;
+    accountId?: string;
+    threadId?: string | number;
+  }): unknown;
 }
 
 /** OpenClaw's canonical route of a session (`ChannelRouteRef`): the channel and the target it last talked on. */

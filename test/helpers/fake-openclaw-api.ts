@@ -12,6 +12,7 @@ import type {
   OpenClawOutboundAdapter,
   OpenClawPluginApi,
   OpenClawService,
+  OpenClawSessionEntry,
   OpenClawSubagentRun,
   OpenClawSystemEventOptions,
   OpenClawTool,
@@ -104,7 +105,11 @@ export interface FakeOpenClaw {
   /** What `waitForRun` answers, per call; `pending` until a test says otherwise. */
   waitResult: (runId: string) => OpenClawWaitResult;
   adapters: Map<string, OpenClawOutboundAdapter>;
-  sent: Array<{ channel: string; to: string; text: string }>;
+  sent: Array<{ channel: string; to: string; text: string; accountId?: string; threadId?: string | number }>;
+  /** OpenClaw's session store, by canonical key (`agent:main:main`): what `getSessionEntry` answers. */
+  sessionEntries: Map<string, OpenClawSessionEntry>;
+  /** Every `getSessionEntry` call's params. */
+  sessionReads: Array<{ sessionKey: string; agentId?: string }>;
   /** Serves the registered routes the way OpenClaw does: a handler that returns true answered. */
   listen(): Promise<{ url: string; close(): Promise<void> }>;
 }
@@ -131,6 +136,8 @@ export function fakeOpenClaw(options: {
     waitResult: () => ({ status: "pending" }),
     adapters: new Map(),
     sent: [],
+    sessionEntries: new Map(),
+    sessionReads: [],
     api: undefined as unknown as OpenClawPluginApi,
     async listen() {
       const server: Server = createServer(async (req, res) => {
@@ -160,6 +167,14 @@ export function fakeOpenClaw(options: {
     logger: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
     runtime: {
       state: { resolveStateDir: () => stateDir },
+      agent: {
+        session: {
+          getSessionEntry: (params) => {
+            fake.sessionReads.push(params);
+            return fake.sessionEntries.get(params.sessionKey);
+          },
+        },
+      },
       system: {
         enqueueSystemEvent: (text, eventOptions) => queue.enqueue(text, eventOptions),
         requestHeartbeat: (request) => fake.heartbeats.push(request),
@@ -177,8 +192,15 @@ export function fakeOpenClaw(options: {
             const adapter = fake.adapters.get(channel);
             if (!adapter) return undefined;
             return {
-              sendText: async (params: { cfg: unknown; to: string; text: string }) => {
-                fake.sent.push({ channel, to: params.to, text: params.text });
+              sendText: async (params: {
+                cfg: unknown;
+                to: string;
+                text: string;
+                accountId?: string;
+                threadId?: string | number;
+              }) => {
+                const { cfg: _cfg, ...sent } = params;
+                fake.sent.push({ channel, ...sent });
                 return adapter.sendText?.(params);
               },
             };
