@@ -27,7 +27,9 @@ export function resolveAgentId(
     return id;
   }
   if (origin === "caller" && !policy.allowRequestAgentId) {
-    throw refuse(`Choosing an agent is turned off here (hooks.allowRequestAgentId is false): ${shown(requested)}.`);
+    throw refuse(
+      `Choosing an agent is turned off here (hooks.allowRequestAgentId is false): ${shown(requested)}.`,
+    );
   }
   const id = normalizeAgentId(requested);
   if (!policy.agentIds.has(id)) {

@@ -386,19 +386,43 @@ export const PluginGatewayConfigSchema = v.looseObject({
     v.optional(HooksConfigSchema),
     v.description("The webhook intake: its routes, mappings, limits and the state it keeps."),
   ),
-  agents: v.optional(
-    v.looseObject({
-      defaults: v.optional(
-        v.looseObject({
-          models: v.pipe(
-            v.optional(ModelsSchema),
-            v.description(
-              'When non-empty, a `model` must be one of these refs or an alias of one (the alias resolves to its ref): a list of refs, or `{ "<ref>": { alias } }`.',
-            ),
+  agents: v.pipe(
+    v.optional(
+      v.looseObject({
+        entries: v.pipe(
+          v.optional(v.record(v.string(), v.looseObject({}))),
+          v.description(
+            "The agents, by id, as OpenClaw's `agents.entries` (only the ids are read): what `agentId` may name. Unset: one agent, `main`.",
           ),
-        }),
-      ),
-    }),
+        ),
+        defaults: v.pipe(
+          v.optional(
+            v.looseObject({
+              models: v.pipe(
+                v.optional(ModelsSchema),
+                v.description(
+                  'When non-empty, a `model` must be one of these refs or an alias of one (the alias resolves to its ref): a list of refs, or `{ "<ref>": { alias } }`.',
+                ),
+              ),
+              systemAgent: v.optional(
+                v.looseObject({
+                  agentId: v.pipe(
+                    v.optional(v.string()),
+                    v.description(
+                      "The default agent, which wakes and runs that name no `agentId` go to. Unset: `agents.defaults.heartbeat.agentId`, else `main` when it is an entry, else the first entry.",
+                    ),
+                  ),
+                }),
+              ),
+            }),
+          ),
+          v.description("What every agent shares: the model allow-list and the default agent."),
+        ),
+      }),
+    ),
+    v.description(
+      "The agents hooks can reach, and the models they may ask for (OpenClaw's `agents`, in the same shape).",
+    ),
   ),
   gateway: v.optional(
     v.looseObject({

@@ -224,7 +224,12 @@ export type OutcomeLine = v.InferOutput<typeof OutcomeLineSchema>;
  */
 export function plannedIds(events: AdmittedLine["events"]): PlannedId[] {
   return events.map((planned) => {
-    const payload = planned.payload as { eventId?: string; runId?: string; reason?: string; agentId?: string };
+    const payload = planned.payload as {
+      eventId?: string;
+      runId?: string;
+      reason?: string;
+      agentId?: string;
+    };
     const id = payload.eventId ?? payload.runId ?? payload.reason ?? "";
     return payload.agentId === undefined
       ? { event: planned.event, id }

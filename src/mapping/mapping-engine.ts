@@ -3,9 +3,9 @@ import * as v from "valibot";
 import { type HookActionOverride, HookActionOverrideSchema } from "../actions/action-schemas.js";
 import {
   type ActionPolicy,
+  type ChoiceOrigins,
   type HookAction,
   invalidPayload,
-  type ChoiceOrigins,
   validateAgentAction,
   validateWakeAction,
 } from "../actions/validate-action.js";

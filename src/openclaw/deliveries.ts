@@ -37,7 +37,11 @@ export async function deliver(
   try {
     const adapter = await runtime.channel.outbound.loadAdapter(target.channel);
     if (!adapter?.sendText) return fail(`channel "${target.channel}" is not configured in OpenClaw`);
-    const send: Parameters<typeof adapter.sendText>[0] = { cfg: openclawConfig, to: target.to, text: delivery.text };
+    const send: Parameters<typeof adapter.sendText>[0] = {
+      cfg: openclawConfig,
+      to: target.to,
+      text: delivery.text,
+    };
     if (target.accountId !== undefined) send.accountId = target.accountId;
     if (target.threadId !== undefined) send.threadId = target.threadId;
     await adapter.sendText(send);

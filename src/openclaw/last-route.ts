@@ -65,7 +65,8 @@ function routesOf(entry: OpenClawSessionEntry): ResolvedRoute[] {
   // The route and its context usually say the same thing: one destination, however many records of it.
   const unique = new Map<string, ResolvedRoute>();
   for (const route of found) {
-    if (route !== undefined) unique.set(`${route.channel}:${route.to}`, unique.get(`${route.channel}:${route.to}`) ?? route);
+    if (route !== undefined)
+      unique.set(`${route.channel}:${route.to}`, unique.get(`${route.channel}:${route.to}`) ?? route);
   }
   return [...unique.values()];
 }
@@ -80,7 +81,10 @@ export function resolveLastRoute(runtime: OpenClawRuntime, agentId: string): Las
   try {
     entry = getSessionEntry({ sessionKey: `agent:${agentId}:main`, agentId });
   } catch (error) {
-    return { ok: false, reason: `the main session's route could not be read: ${(error as Error)?.message ?? String(error)}` };
+    return {
+      ok: false,
+      reason: `the main session's route could not be read: ${(error as Error)?.message ?? String(error)}`,
+    };
   }
   const routes = entry === undefined ? [] : routesOf(entry);
   const [only] = routes;

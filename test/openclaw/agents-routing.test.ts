@@ -16,7 +16,9 @@ afterEach(async () => {
 });
 
 /** OpenClaw 2026.9's agents: keyed entries, and the owner of unscoped work named in its defaults. */
-const TWO_AGENTS = { agents: { entries: { main: {}, ops: {} }, defaults: { systemAgent: { agentId: "ops" } } } };
+const TWO_AGENTS = {
+  agents: { entries: { main: {}, ops: {} }, defaults: { systemAgent: { agentId: "ops" } } },
+};
 
 async function serve(fake: FakeOpenClaw) {
   openclawPlugin.register(fake.api);
@@ -51,7 +53,9 @@ describe("OpenClaw adapter: agents", () => {
   });
 
   it("a mapping's agentId routes its wake, and a body's agentId is refused unless hooks.allowRequestAgentId", async () => {
-    const mappings = [{ match: { path: "alerts" }, action: "wake", agentId: "main", textTemplate: "{{msg}}" }];
+    const mappings = [
+      { match: { path: "alerts" }, action: "wake", agentId: "main", textTemplate: "{{msg}}" },
+    ];
     const fake = fakeOpenClaw({ config: TWO_AGENTS, pluginConfig: intake({ mappings }) });
     const post = await serve(fake);
     expect((await post("alerts", { msg: "disk full" })).status).toBe(200);
@@ -116,7 +120,9 @@ describe("OpenClaw adapter: agents", () => {
       },
       {
         path: "plugins.entries.hooks-intake.config.mappings[1].agentId",
-        message: expect.stringContaining('"main" is not in plugins.entries.hooks-intake.config.allowedAgentIds'),
+        message: expect.stringContaining(
+          '"main" is not in plugins.entries.hooks-intake.config.allowedAgentIds',
+        ),
       },
     ]);
   });
@@ -179,7 +185,9 @@ describe('OpenClaw adapter: channel "last"', () => {
   it("a main session that has not talked on a channel yet is a delivery failure saying what to do", async () => {
     const { fake, results, send } = setup({ "agent:main:main": { delivery: { kind: "internal" } } });
     send("main");
-    await expect.poll(() => results).toEqual([{ source, runId: "run-1", status: "failed", reason: NO_LAST_ROUTE }]);
+    await expect
+      .poll(() => results)
+      .toEqual([{ source, runId: "run-1", status: "failed", reason: NO_LAST_ROUTE }]);
     expect(fake.sent).toEqual([]);
   });
 
