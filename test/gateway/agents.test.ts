@@ -163,7 +163,9 @@ describe("the agent on the record", () => {
         return row !== undefined;
       })
       .toBe(true);
-    const detail = await (await fetch(`${inspector}/api/requests/${row!.id}`, { headers: { cookie } })).json();
+    const detail = await (
+      await fetch(`${inspector}/api/requests/${row!.id}`, { headers: { cookie } })
+    ).json();
     expect(detail.events).toEqual([
       expect.objectContaining({ event: "session:system-event", agentId: "ops" }),
       expect.objectContaining({ event: "heartbeat:request", agentId: "ops" }),

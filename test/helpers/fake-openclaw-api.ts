@@ -32,7 +32,9 @@ export class SystemEventQueueModel {
   /** OpenClaw's SDK scopes a plain key to the agent it names (`main` of `ops` is `agent:ops:main`). */
   static sessionOf(options: { sessionKey: string; agentId?: string }): string {
     const { sessionKey, agentId } = options;
-    return agentId === undefined || sessionKey.startsWith("agent:") ? sessionKey : `agent:${agentId}:${sessionKey}`;
+    return agentId === undefined || sessionKey.startsWith("agent:")
+      ? sessionKey
+      : `agent:${agentId}:${sessionKey}`;
   }
 
   enqueue(text: string, options: OpenClawSystemEventOptions): boolean {

@@ -198,8 +198,12 @@ describe("OpenClaw adapter: effects", () => {
     });
     const { post } = await serve(fake);
     await post("agent", { message: "hi", name: "Job" });
-    await expect.poll(() => fake.queue.queues.get("agent:main:main")?.length ?? 0, { timeout: 5_000 }).toBe(1);
-    expect(fake.queue.drain("agent:main:main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./);
+    await expect
+      .poll(() => fake.queue.queues.get("agent:main:main")?.length ?? 0, { timeout: 5_000 })
+      .toBe(1);
+    expect(fake.queue.drain("agent:main:main")[0]).toMatch(
+      /^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./,
+    );
     expect(fake.runs).toHaveLength(1);
   });
 

@@ -15,7 +15,13 @@ function setup() {
   const results: DeliveryResult[] = [];
   bus.on("session:system-event-outcome", (outcome) => outcomes.push(outcome));
   bus.on("delivery:result", (result) => results.push(result));
-  const effects = startOpenClawEffects({ runtime: fake.api.runtime, bus, logger, openclawConfig: {}, defaultAgentId: "main" });
+  const effects = startOpenClawEffects({
+    runtime: fake.api.runtime,
+    bus,
+    logger,
+    openclawConfig: {},
+    defaultAgentId: "main",
+  });
   return { fake, bus, outcomes, results, effects };
 }
 
