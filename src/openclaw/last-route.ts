@@ -65,8 +65,8 @@ function routesOf(entry: OpenClawSessionEntry): ResolvedRoute[] {
   // The route and its context usually say the same thing: one destination, however many records of it.
   const unique = new Map<string, ResolvedRoute>();
   for (const route of found) {
-    if (route !== undefined)
-      unique.set(`${route.channel}:${route.to}`, unique.get(`${route.channel}:${route.to}`) ?? route);
+    const key = route && `${route.channel}:${route.to}`;
+    if (route !== undefined && key !== undefined && !unique.has(key)) unique.set(key, route);
   }
   return [...unique.values()];
 }
