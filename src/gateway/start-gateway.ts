@@ -310,6 +310,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     ? createConfigReloader(options.source, {
         plugin,
         sections,
+        agents: host.agents!,
         env,
         logger,
         applied(config, status) {

@@ -163,9 +163,8 @@ describe("the agent on the record", () => {
         return row !== undefined;
       })
       .toBe(true);
-    const detail = await (
-      await fetch(`${inspector}/api/requests/${row!.id}`, { headers: { cookie } })
-    ).json();
+    const answer = await fetch(`${inspector}/api/requests/${row!.id}`, { headers: { cookie } });
+    const detail = (await answer.json()) as { events: unknown[] };
     expect(detail.events).toEqual([
       expect.objectContaining({ event: "session:system-event", agentId: "ops" }),
       expect.objectContaining({ event: "heartbeat:request", agentId: "ops" }),
