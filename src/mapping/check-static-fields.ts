@@ -60,6 +60,7 @@ export function checkStaticFields(
   }
   // A persistent mapping continues one conversation per key: with no key it would start a new one every time.
   if (
+    mapping.action === "agent" &&
     mapping.sessionMode === "persistent" &&
     templates.sessionKey === undefined &&
     config.defaultSessionKey === undefined

@@ -1,6 +1,6 @@
 /** @module Sends delivered replies through OpenClaw's channel outbound adapters; a channel it cannot reach is a logged failure. */
 import type { DeliveryResult, DeliverySend, HookBus, HostLogger } from "../index.js";
-import { resolveLastRoute } from "./last-route.js";
+import { resolveLastRoute, splitTarget } from "./last-route.js";
 import type { OpenClawRuntime } from "./openclaw-api.js";
 
 export async function deliver(
@@ -25,11 +25,16 @@ export async function deliver(
     tell({ source, runId, status: "failed", reason });
   };
   let target: { channel: string; to: string; accountId?: string; threadId?: string | number };
-  if (delivery.channel === "last") {
-    // The agent's main session keeps the route it last talked on; the caller named none, so that one is used.
+  const named = delivery.to === undefined ? undefined : splitTarget(undefined, delivery.to);
+  if (delivery.channel === "last" && named?.channel !== undefined) {
+    // `to` written as OpenClaw writes targets (`telegram:4242`) names its channel: no route needed.
+    target = { channel: named.channel, to: named.to };
+  } else if (delivery.channel === "last") {
+    // The agent's main session keeps the route it last talked on; the caller named no channel, so that one is
+    // used, with the caller's recipient when it named one (as `hooks serve` resolves `last`).
     const last = resolveLastRoute(runtime, delivery.agentId ?? "main");
     if (!last.ok) return fail(last.reason);
-    target = last.route;
+    target = delivery.to === undefined ? last.route : { channel: last.route.channel, to: delivery.to };
   } else {
     if (delivery.to === undefined) return fail(`channel "${delivery.channel}" needs "to" inside OpenClaw`);
     target = { channel: delivery.channel, to: delivery.to };

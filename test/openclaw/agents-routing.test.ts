@@ -147,12 +147,13 @@ describe('OpenClaw adapter: channel "last"', () => {
       defaultAgentId: "main",
     });
     cleanups.push(async () => effects.stop());
-    const send = (agentId?: string) =>
+    const send = (agentId?: string, to?: string) =>
       bus.emit("delivery:send", {
         source,
         runId: "run-1",
         ...(agentId === undefined ? {} : { agentId }),
         channel: "last",
+        ...(to === undefined ? {} : { to }),
         text: "Deployed.",
       });
     return { fake, results, send };
@@ -173,6 +174,18 @@ describe('OpenClaw adapter: channel "last"', () => {
     await expect.poll(() => results).toEqual([{ source, runId: "run-1", status: "sent" }]);
     expect(fake.sent).toEqual([{ channel: "telegram", to: "4242", text: "Deployed." }]);
     expect(fake.sessionReads).toEqual([{ sessionKey: "agent:ops:main", agentId: "ops" }]);
+  });
+
+  it("a `to` written `telegram:4242` names its channel without any route; a bare `to` takes the route's channel", async () => {
+    const { fake, results, send } = setup({ "agent:main:main": telegram });
+    fake.adapters.set("signal", { sendText: () => ({ ok: true }) });
+    send("main", "signal:+15550001111");
+    send("main", "@opsteam");
+    await expect.poll(() => results.length).toBe(2);
+    expect(fake.sent).toEqual([
+      { channel: "signal", to: "+15550001111", text: "Deployed." },
+      { channel: "telegram", to: "@opsteam", text: "Deployed." },
+    ]);
   });
 
   it("an event without an agent (a journal from before agents) reads the default agent's main session", async () => {
