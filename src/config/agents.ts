@@ -20,9 +20,10 @@ const idOf = (value: unknown) =>
 
 /**
  * The agents of a config shaped like OpenClaw's: `agents.entries.<id>` (and the legacy `agents.list[].id` that
- * `openclaw doctor` migrates). The default is the first of `agents.defaults.systemAgent.agentId` (OpenClaw's owner of
- * unscoped work), `agents.defaults.heartbeat.agentId` (the agent whose heartbeat reads wakes), a legacy
- * `default: true` entry, `main` when declared, the first declared; with none declared, `main` alone.
+ * `openclaw doctor` migrates). The default is the first of `agents.defaults.heartbeat.agentId` (the agent whose
+ * heartbeat reads wakes: a wake queued for another might wait for a heartbeat that never comes),
+ * `agents.defaults.systemAgent.agentId` (OpenClaw's owner of unscoped work), a legacy `default: true` entry, `main`
+ * when declared, the first declared; with none declared, `main` alone.
  */
 export function configuredAgents(config: unknown): HostAgents {
   const agents = field(config, "agents");
@@ -45,8 +46,8 @@ export function configuredAgents(config: unknown): HostAgents {
   }
   const defaults = field(agents, "defaults");
   const named =
-    idOf(field(field(defaults, "systemAgent"), "agentId")) ??
     idOf(field(field(defaults, "heartbeat"), "agentId")) ??
+    idOf(field(field(defaults, "systemAgent"), "agentId")) ??
     legacyDefault;
   if (ids.length === 0) {
     add(named);

@@ -409,7 +409,7 @@ export const PluginGatewayConfigSchema = v.looseObject({
                   agentId: v.pipe(
                     v.optional(v.string()),
                     v.description(
-                      "The default agent, which wakes and runs that name no `agentId` go to. Unset: `agents.defaults.heartbeat.agentId`, else `main` when it is an entry, else the first entry.",
+                      "The default agent, which wakes and runs that name no `agentId` go to, unless `agents.defaults.heartbeat.agentId` names one (the agent whose heartbeat reads wakes). Unset: `main` when it is an entry, else the first entry.",
                     ),
                   ),
                 }),

@@ -21,9 +21,14 @@ describe("configuredAgents", () => {
       { ids: ["main", "ops"], defaultId: "ops" },
     ],
     [
-      "then the heartbeat agent",
-      { agents: { entries: { main: {}, ops: {} }, defaults: { heartbeat: { agentId: "ops" } } } },
-      { ids: ["main", "ops"], defaultId: "ops" },
+      "the heartbeat agent before it: the one whose heartbeat reads wakes",
+      {
+        agents: {
+          entries: { main: {}, ops: {}, home: {} },
+          defaults: { heartbeat: { agentId: "home" }, systemAgent: { agentId: "ops" } },
+        },
+      },
+      { ids: ["main", "ops", "home"], defaultId: "home" },
     ],
     [
       "a legacy list with a default: true entry",
