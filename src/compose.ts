@@ -183,6 +183,7 @@ function buildPipeline(
       defaultSessionKey: config.defaultSessionKey,
       mainSessionKey: config.mainSessionKey,
     },
+    agents: config.agents,
     channels: config.channels,
     models: config.models,
     ids,

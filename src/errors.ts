@@ -5,6 +5,8 @@ export const ERROR_STATUS = {
   INVALID_PAYLOAD: 400,
   MODEL_NOT_ALLOWED: 400,
   SESSION_KEY_NOT_ALLOWED: 400,
+  /** A policy refusal like a session key's, and OpenClaw's own hooks answer it 400 too: not a retryable condition. */
+  AGENT_ID_NOT_ALLOWED: 400,
   UNAUTHORIZED: 401,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,

@@ -1,7 +1,7 @@
 /** @module The bus contract: every event the plugin emits or listens to, one map, one bus type. */
 import type { EventEmitter } from "eventemitter3";
 import * as v from "valibot";
-import { ThinkingSchema, WakeModeSchema } from "./vocabulary.js";
+import { SessionModeSchema, ThinkingSchema, WakeModeSchema } from "./vocabulary.js";
 
 export const EventSourceSchema = v.object({
   hook: v.string(),
@@ -10,9 +10,17 @@ export const EventSourceSchema = v.object({
 });
 export type EventSource = v.InferOutput<typeof EventSourceSchema>;
 
+/**
+ * The agent an event is for. The plugin always sets it; optional because journals written before agents existed
+ * hold events without it (a host reads its absence as its default agent).
+ */
+const AgentIdField = v.optional(v.string());
+
 export const SystemEventSchema = v.object({
   source: EventSourceSchema,
+  /** The session of `agentId`: its main session (`mainSessionKey`) for a wake or a run's summary. */
   sessionKey: v.string(),
+  agentId: AgentIdField,
   /** What the session sees: wrapped in the safety boundary unless the mapping allowed raw content. */
   text: v.string(),
   /** The unwrapped text, for logs and tools that need the original. */
@@ -25,6 +33,9 @@ export const AgentTurnSchema = v.object({
   source: EventSourceSchema,
   runId: v.string(),
   sessionKey: v.string(),
+  agentId: AgentIdField,
+  /** `isolated` (also when absent): the turn starts with no earlier context; `persistent`: it continues the key's. */
+  sessionMode: v.optional(SessionModeSchema),
   message: v.string(),
   raw: v.string(),
   untrusted: v.boolean(),
@@ -55,11 +66,15 @@ export const AgentTurnFinishedSchema = v.object({
 export const HeartbeatRequestSchema = v.object({
   source: EventSourceSchema,
   reason: v.string(),
+  /** Whose heartbeat: the agent the wake or the run was for. */
+  agentId: AgentIdField,
 });
 
 export const DeliverySendSchema = v.object({
   source: EventSourceSchema,
   runId: v.string(),
+  /** The agent whose run it was: `last` is that agent's main session's route. */
+  agentId: AgentIdField,
   channel: v.string(),
   to: v.optional(v.string()),
   text: v.string(),

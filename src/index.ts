@@ -19,6 +19,7 @@ export type { Registry as MetricsRegistry } from "prom-client";
 export type { HookActionOverride } from "./actions/action-schemas.js";
 export { checkHooksConfig, type HooksCheck } from "./check-config.js";
 export type { Clock } from "./clock.js";
+export { configuredAgents, MAIN_AGENT_ID } from "./config/agents.js";
 export {
   ConfigError,
   type ConfigIssue,
@@ -152,6 +153,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         stateDir: host.stateDir,
         mainSessionKey: host.mainSessionKey,
         channels: host.channels,
+        agents: host.agents,
       };
       const result = prepareHooks(host.config, context);
       if (!result.prepared) throw new ConfigError(result.issues);

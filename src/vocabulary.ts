@@ -17,6 +17,11 @@ export type ChannelId = (typeof CHANNEL_IDS)[number];
 export const WakeModeSchema = v.picklist(["now", "next-heartbeat"]);
 export type WakeMode = v.InferOutput<typeof WakeModeSchema>;
 
+/** `isolated`: each agent turn starts afresh; `persistent`: the turns of one session key continue one conversation. */
+export const SESSION_MODES = ["isolated", "persistent"] as const;
+export const SessionModeSchema = v.picklist(SESSION_MODES, 'sessionMode must be "isolated" or "persistent"');
+export type SessionMode = v.InferOutput<typeof SessionModeSchema>;
+
 export const ThinkingSchema = v.picklist(["off", "minimal", "low", "medium", "high", "xhigh"]);
 export type Thinking = v.InferOutput<typeof ThinkingSchema>;
 

@@ -1,6 +1,6 @@
 /** @module Body schemas of POST /wake and /agent; mapped and transformed actions reuse them. */
 import * as v from "valibot";
-import { ThinkingSchema, WakeModeSchema } from "../vocabulary.js";
+import { SessionModeSchema, ThinkingSchema, WakeModeSchema } from "../vocabulary.js";
 
 export const MAX_TIMEOUT_SECONDS = 86_400;
 export const DEFAULT_TIMEOUT_SECONDS = 600;
@@ -32,6 +32,7 @@ export const WakeBodySchema = v.object(
   {
     text: RequiredText("text"),
     mode: v.optional(WakeModeSchema, "now"),
+    agentId: OptionalText("agentId"),
   },
   objectMessage("the body must be a JSON object"),
 );
@@ -41,6 +42,8 @@ export const AgentBodySchema = v.object(
     message: RequiredText("message"),
     name: v.optional(RequiredText("name"), "Hook"),
     sessionKey: OptionalText("sessionKey"),
+    sessionMode: v.optional(SessionModeSchema, "isolated"),
+    agentId: OptionalText("agentId"),
     wakeMode: v.optional(WakeModeSchema, "now"),
     deliver: v.optional(v.boolean("deliver must be true or false"), true),
     channel: v.optional(RequiredText("channel"), "last"),
@@ -62,6 +65,8 @@ export const HookActionOverrideSchema = v.object({
   message: v.optional(v.string()),
   name: v.optional(v.string()),
   sessionKey: v.optional(v.string()),
+  sessionMode: v.optional(SessionModeSchema),
+  agentId: v.optional(v.string()),
   wakeMode: v.optional(WakeModeSchema),
   deliver: v.optional(v.boolean()),
   channel: v.optional(v.string()),

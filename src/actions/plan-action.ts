@@ -54,11 +54,22 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
     const events: PlannedEvent[] = [
       {
         event: "session:system-event",
-        payload: { source, sessionKey: context.mainSessionKey, text, raw: action.text, untrusted, eventId },
+        payload: {
+          source,
+          sessionKey: context.mainSessionKey,
+          agentId: action.agentId,
+          text,
+          raw: action.text,
+          untrusted,
+          eventId,
+        },
       },
     ];
     if (action.mode === "now") {
-      events.push({ event: "heartbeat:request", payload: { source, reason: "hook:wake" } });
+      events.push({
+        event: "heartbeat:request",
+        payload: { source, reason: "hook:wake", agentId: action.agentId },
+      });
     }
     return { action, events, response: { kind: "wake", mode: action.mode, eventId } };
   }
@@ -71,6 +82,8 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
       source,
       runId,
       sessionKey: action.sessionKey,
+      agentId: action.agentId,
+      sessionMode: action.sessionMode,
       message: text,
       raw: action.message,
       untrusted,
@@ -87,6 +100,7 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
 
   const run: PendingRun = {
     runId,
+    agentId: action.agentId,
     name: action.name,
     wakeMode: action.wakeMode,
     deliver: action.deliver,

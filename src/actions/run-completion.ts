@@ -211,20 +211,23 @@ export class RunCompletionTracker {
     const wrap = run.untrusted;
     const { prefix, text } = summaryParts(wrap ? plainName(run.name) : run.name, finished);
     const line = `${prefix} ${text}`;
+    // The run's agent's main session; a record from before agents existed names none (the host's default).
+    const agent = run.agentId === undefined ? {} : { agentId: run.agentId };
     this.bus.emit("session:system-event", {
       source,
       sessionKey: this.mainSessionKey,
+      ...agent,
       text: wrap ? wrapExternalContent(line, run.contentSource, this.ids.markerId()) : line,
       raw: line,
       untrusted: wrap,
       eventId: `${run.runId}:summary`,
     });
     if (run.wakeMode === "now") {
-      this.bus.emit("heartbeat:request", { source, reason: `hook:${run.runId}` });
+      this.bus.emit("heartbeat:request", { source, reason: `hook:${run.runId}`, ...agent });
     }
     const reply = run.deliver ? deliverableReply(finished) : undefined;
     if (reply !== undefined) {
-      const delivery = { source, runId: run.runId, channel: run.channel, text: reply };
+      const delivery = { source, runId: run.runId, ...agent, channel: run.channel, text: reply };
       this.bus.emit("delivery:send", run.to === undefined ? delivery : { ...delivery, to: run.to });
     }
     this.logger.debug("agent run finished", {

@@ -4,14 +4,16 @@ import { joinPath } from "../config/issues.js";
 import type { ModelPolicy } from "../config/models.js";
 import { type ErrorDetail, HookError } from "../errors.js";
 import type { Ids } from "../ids.js";
-import { checkChannel, type Thinking, type WakeMode } from "../vocabulary.js";
+import { checkChannel, type SessionMode, type Thinking, type WakeMode } from "../vocabulary.js";
 import { AgentBodySchema, WakeBodySchema } from "./action-schemas.js";
+import { type AgentPolicy, resolveAgentId } from "./agent-id.js";
 import { resolveSessionKey, type SessionKeyOrigin, type SessionKeyPolicy } from "./session-key.js";
 
 export interface WakeAction {
   kind: "wake";
   text: string;
   mode: WakeMode;
+  agentId: string;
 }
 
 export interface AgentAction {
@@ -19,6 +21,8 @@ export interface AgentAction {
   message: string;
   name: string;
   sessionKey: string;
+  sessionMode: SessionMode;
+  agentId: string;
   wakeMode: WakeMode;
   deliver: boolean;
   channel: string;
@@ -32,6 +36,7 @@ export type HookAction = WakeAction | AgentAction;
 
 export interface ActionPolicy {
   sessionKeys: SessionKeyPolicy;
+  agents: AgentPolicy;
   channels: ReadonlySet<string>;
   models: ModelPolicy;
   /** Where generated session keys come from. */
@@ -58,16 +63,29 @@ export function invalidPayload(
 
 const invalid = (issues: readonly v.BaseIssue<unknown>[]) => invalidPayload(issues);
 
-export function validateWakeAction(body: unknown): WakeAction {
+/** Who chose each of an action's routing fields: a body's are the caller's, a mapping's fixed fields the operator's. */
+export interface ChoiceOrigins {
+  sessionKey: SessionKeyOrigin;
+  agentId: SessionKeyOrigin;
+}
+
+const FROM_CALLER: ChoiceOrigins = { sessionKey: "caller", agentId: "caller" };
+
+export function validateWakeAction(
+  body: unknown,
+  agents: AgentPolicy,
+  agentIdOrigin: SessionKeyOrigin = "caller",
+): WakeAction {
   const parsed = v.safeParse(WakeBodySchema, body);
   if (!parsed.success) throw invalid(parsed.issues);
-  return { kind: "wake", text: parsed.output.text, mode: parsed.output.mode };
+  const { text, mode } = parsed.output;
+  return { kind: "wake", text, mode, agentId: resolveAgentId(agents, parsed.output.agentId, agentIdOrigin) };
 }
 
 export function validateAgentAction(
   body: unknown,
   policy: ActionPolicy,
-  sessionKeyOrigin: SessionKeyOrigin = "caller",
+  origins: ChoiceOrigins = FROM_CALLER,
 ): AgentAction {
   const parsed = v.safeParse(AgentBodySchema, body);
   if (!parsed.success) throw invalid(parsed.issues);
@@ -93,11 +111,25 @@ export function validateAgentAction(
     }
   }
 
+  const agentId = resolveAgentId(policy.agents, input.agentId, origins.agentId);
+  // One conversation per key: without a key of its own or a configured default, each run would get a new one.
+  if (
+    input.sessionMode === "persistent" &&
+    input.sessionKey === undefined &&
+    policy.sessionKeys.defaultSessionKey === undefined
+  ) {
+    const message = 'sessionMode "persistent" needs a sessionKey (or hooks.defaultSessionKey)';
+    throw new HookError("INVALID_PAYLOAD", `The request body is invalid: ${message}.`, {
+      details: [{ path: "sessionKey", message }],
+    });
+  }
   const action: AgentAction = {
     kind: "agent",
     message: input.message,
     name: input.name,
-    sessionKey: resolveSessionKey(policy.sessionKeys, input.sessionKey, sessionKeyOrigin, policy.ids),
+    sessionKey: resolveSessionKey(policy.sessionKeys, input.sessionKey, origins.sessionKey, policy.ids),
+    sessionMode: input.sessionMode,
+    agentId,
     wakeMode: input.wakeMode,
     deliver: input.deliver,
     channel: channel.channel,

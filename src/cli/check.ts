@@ -5,7 +5,7 @@ import type { ConfigIssue } from "../config/issues.js";
 import { MappingSchema } from "../config/mapping-schema.js";
 import { describeBuilder, describeEndpoints, describeMatch, formatRows } from "../gateway/endpoints.js";
 import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
-import { checkHooksConfig, formatIssue } from "../index.js";
+import { checkHooksConfig, configuredAgents, formatIssue } from "../index.js";
 import type { MappingSummary } from "../status.js";
 import { foldConfigProblems } from "./config-problems.js";
 import type { CliIo } from "./main.js";
@@ -78,6 +78,7 @@ async function check(options: CheckOptions, io: CliIo): Promise<void> {
     configDir: loaded.configDir,
     mainSessionKey: loaded.sections.session.mainKey,
     channels: loaded.sections.channels,
+    agents: configuredAgents(loaded.raw),
   });
   const { issues, warnings, standing } = foldConfigProblems(
     [...loaded.issues, ...hooks.issues],

@@ -1,7 +1,7 @@
 /** @module Loads the gateway config the way `serve` does and opens a replay pipeline on it, for `replay` and `test`. */
 import { type LoadedGatewayConfig, loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { withStandIns } from "../gateway/stand-ins.js";
-import { type ConfigError, formatIssue, isConfigError } from "../index.js";
+import { type ConfigError, configuredAgents, formatIssue, isConfigError } from "../index.js";
 import { openReplayPipeline, type ReplayPipeline } from "../replay/replay-fixture.js";
 
 export interface OpenedReplay {
@@ -28,6 +28,7 @@ export function openReplay(configFlag: string | undefined): OpenedReplay {
       env,
       mainSessionKey: config.sections.session.mainKey,
       channels: config.sections.channels,
+      agents: configuredAgents(config.raw),
     });
     return { config, pipeline, standIns };
   } catch (error) {

@@ -13,7 +13,7 @@ import { resolveLogFile } from "../gateway/log-file.js";
 import { createGatewayLogger, isLogLevel } from "../gateway/logger.js";
 import { DEFAULT_CAPTURE_DIR } from "../gateway/request-capture.js";
 import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../gateway/start-gateway.js";
-import { checkHooksConfig, formatIssue, isConfigError } from "../index.js";
+import { checkHooksConfig, configuredAgents, formatIssue, isConfigError } from "../index.js";
 import { foldConfigProblems } from "./config-problems.js";
 import type { CliIo } from "./main.js";
 
@@ -155,6 +155,7 @@ async function serve(options: ServeOptions, io: CliIo): Promise<void> {
       configDir: loaded.configDir,
       mainSessionKey: loaded.sections.session.mainKey,
       channels: loaded.sections.channels,
+      agents: configuredAgents(loaded.raw),
     });
     // As `hooks check` lists them: one problem per unset variable, nothing about the placeholder's own text.
     const { issues } = foldConfigProblems([...loaded.issues, ...hooks.issues], hooks.warnings);

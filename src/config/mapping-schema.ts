@@ -1,7 +1,7 @@
 /** @module The mapping entry of `hooks.mappings`: the one declaration of its shape. */
 import * as v from "valibot";
 import { HMAC_ALGORITHMS, SIGNATURE_ENCODINGS, SIGNATURE_SCHEMES } from "../verify/signature-scheme.js";
-import { WakeModeSchema } from "../vocabulary.js";
+import { SESSION_MODES, WakeModeSchema } from "../vocabulary.js";
 import { secretField } from "./secret-schema.js";
 
 // Each field's `v.description` is its entry in docs/configuration.md and in the JSON Schemas (`npm run schemas`).
@@ -219,6 +219,18 @@ export const MappingSchema = v.strictObject({
     v.optional(WakeModeSchema, "now"),
     v.description(
       "`now` asks for a heartbeat at once (an agent action: when its turn has finished); `next-heartbeat` leaves it to the next one. It is the `mode` of a wake action and the `wakeMode` of an agent action.",
+    ),
+  ),
+  agentId: v.pipe(
+    v.optional(NonEmpty),
+    v.description(
+      "The agent the action goes to: one the host runs and `hooks.allowedAgentIds` allows, else a config error. Fixed text, not a template. Unset: the default agent.",
+    ),
+  ),
+  sessionMode: v.pipe(
+    v.optional(v.picklist(SESSION_MODES, 'must be "isolated" or "persistent"'), "isolated"),
+    v.description(
+      "`isolated`: each agent turn starts with no earlier context, whatever its key; `persistent`: the turns of one session key share one conversation, so a persistent mapping needs a `sessionKey` or `hooks.defaultSessionKey` ([Session modes](http.md#session-modes)).",
     ),
   ),
   name: TemplateText(

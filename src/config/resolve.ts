@@ -2,6 +2,7 @@
 import path from "node:path";
 import * as v from "valibot";
 import { CHANNEL_IDS } from "../vocabulary.js";
+import { type AgentPolicy, createAgentPolicy, type HostAgents, ONE_AGENT } from "./agents.js";
 import { normalizeHooksPath } from "./hooks-path.js";
 import { type ConfigIssue, fromValibotIssues, withoutIssuesAt } from "./issues.js";
 import {
@@ -65,6 +66,7 @@ export interface ResolvedHooksConfig
   allowedSessionKeyPrefixes: string[];
   mainSessionKey: string;
   channels: ReadonlySet<string>;
+  agents: AgentPolicy;
   models: ModelPolicy;
   journal: ResolvedJournalConfig;
 }
@@ -78,6 +80,8 @@ export interface ResolveContext {
   stateDir?: string | undefined;
   mainSessionKey?: string | undefined;
   channels?: readonly string[] | undefined;
+  /** The host's agents; default: one, `main`. */
+  agents?: HostAgents | undefined;
 }
 
 /** `config` is present whenever the shape was valid, so later checks (mappings) can still add their issues. */
@@ -236,6 +240,12 @@ export function resolveHooksConfig(given: unknown, context: ResolveContext): Res
   const hooks = output.hooks ?? v.parse(HooksConfigSchema, {});
   const proxies = checkTrustedProxies(hooks.trustedProxies);
   if (proxies !== undefined) issues.push({ path: "hooks.trustedProxies", message: proxies });
+  const agents = createAgentPolicy(hooks, context.agents ?? ONE_AGENT);
+  for (const id of agents.allowedAgentIds ?? []) {
+    if (!agents.agentIds.has(id)) {
+      semantic.warnings.push(`hooks.allowedAgentIds names "${id}", which is not an agent here`);
+    }
+  }
   const hooksPath = normalizeHooksPath(hooks.path);
   return {
     issues,
@@ -250,6 +260,7 @@ export function resolveHooksConfig(given: unknown, context: ResolveContext): Res
       allowedSessionKeyPrefixes: hooks.allowedSessionKeyPrefixes.map((prefix) => prefix.toLowerCase()),
       mainSessionKey,
       channels: new Set(context.channels ?? DEFAULT_CHANNELS),
+      agents,
       models: createModelPolicy(output.agents?.defaults?.models),
       journal: { ...hooks.journal, dir: journalDir(hooks.journal, context) },
     },

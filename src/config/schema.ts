@@ -312,6 +312,18 @@ export const HooksConfigSchema = v.strictObject({
       "The session key of agent runs that name none; it must pass the prefixes and must not be the main session's. Unset: `hook:<uuid>`, a new one per run.",
     ),
   ),
+  allowRequestAgentId: v.pipe(
+    v.optional(v.boolean(), false),
+    v.description(
+      "Whether callers (`/wake` and `/agent` bodies, transforms) may name an `agentId`; one that does while this is `false` gets 400 `AGENT_ID_NOT_ALLOWED`. An `agentId` written in a mapping is the operator's and stays allowed.",
+    ),
+  ),
+  allowedAgentIds: v.pipe(
+    v.optional(v.array(v.pipe(v.string(), v.minLength(1, "must not be empty")))),
+    v.description(
+      'The agents hooks may reach, the default agent included (a request that names none is checked as the default). Unset or containing `"*"`: every agent; `[]`: none. A request for another gets 400 `AGENT_ID_NOT_ALLOWED`; a mapping naming one is a config error.',
+    ),
+  ),
   authFailures: v.pipe(
     v.optional(AuthFailuresSchema, {}),
     v.description(
@@ -379,19 +391,43 @@ export const PluginGatewayConfigSchema = v.looseObject({
     v.optional(HooksConfigSchema),
     v.description("The webhook intake: its routes, mappings, limits and the state it keeps."),
   ),
-  agents: v.optional(
-    v.looseObject({
-      defaults: v.optional(
-        v.looseObject({
-          models: v.pipe(
-            v.optional(ModelsSchema),
-            v.description(
-              'When non-empty, a `model` must be one of these refs or an alias of one (the alias resolves to its ref): a list of refs, or `{ "<ref>": { alias } }`.',
-            ),
+  agents: v.pipe(
+    v.optional(
+      v.looseObject({
+        entries: v.pipe(
+          v.optional(v.record(v.string(), v.looseObject({}))),
+          v.description(
+            "The agents, by id, as OpenClaw's `agents.entries` (only the ids are read): what `agentId` may name. Unset: one agent, `main`.",
           ),
-        }),
-      ),
-    }),
+        ),
+        defaults: v.pipe(
+          v.optional(
+            v.looseObject({
+              models: v.pipe(
+                v.optional(ModelsSchema),
+                v.description(
+                  'When non-empty, a `model` must be one of these refs or an alias of one (the alias resolves to its ref): a list of refs, or `{ "<ref>": { alias } }`.',
+                ),
+              ),
+              systemAgent: v.optional(
+                v.looseObject({
+                  agentId: v.pipe(
+                    v.optional(v.string()),
+                    v.description(
+                      "The default agent, which wakes and runs that name no `agentId` go to, unless `agents.defaults.heartbeat.agentId` names one (the agent whose heartbeat reads wakes). Unset: `main` when it is an entry, else the first entry.",
+                    ),
+                  ),
+                }),
+              ),
+            }),
+          ),
+          v.description("What every agent shares: the model allow-list and the default agent."),
+        ),
+      }),
+    ),
+    v.description(
+      "The agents hooks can reach, and the models they may ask for (OpenClaw's `agents`, in the same shape).",
+    ),
   ),
   gateway: v.optional(
     v.looseObject({

@@ -2,10 +2,12 @@
 import { isDeepStrictEqual } from "node:util";
 import {
   type ConfigIssue,
+  configuredAgents,
   formatIssue,
   type HookPlugin,
   type HooksReload,
   type HooksStatus,
+  type HostAgents,
 } from "../index.js";
 import { watchConfigFile } from "./config-watch.js";
 import type { GatewaySections } from "./gateway-config.js";
@@ -40,6 +42,8 @@ export interface ReloadTarget {
   plugin: HookPlugin;
   /** The sections the gateway runs on: none of them changes without a restart. */
   sections: GatewaySections;
+  /** The agents the plugin was registered with: the host's, fixed until a restart. */
+  agents: HostAgents;
   env: NodeJS.ProcessEnv;
   /** What a secret's relative `{ file }` is relative to. */
   configDir: string;
@@ -111,6 +115,7 @@ export function createConfigReloader(source: ConfigSource, target: ReloadTarget)
     const issues = [...next.issues, ...gateway.issues, ...prepared.issues];
     if (issues.length > 0) return refuse(trigger, issues);
     const restartNeeded = [...changedPaths(target.sections, gateway.sections), ...prepared.restartNeeded];
+    if (!isDeepStrictEqual(configuredAgents(next.config), target.agents)) restartNeeded.push("agents");
     prepared.apply();
     target.applied(next.config, prepared.status);
     if (restartNeeded.length > 0) {

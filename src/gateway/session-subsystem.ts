@@ -10,6 +10,8 @@ export interface SessionSubsystemDeps {
   runner: AgentRunner;
   logger: GatewayLogger;
   mainSessionKey: string;
+  /** The agent of turns that name none (a journal from before agents), whose keys are stored unscoped. */
+  defaultAgentId: string;
 }
 
 export interface SessionSubsystem {
@@ -57,6 +59,18 @@ class TurnCancel {
   }
 }
 
+/**
+ * Where a turn's conversation is stored. The default agent's keys are stored as they are (state written before
+ * agents existed reads the same); another agent's as OpenClaw names them, `agent:<id>:<key>`. A persistent turn
+ * continues that conversation; an isolated one (the default) gets `<key>:run:<runId>`, a conversation of its own,
+ * as OpenClaw runs it: a key shared by isolated turns orders them but never carries context from one to the next.
+ */
+export function conversationKey(turn: AgentTurn, defaultAgentId: string): { key: string; shared: string } {
+  const agentId = turn.agentId ?? defaultAgentId;
+  const shared = agentId === defaultAgentId ? turn.sessionKey : `agent:${agentId}:${turn.sessionKey}`;
+  return { shared, key: turn.sessionMode === "persistent" ? shared : `${shared}:run:${turn.runId}` };
+}
+
 function roundMs(started: number): number {
   return Math.round(performance.now() - started);
 }
@@ -64,7 +78,7 @@ function roundMs(started: number): number {
 export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsystem {
   const { bus, store, runner, logger } = deps;
   const active = new Map<string, { cancel: TurnCancel; done: Promise<void> }>();
-  // Turns of one session key run one after the other, so each sees the reply of the one before.
+  // Turns of one session key (of one agent) run one after the other: a persistent turn sees the reply of the one before.
   const chains = new Map<string, Promise<void>>();
   let idleWaiters: Array<() => void> = [];
 
@@ -91,28 +105,33 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
     });
   };
 
-  const execute = async (turn: AgentTurn, cancel: TurnCancel, started: number): Promise<void> => {
+  const execute = async (
+    turn: AgentTurn,
+    key: string,
+    cancel: TurnCancel,
+    started: number,
+  ): Promise<void> => {
     try {
       if (cancel.reason !== undefined) throw cancel.reason;
       const input = {
         turn,
-        history: [...store.history(turn.sessionKey)],
+        history: [...store.history(key)],
         get signal() {
           return cancel.signal();
         },
       };
       // The race keeps the deadline even for a runner that ignores its signal.
       const output: RunnerOutput = await Promise.race([runner.run(input), cancel.cancelled]);
-      complete(turn, output, started);
+      complete(turn, key, output, started);
     } catch (error) {
       if (error instanceof TurnTimeout) finish(turn, { status: "timeout", error: error.message }, started);
       else finish(turn, { status: "error", error: (error as Error)?.message ?? String(error) }, started);
     }
   };
 
-  const complete = (turn: AgentTurn, output: RunnerOutput, started: number) => {
+  const complete = (turn: AgentTurn, key: string, output: RunnerOutput, started: number) => {
     store.appendHistory(
-      turn.sessionKey,
+      key,
       [
         { role: "user", content: turn.message },
         { role: "assistant", content: output.reply },
@@ -134,16 +153,17 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
       () => cancel.abort(new TurnTimeout(`no reply within ${turn.timeoutSeconds}s`)),
       turn.timeoutSeconds * 1000,
     );
-    const previous = chains.get(turn.sessionKey) ?? Promise.resolve();
+    const { key, shared } = conversationKey(turn, deps.defaultAgentId);
+    const previous = chains.get(shared) ?? Promise.resolve();
     // Never rejects: a listener that throws while a turn finishes is logged, and later turns of the key still run.
     const done = previous
-      .then(() => execute(turn, cancel, started))
+      .then(() => execute(turn, key, cancel, started))
       .catch((error: unknown) => {
         logger.error(
           `agent turn ${turn.runId} failed to finish: ${(error as Error)?.message ?? String(error)}`,
         );
       });
-    chains.set(turn.sessionKey, done);
+    chains.set(shared, done);
     active.set(turn.runId, { cancel, done });
     logger.debug("agent turn started", {
       runId: turn.runId,
@@ -153,7 +173,7 @@ export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsys
     void done.finally(() => {
       clearTimeout(timer);
       active.delete(turn.runId);
-      if (chains.get(turn.sessionKey) === done) chains.delete(turn.sessionKey);
+      if (chains.get(shared) === done) chains.delete(shared);
       if (active.size === 0) {
         const waiters = idleWaiters;
         idleWaiters = [];

@@ -4,6 +4,7 @@ import { EventEmitter } from "eventemitter3";
 import proxyAddr from "proxy-addr";
 import {
   ConfigError,
+  configuredAgents,
   createHooksPlugin,
   type HookBus,
   type HookPlugin,
@@ -137,6 +138,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     logger,
     bus,
     channels: sections.channels,
+    // `agents.entries` of the file, read as OpenClaw reads its own; none declared: one agent, `main`.
+    agents: configuredAgents(options.config),
     mainSessionKey: sections.session.mainKey,
     stateDir,
     registerHttpRoute: (route) => router.add(route),
@@ -213,6 +216,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     runner: createRunner(sections.runner, configDir, env),
     logger,
     mainSessionKey: sections.session.mainKey,
+    defaultAgentId: host.agents!.defaultId,
   });
   const heartbeat = startHeartbeatSubsystem({
     bus,
@@ -307,6 +311,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     ? createConfigReloader(options.source, {
         plugin,
         sections,
+        agents: host.agents!,
         env,
         configDir,
         logger,

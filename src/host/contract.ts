@@ -1,6 +1,9 @@
 /** @module The host contract: the small interface the plugin needs from a gateway. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { HostAgents } from "../config/agents.js";
 import type { AgentTurn, HookBus } from "../events.js";
+
+export type { HostAgents };
 
 export type LogFields = Record<string, string | number | boolean | undefined>;
 
@@ -64,6 +67,8 @@ export interface PluginHost {
   bus: HookBus;
   /** Channel ids the gateway can deliver to. Default: the seven built-in channels (no mattermost). */
   channels?: readonly string[];
+  /** Which agents exist and which is the default. Default: one agent, `main`. */
+  agents?: HostAgents;
   /** The main session's key, which no caller may target. Default: `main`. */
   mainSessionKey?: string;
   /** A directory the plugin may keep files in (the gateway's state directory). */

@@ -59,7 +59,8 @@ export interface InspectorDetail extends InspectorSummary {
   /** The hook is reached by a signature (a copied curl line needs one made afresh). */
   signed?: boolean;
   /** The planned events with their ids and, when the journal kept them, their outcomes. */
-  events?: { event: string; id: string; outcome?: string }[];
+  /** Planned events: name, id, the agent it was for (when it named one) and what became of it. */
+  events?: { event: string; id: string; agentId?: string; outcome?: string }[];
   /** Agent turns: status, the reply's kind (`text`, `silent`, `empty`) and the delivery's result (`sent`, `failed: …`). */
   runs?: { runId: string; status: string; reply?: string; delivery?: string }[];
   /** The message the sender got, for refusals. */

@@ -37,6 +37,8 @@ export const REASON_EXPLANATIONS: Readonly<Record<FineReason | ErrorCode, string
   INVALID_JSON: "The body is not valid JSON: check the sender's content type and body.",
   INVALID_PAYLOAD: "The body is not what this hook expects: the message the sender got names the field.",
   MODEL_NOT_ALLOWED: "The request asks for a model the config does not allow (`agents.defaults.models`).",
+  AGENT_ID_NOT_ALLOWED:
+    "The request names an agent that does not exist or that the config does not allow (`hooks.allowRequestAgentId`, `hooks.allowedAgentIds`); with no `agentId`, the default agent is not in `hooks.allowedAgentIds`.",
   SESSION_KEY_NOT_ALLOWED:
     "The request names a session key the config does not allow (`hooks.allowRequestSessionKey`, `hooks.allowedSessionKeyPrefixes`).",
   METHOD_NOT_ALLOWED: "Hooks accept POST only: the sender used another method.",

@@ -54,9 +54,12 @@ export function detailOf(entry: JournalEntry, verifiedBy: VerifiedBy, durationMs
   const outcomes = entry.outcomes ?? {};
   const planned = entry.planned ?? [];
   if (planned.length > 0) {
-    detail.events = planned.map(({ event, id }) =>
-      outcomes[id] === undefined ? { event, id } : { event, id, outcome: outcomes[id] },
-    );
+    detail.events = planned.map(({ event, id, agentId }) => {
+      const shown: NonNullable<InspectorDetail["events"]>[number] = { event, id };
+      if (agentId !== undefined) shown.agentId = agentId;
+      if (outcomes[id] !== undefined) shown.outcome = outcomes[id];
+      return shown;
+    });
   }
   const runs: NonNullable<InspectorDetail["runs"]> = (entry.runs ?? []).map((run) => {
     const shown: NonNullable<InspectorDetail["runs"]>[number] = { runId: run.runId, status: run.status };

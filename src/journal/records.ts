@@ -22,6 +22,8 @@ export const JournalEventSchema = v.variant("event", [
 /** What the plugin needs to publish an agent run's summary: the fields of a pending run. */
 export const JournalRunSchema = v.object({
   runId: v.string(),
+  /** The agent the run was for; absent in records written before agents existed (the default agent). */
+  agentId: v.optional(v.string()),
   name: v.string(),
   wakeMode: WakeModeSchema,
   deliver: v.boolean(),
@@ -104,7 +106,12 @@ export const RunOutcomeSchema = v.object({
 export const OutcomesSchema = v.record(v.string(), v.string());
 
 /** A planned event as a compacted record keeps it: its name and id, not its text. */
-export const PlannedIdSchema = v.object({ event: v.string(), id: v.string() });
+export const PlannedIdSchema = v.object({
+  event: v.string(),
+  id: v.string(),
+  /** The agent it was for, when the event named one. */
+  agentId: v.optional(v.string()),
+});
 
 /** Everything the record caused happened: events emitted and, for agent turns, summaries published. */
 export const DoneLineSchema = v.object({
@@ -223,8 +230,16 @@ export type OutcomeLine = v.InferOutput<typeof OutcomeLineSchema>;
  */
 export function plannedIds(events: AdmittedLine["events"]): PlannedId[] {
   return events.map((planned) => {
-    const payload = planned.payload as { eventId?: string; runId?: string; reason?: string };
-    return { event: planned.event, id: payload.eventId ?? payload.runId ?? payload.reason ?? "" };
+    const payload = planned.payload as {
+      eventId?: string;
+      runId?: string;
+      reason?: string;
+      agentId?: string;
+    };
+    const id = payload.eventId ?? payload.runId ?? payload.reason ?? "";
+    return payload.agentId === undefined
+      ? { event: planned.event, id }
+      : { event: planned.event, id, agentId: payload.agentId };
   });
 }
 

@@ -1,6 +1,7 @@
 /** @module Startup checks of a mapping's fixed fields, so a config mistake stops the start instead of failing every request. */
 import * as v from "valibot";
 import { TimeoutSecondsSchema } from "../actions/action-schemas.js";
+import { resolveAgentId } from "../actions/agent-id.js";
 import { resolveSessionKey } from "../actions/session-key.js";
 import type { ConfigIssue } from "../config/issues.js";
 import type { MappingConfig } from "../config/mapping-schema.js";
@@ -47,6 +48,26 @@ export function checkStaticFields(
       message: config.models.enforced
         ? `"${model}" is not in agents.defaults.models`
         : `must be a provider/model reference, got "${model}"`,
+    });
+  }
+  if (mapping.agentId !== undefined) {
+    try {
+      resolveAgentId(config.agents, mapping.agentId, "operator");
+    } catch (error) {
+      if (!isHookError(error)) throw error;
+      issues.push({ path: `${configPath}.agentId`, message: error.message });
+    }
+  }
+  // A persistent mapping continues one conversation per key: with no key it would start a new one every time.
+  if (
+    mapping.action === "agent" &&
+    mapping.sessionMode === "persistent" &&
+    templates.sessionKey === undefined &&
+    config.defaultSessionKey === undefined
+  ) {
+    issues.push({
+      path: `${configPath}.sessionMode`,
+      message: '"persistent" needs a sessionKey in the mapping or hooks.defaultSessionKey',
     });
   }
   const sessionKey = fixedText(templates.sessionKey);

@@ -9,7 +9,7 @@ import {
 } from "../config/mapping-schema.js";
 import type { ResolvedHooksConfig } from "../config/resolve.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
-import type { WakeMode } from "../vocabulary.js";
+import type { SessionMode, WakeMode } from "../vocabulary.js";
 import { checkStaticFields } from "./check-static-fields.js";
 import { compileVerify, type PathVerification, sameVerify } from "./compile-verify.js";
 import {
@@ -44,6 +44,9 @@ export interface CompiledMapping {
   deliver: boolean;
   channel: string;
   timeoutSeconds: number;
+  sessionMode: SessionMode;
+  /** The operator's fixed target agent; unset: the default agent. */
+  agentId?: string;
   templates: Partial<Record<TemplateField, CompiledTemplate>>;
   transform?: TransformRef;
   forEach?: string;
@@ -94,6 +97,7 @@ function compileOne(
     deliver: mapping.deliver,
     channel: mapping.channel,
     timeoutSeconds: mapping.timeoutSeconds,
+    sessionMode: mapping.sessionMode,
     templates: {},
     maxBodyBytes: mapping.maxBodyBytes ?? config.maxBodyBytes,
     allowUnsafe: mapping.allowUnsafeExternalContent,
@@ -165,6 +169,7 @@ function compileOne(
     compiled.response = { status, contentType: contentType ?? DEFAULT_RESPONSE_TYPE, body: template };
   }
   if (mapping.forEach !== undefined) compiled.forEach = mapping.forEach;
+  if (mapping.agentId !== undefined) compiled.agentId = mapping.agentId;
   for (const field of TEMPLATE_FIELDS) {
     const source = mapping[field];
     if (source === undefined) continue;

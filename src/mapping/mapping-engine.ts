@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { type HookActionOverride, HookActionOverrideSchema } from "../actions/action-schemas.js";
 import {
   type ActionPolicy,
+  type ChoiceOrigins,
   type HookAction,
   invalidPayload,
   validateAgentAction,
@@ -207,6 +208,7 @@ export class MappingEngine {
     let callerKey =
       mapping.templates.sessionKey?.dynamic === true && mapping.presetSessionKeyPrefix === undefined;
     let fromTransform = false;
+    let callerAgent = false;
     if (transformed) {
       if (output === null) return undefined;
       if (output !== undefined) {
@@ -219,11 +221,17 @@ export class MappingEngine {
         }
         body = mergeOverride(body, parsed.output);
         if (parsed.output.sessionKey !== undefined) callerKey = true;
+        if (parsed.output.agentId !== undefined) callerAgent = true;
         fromTransform = true;
       }
     }
     return {
-      action: this.validate(mapping, body, callerKey, fromTransform),
+      action: this.validate(
+        mapping,
+        body,
+        { sessionKey: callerKey ? "caller" : "operator", agentId: callerAgent ? "caller" : "operator" },
+        fromTransform,
+      ),
       allowUnsafe: mapping.allowUnsafe,
       contentSource: mapping.contentSource,
       instructions: mapping.instructions,
@@ -251,12 +259,15 @@ export class MappingEngine {
   private validate(
     mapping: CompiledMapping,
     body: HookActionOverride,
-    callerKey: boolean,
+    origins: ChoiceOrigins,
     fromTransform: boolean,
   ): HookAction {
     try {
-      if (body.kind === "wake") return validateWakeAction({ text: body.text, mode: body.mode });
-      return validateAgentAction(body, this.options.policy, callerKey ? "caller" : "operator");
+      if (body.kind === "wake") {
+        const wake = { text: body.text, mode: body.mode, agentId: body.agentId };
+        return validateWakeAction(wake, this.options.policy.agents, origins.agentId);
+      }
+      return validateAgentAction(body, this.options.policy, origins);
     } catch (error) {
       // An invalid action written by a transform is the mapping's bug; policy refusals keep their own codes.
       if (fromTransform && isHookError(error) && error.code === "INVALID_PAYLOAD") {

@@ -42,7 +42,9 @@ export function templatedBody(mapping: CompiledMapping, rendered: RenderedFields
     deliver: mapping.deliver,
     channel: mapping.channel,
     timeoutSeconds: mapping.timeoutSeconds,
+    sessionMode: mapping.sessionMode,
   };
+  if (mapping.agentId !== undefined) body.agentId = mapping.agentId;
   const set = (
     key: "text" | "message" | "name" | "sessionKey" | "to" | "model",
     value: string | undefined,

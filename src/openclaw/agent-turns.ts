@@ -51,9 +51,10 @@ function stillRunning(result: OpenClawWaitResult): boolean {
   );
 }
 
-function runParams(turn: AgentTurn): OpenClawSubagentRun {
+/** The run as OpenClaw is asked for it, in the session `openClawSessionKey` chose for the turn. */
+function runParams(turn: AgentTurn, sessionKey: string): OpenClawSubagentRun {
   return {
-    sessionKey: turn.sessionKey,
+    sessionKey,
     message: turn.message,
     deliver: false,
     idempotencyKey: turn.runId,
@@ -61,8 +62,19 @@ function runParams(turn: AgentTurn): OpenClawSubagentRun {
   };
 }
 
-/** OpenClaw scopes a plain key to the main agent; a key naming the main session itself never gets a hook turn. */
-const isMainSession = (key: string) => key === "main" || /^agent:[^:]+:main$/i.test(key);
+/** A key naming an agent's main session itself never gets a hook turn. */
+const isMainSession = (scopedKey: string) => /^agent:[^:]+:main$/i.test(scopedKey);
+
+/**
+ * The key the run goes to in OpenClaw: scoped to the turn's agent (OpenClaw would scope a plain key to its default
+ * agent; an `agent:<id>:` key is re-scoped, as OpenClaw's own hooks do). An isolated turn runs in a session of its own
+ * under the key, so a key shared by many turns never accumulates their context; a persistent one in the key's.
+ */
+export function openClawSessionKey(turn: AgentTurn, defaultAgentId: string): { key: string; scoped: string } {
+  const agentId = turn.agentId ?? defaultAgentId;
+  const scoped = `agent:${agentId}:${turn.sessionKey.replace(/^agent:[^:]+:/i, "")}`;
+  return { scoped, key: turn.sessionMode === "persistent" ? scoped : `${scoped}:run:${turn.runId}` };
+}
 
 export class AgentTurns {
   private stopped = false;
@@ -72,6 +84,7 @@ export class AgentTurns {
     private readonly runtime: OpenClawRuntime,
     private readonly bus: HookBus,
     private readonly logger: HostLogger,
+    private readonly defaultAgentId: string,
   ) {}
 
   /**
@@ -81,10 +94,11 @@ export class AgentTurns {
    */
   async admit(turn: AgentTurn): Promise<void> {
     if (this.stopped) throw notAdmitted("unavailable", "the plugin's service is stopping");
+    const { key: sessionKey, scoped } = openClawSessionKey(turn, this.defaultAgentId);
     // Never started there: `start` reports it as the turn's error, as it always has.
-    if (isMainSession(turn.sessionKey)) return;
+    if (isMainSession(scoped)) return;
     try {
-      await this.runtime.subagent.run(runParams(turn));
+      await this.runtime.subagent.run(runParams(turn, sessionKey));
     } catch (error) {
       throw turnNotAdmitted(error);
     }
@@ -119,7 +133,8 @@ export class AgentTurns {
   }
 
   private async run(turn: AgentTurn): Promise<Outcome> {
-    if (isMainSession(turn.sessionKey)) {
+    const { key: sessionKey, scoped } = openClawSessionKey(turn, this.defaultAgentId);
+    if (isMainSession(scoped)) {
       return { status: "error", error: "a hook's agent turn cannot run in the main session" };
     }
     if (turn.thinking !== undefined) {
@@ -131,7 +146,7 @@ export class AgentTurns {
       );
     }
     const deadline = Date.now() + turn.timeoutSeconds * 1000;
-    const { runId } = await this.startRun(turn, deadline);
+    const { runId } = await this.startRun(turn, sessionKey, deadline);
     while (!this.stopped) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
@@ -146,9 +161,9 @@ export class AgentTurns {
     return { status: "timeout", error: `no answer from OpenClaw within ${turn.timeoutSeconds}s` };
   }
 
-  private startRun(turn: AgentTurn, deadline: number): Promise<{ runId: string }> {
+  private startRun(turn: AgentTurn, sessionKey: string, deadline: number): Promise<{ runId: string }> {
     // The idempotency key makes this the run `admit` started (or, after a restart, a new one once).
-    return this.retryWhileDraining(deadline, () => this.runtime.subagent.run(runParams(turn)));
+    return this.retryWhileDraining(deadline, () => this.runtime.subagent.run(runParams(turn, sessionKey)));
   }
 
   /** OpenClaw refuses calls while a reload drains the gateway; the turn was accepted, so the call is made again. */

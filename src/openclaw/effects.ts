@@ -46,19 +46,24 @@ export function startOpenClawEffects(options: {
   openclawConfig: unknown;
   /** The plugin's own directory in OpenClaw's state, where wakes OpenClaw had not read are kept across its restart. */
   stateDir?: string | undefined;
+  /** The agent of events that name none. */
+  defaultAgentId: string;
 }): OpenClawEffects {
   const { runtime, bus, logger } = options;
   const handOff = new SystemEventHandOff((text, eventOptions) =>
     runtime.system.enqueueSystemEvent(text, eventOptions),
   );
-  const turns = new AgentTurns(runtime, bus, logger);
+  // Events from a journal written before agents existed name none: they go to the agent a request naming none
+  // goes to now, never to whichever agent OpenClaw would pick for unscoped work (with several it may pick none).
+  const defaultAgentId = options.defaultAgentId;
+  const turns = new AgentTurns(runtime, bus, logger, defaultAgentId);
   // Admission is asked from within the sender's request, whose scope has no operator rights: it runs in the
   // service's context, captured now, like the effects below.
   const serviceContext = new AsyncResource("hooks-intake.admission");
 
   const onSystemEvent = (event: SystemEvent) => {
     try {
-      const outcome = handOff.add(event.sessionKey, event.text);
+      const outcome = handOff.add(event.sessionKey, event.text, event.agentId ?? defaultAgentId);
       // Told at once, from this listener: the plugin's journal puts it on the record's `done` line.
       if (outcome !== undefined)
         bus.emit("session:system-event-outcome", { source: event.source, eventId: event.eventId, outcome });
@@ -72,7 +77,12 @@ export function startOpenClawEffects(options: {
   // `immediate` is OpenClaw's own intent for a wake with mode `now`; `event` would wait out its 30 s heartbeat gap.
   const onHeartbeat = (request: HeartbeatRequest) => {
     try {
-      runtime.system.requestHeartbeat({ source: "hook", intent: "immediate", reason: request.reason });
+      runtime.system.requestHeartbeat({
+        source: "hook",
+        intent: "immediate",
+        reason: request.reason,
+        agentId: request.agentId ?? defaultAgentId,
+      });
     } catch (error) {
       logger.error(`heartbeat request refused by OpenClaw: ${(error as Error).message}`, {
         requestId: request.source.requestId,
@@ -81,7 +91,10 @@ export function startOpenClawEffects(options: {
   };
   const onAgentTurn = (turn: AgentTurn) => turns.start(turn);
   const onDelivery = (delivery: DeliverySend) => {
-    void deliver(runtime, options.openclawConfig, logger, bus, delivery);
+    void deliver(runtime, options.openclawConfig, logger, bus, {
+      ...delivery,
+      agentId: delivery.agentId ?? defaultAgentId,
+    });
   };
 
   // OpenClaw's queue is in memory: what it held unread when the previous process stopped goes to it again, once.
@@ -94,7 +107,7 @@ export function startOpenClawEffects(options: {
   const carried = left.stillQueued ? [] : left.batches;
   for (const batch of carried) {
     try {
-      handOff.add(batch.sessionKey, batch.text);
+      handOff.add(batch.sessionKey, batch.text, batch.agentId ?? defaultAgentId);
     } catch (error) {
       logger.error(
         `a wake OpenClaw had not read before it restarted was refused: ${(error as Error).message}`,

@@ -1,6 +1,12 @@
 /** @module The OpenClaw native plugin: runs the hooks plugin on OpenClaw's API, serving and with effects only in a full load. */
 import { createRequire } from "node:module";
-import { ConfigError, createHooksPlugin, createInspectorHandler, isConfigError } from "../index.js";
+import {
+  ConfigError,
+  createHooksPlugin,
+  createInspectorHandler,
+  isConfigError,
+  MAIN_AGENT_ID,
+} from "../index.js";
 import { overlapWithBuiltInHooks } from "./built-in-hooks.js";
 import { startOpenClawEffects } from "./effects.js";
 import { CONFIG_KEY, inOpenClawTerms, PLUGIN_ID } from "./gateway-config.js";
@@ -72,6 +78,7 @@ function register(api: OpenClawPluginApi): void {
         logger: host.logger,
         openclawConfig: api.config,
         stateDir: host.stateDir,
+        defaultAgentId: host.agents?.defaultId ?? MAIN_AGENT_ID,
       });
       setAdmission(effects.admitAgentTurn);
       for (const service of services) await service.start();

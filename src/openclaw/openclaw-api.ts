@@ -28,6 +28,8 @@ export interface OpenClawService {
 
 export interface OpenClawSystemEventOptions {
   sessionKey: string;
+  /** Scopes a plain key (`main`) to this agent; without it OpenClaw picks the owner of unscoped work. */
+  agentId?: string;
   contextKey?: string;
   /** Replaces the queued event with the same contextKey instead of adding one. */
   replace?: boolean;
@@ -37,6 +39,8 @@ export interface OpenClawHeartbeatRequest {
   source: string;
   intent: "immediate" | "event" | string;
   reason?: string;
+  /** Whose heartbeat; without it OpenClaw's heartbeat owner. */
+  agentId?: string;
 }
 
 export interface OpenClawSubagentRun {
@@ -66,7 +70,40 @@ export interface OpenClawWaitResult {
 }
 
 export interface OpenClawOutboundAdapter {
-  sendText?(params: { cfg: unknown; to: string; text: string }): unknown;
+  sendText?(params: {
+    cfg: unknown;
+    to: string;
+    text: string;
+    accountId?: string;
+    threadId?: string | number;
+  }): unknown;
+}
+
+/** OpenClaw's canonical route of a session (`ChannelRouteRef`): the channel and the target it last talked on. */
+export interface OpenClawChannelRoute {
+  channel?: string;
+  accountId?: string;
+  target?: { to: string; rawTo?: string; chatType?: string };
+  thread?: { id: string | number };
+}
+
+/** OpenClaw's `DeliveryContext`: the flat form of the same route. */
+export interface OpenClawDeliveryContext {
+  channel?: string;
+  to?: string;
+  accountId?: string;
+  threadId?: string | number;
+}
+
+/** The part of a session entry the adapter reads: where the session last talked (`SessionDeliveryState`). */
+export interface OpenClawSessionEntry {
+  delivery?:
+    | { kind: "none" | "internal" }
+    | { kind: "external"; route?: OpenClawChannelRoute; context?: OpenClawDeliveryContext };
+  /** Pre-2026.9 flat fields, which `openclaw doctor --fix` migrates into `delivery`. */
+  deliveryContext?: OpenClawDeliveryContext;
+  lastChannel?: string;
+  lastTo?: string;
 }
 
 export interface OpenClawRuntime {
@@ -82,6 +119,12 @@ export interface OpenClawRuntime {
     outbound: { loadAdapter(channel: string): Promise<OpenClawOutboundAdapter | undefined> };
   };
   state?: { resolveStateDir?(): string };
+  /** The session store; older releases lack `getSessionEntry`. */
+  agent?: {
+    session?: {
+      getSessionEntry?(params: { sessionKey: string; agentId?: string }): OpenClawSessionEntry | undefined;
+    };
+  };
 }
 
 export type OpenClawRegistrationMode =

@@ -4,6 +4,7 @@ import { EventEmitter } from "eventemitter3";
 import {
   type AgentTurn,
   CHANNEL_IDS,
+  configuredAgents,
   type HookBus,
   type HookEvents,
   type HostService,
@@ -56,6 +57,8 @@ export function createOpenClawHost(api: OpenClawPluginApi, options: { serving: b
     bus,
     // OpenClaw has all eight (mattermost as a plugin); one it has not configured is a logged delivery failure.
     channels: CHANNEL_IDS,
+    // OpenClaw's own agents (`agents.entries`) and its owner of unscoped work as the default.
+    agents: configuredAgents(api.config),
     mainSessionKey: MAIN_SESSION_KEY,
     stateDir: path.join(stateDir, PLUGIN_ID),
     registerHttpRoute: (route) => routes.push(route),

@@ -15,6 +15,14 @@ interface Batch {
   key: string;
   /** The events not yet consumed, each after the one before and a blank line (appended, never re-joined). */
   text: string;
+  /** Where OpenClaw queues it: the session, under the agent when one is named. */
+  target: Target;
+}
+
+/** A session of one agent, as `enqueueSystemEvent` takes it (`main` is a different session for each agent). */
+interface Target {
+  sessionKey: string;
+  agentId?: string;
 }
 
 /**
@@ -40,16 +48,23 @@ function defuse(text: string): string {
  * only the new events, swaps the re-queued copy out in the same tick: nothing is lost and nothing is seen twice.
  * The one loss this cannot see is the batch pushed out by 20 newer events from other producers before it grew again.
  */
-/** A batch OpenClaw may still hold unread, with its session and contextKey: what a restart would lose. */
+/** A batch OpenClaw may still hold unread, with its session, agent and contextKey: what a restart would lose. */
 export interface HandedBatch {
   sessionKey: string;
+  agentId?: string | undefined;
   key: string;
   text: string;
 }
 
+/** One key per (agent, session), for the batches of that queue. */
+const queueKey = ({ sessionKey, agentId }: Target) =>
+  agentId === undefined ? sessionKey : `${agentId}\u0000${sessionKey}`;
+const sameQueue = (batch: HandedBatch, target: Target) =>
+  batch.sessionKey === target.sessionKey && batch.agentId === target.agentId;
+
 export class SystemEventHandOff {
   private readonly open = new Map<string, Batch>();
-  /** Per session, the batches that filled up before the open one: unread until a heartbeat takes the open one. */
+  /** Per queue, the batches that filled up before the open one: unread until a heartbeat takes the open one. */
   private readonly full = new Map<string, Batch[]>();
   /** A previous registration's batches in this process's queue (after a reload): watched, never replaced. */
   private adopted: HandedBatch[] = [];
@@ -67,33 +82,36 @@ export class SystemEventHandOff {
    * it started a batch of its own (none was open, the open one was full, or a heartbeat had consumed it), `coalesced`
    * when it joined the open batch still waiting in OpenClaw's queue; undefined for an empty text (nothing queued).
    */
-  add(sessionKey: string, text: string): "queued" | "coalesced" | undefined {
+  add(sessionKey: string, text: string, agentId?: string): "queued" | "coalesced" | undefined {
     const item = defuse(text.trim());
     if (item === "") return undefined;
-    let batch = this.open.get(sessionKey);
+    // Batches are per (agent, session): `main` is a different session for each agent.
+    const target: Target = agentId === undefined ? { sessionKey } : { sessionKey, agentId };
+    const openKey = queueKey(target);
+    let batch = this.open.get(openKey);
     // Consumed: the probe queued the old text again, and the text below (the new event alone) replaces it.
     let consumed = false;
-    if (batch && this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true })) {
+    if (batch && this.enqueue(batch.text, { ...target, contextKey: batch.key, replace: true })) {
       consumed = true;
       // A heartbeat takes the session's whole queue: the full batches before this one went with it.
-      this.full.delete(sessionKey);
-      this.adopted = this.adopted.filter((batch) => batch.sessionKey !== sessionKey);
+      this.full.delete(openKey);
+      this.adopted = this.adopted.filter((handed) => !sameQueue(handed, target));
     } else if (batch && batch.text.length + item.length + 2 > MAX_BATCH_CHARS) {
-      const full = this.full.get(sessionKey) ?? [];
+      const full = this.full.get(openKey) ?? [];
       full.push(batch);
       if (full.length > MAX_FULL_BATCHES) full.shift();
-      this.full.set(sessionKey, full);
+      this.full.set(openKey, full);
       batch = undefined;
     }
     if (!batch) {
-      batch = { key: `${CONTEXT_KEY}:${this.instance}:${++this.sequence}`, text: "" };
-      this.open.set(sessionKey, batch);
+      batch = { key: `${CONTEXT_KEY}:${this.instance}:${++this.sequence}`, text: "", target };
+      this.open.set(openKey, batch);
     }
     const previous = batch.text;
     batch.text = consumed || previous === "" ? item : `${previous}\n\n${item}`;
     // False here means OpenClaw refused the event (its session store was replaced, say): never a silent loss.
     if (
-      !this.enqueue(batch.text, { sessionKey, contextKey: batch.key, replace: true }) &&
+      !this.enqueue(batch.text, { ...target, contextKey: batch.key, replace: true }) &&
       batch.text !== previous
     ) {
       batch.text = previous;
@@ -110,15 +128,15 @@ export class SystemEventHandOff {
   unread(queued: ReadonlySet<string> | undefined): HandedBatch[] {
     // A previous registration's batch can only be looked for: probing it would queue it again.
     const unread = queued ? this.adopted.filter((batch) => queued.has(batch.key)) : [];
-    for (const [sessionKey, batch] of this.open) {
-      const batches = [...(this.full.get(sessionKey) ?? []), batch];
+    for (const [openKey, batch] of this.open) {
+      const batches = [...(this.full.get(openKey) ?? []), batch];
       for (const handed of batches) {
         if (handed.text === "") continue;
         const waiting = queued
           ? queued.has(handed.key)
           : handed === batch &&
-            !this.enqueue(handed.text, { sessionKey, contextKey: handed.key, replace: true });
-        if (waiting) unread.push({ sessionKey, key: handed.key, text: handed.text });
+            !this.enqueue(handed.text, { ...handed.target, contextKey: handed.key, replace: true });
+        if (waiting) unread.push({ ...handed.target, key: handed.key, text: handed.text });
       }
     }
     return unread;

@@ -85,6 +85,7 @@ export function takeUnread(dir: string, warn: (message: string) => void): LeftUn
     ? saved.batches.filter(
         (batch) =>
           typeof batch?.sessionKey === "string" &&
+          (batch.agentId === undefined || typeof batch.agentId === "string") &&
           typeof batch.key === "string" &&
           typeof batch.text === "string" &&
           batch.text !== "",

@@ -66,7 +66,7 @@ export class Resolver {
     if (route.kind !== "mapped") {
       const action: HookAction =
         route.kind === "wake"
-          ? validateWakeAction(request.body)
+          ? validateWakeAction(request.body, this.deps.policy.agents)
           : validateAgentAction(request.body, this.deps.policy);
       const plan = planAction(action, this.planContext(request, undefined, false, "Webhook", undefined));
       const resolution: Resolution = {

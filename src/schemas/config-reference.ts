@@ -71,7 +71,7 @@ function parts(): Part[] {
       heading: "The plugin's keys",
       text: [
         "The plugin reads these three; in `agents` and `gateway`, other keys belong to other parts of a gateway and",
-        "are left alone.",
+        "are left alone. Inside OpenClaw, `agents` and `gateway` are OpenClaw's own ([Config](openclaw.md#config)).",
       ],
       schema: jsonSchemaOf(PluginGatewayConfigSchema) as JsonSchema,
     },

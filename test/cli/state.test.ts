@@ -161,7 +161,7 @@ describe("hooks state", () => {
     const gateway = await startServe(["--config", writeConfig(dir, baseConfig()), "--state-dir", state]);
     const agent = await postJson(
       `${gateway.url}/hooks/agent`,
-      { message: "hello there", sessionKey: "hook:live" },
+      { message: "hello there", sessionKey: "hook:live", sessionMode: "persistent" },
       AUTH,
     );
     await gateway.waitForLog((r) => r.msg === "agent turn finished" && r.runId === agent.body.runId);

@@ -220,7 +220,11 @@ describe("the reload SIGHUP calls", () => {
     writeConfig(
       path.dirname(file),
       baseConfig(
-        { server: { port: port + 1 }, heartbeat: { everySeconds: 5 } },
+        {
+          server: { port: port + 1 },
+          heartbeat: { everySeconds: 5 },
+          agents: { entries: { main: {}, ops: {} } },
+        },
         {
           path: "/elsewhere",
           store: { kind: "redis", url: "redis://127.0.0.1:1" },
@@ -239,12 +243,13 @@ describe("the reload SIGHUP calls", () => {
         "hooks.path",
         "hooks.store",
         "hooks.journal.fsync",
+        "agents",
       ],
       mappings: 2,
     });
     const warning = log.lines.find((line) => line.level === "warn");
     expect(warning?.msg).toBe(
-      "config changes that need a restart were not applied, their running values stay: server.port, heartbeat.everySeconds, hooks.path, hooks.store, hooks.journal.fsync",
+      "config changes that need a restart were not applied, their running values stay: server.port, heartbeat.everySeconds, hooks.path, hooks.store, hooks.journal.fsync, agents",
     );
     expect(log.lines.filter(reloaded).map((line) => line.msg)).toEqual([
       "config reloaded (SIGHUP): 2 mapping(s) (was 1); changed: hooks.mappings",

@@ -260,7 +260,11 @@ describe("openai runner", () => {
     const { args, record } = serveArgs(dir, config);
     const gateway = await startServe(args, { env: { TEST_LLM_KEY: "sk-local-test" } });
 
-    const first = await runTurn(gateway, record, { message: "first question", sessionKey: "hook:llm" });
+    const first = await runTurn(gateway, record, {
+      message: "first question",
+      sessionKey: "hook:llm",
+      sessionMode: "persistent",
+    });
     expect(first).toMatchObject({ status: "ok", reply: "reply #1 (1 messages)" });
     expect(chat.requests[0]).toMatchObject({
       url: "/v1/chat/completions",
@@ -273,6 +277,7 @@ describe("openai runner", () => {
     const second = await runTurn(gateway, record, {
       message: "follow-up",
       sessionKey: "hook:llm",
+      sessionMode: "persistent",
       model: "local/other-model",
     });
     expect(second).toMatchObject({ status: "ok", reply: "reply #2 (3 messages)" });

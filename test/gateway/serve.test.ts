@@ -148,7 +148,7 @@ describe("hooks serve with a config file", () => {
     expect(fileLines.join("\n")).not.toContain("secret-payload-value");
   });
 
-  it("continues a conversation under a reused session key and moves the last route with each delivery", async () => {
+  it("continues a persistent conversation under a reused session key and moves the last route with each delivery", async () => {
     const dir = makeTempDir();
     const config = writeConfig(dir, baseConfig());
     const state = path.join(dir, "state");
@@ -157,6 +157,7 @@ describe("hooks serve with a config file", () => {
     const first = await postJson(`${gateway.url}/hooks/agent`, {
       message: "first",
       sessionKey: "hook:chat",
+      sessionMode: "persistent",
       channel: "signal",
       to: "+15550001111",
     });
@@ -165,6 +166,7 @@ describe("hooks serve with a config file", () => {
     const second = await postJson(`${gateway.url}/hooks/agent`, {
       message: "second",
       sessionKey: "hook:chat",
+      sessionMode: "persistent",
     });
     await gateway.waitForLog((r) => r.msg === "agent turn finished" && r.runId === second.body.runId);
 

@@ -29,9 +29,15 @@ afterEach(async () => {
 });
 
 let runs = 0;
-function turn(sessionKey: string, message: string, timeoutSeconds = 5): AgentTurn {
+function turn(
+  sessionKey: string,
+  message: string,
+  timeoutSeconds = 5,
+  routing: Pick<AgentTurn, "agentId" | "sessionMode"> = { sessionMode: "persistent" },
+): AgentTurn {
   runs++;
   return {
+    ...routing,
     source: { hook: "agent", requestId: `r${runs}` },
     runId: `run-${runs}`,
     sessionKey,
@@ -60,6 +66,7 @@ function start(runner: AgentRunner) {
     runner,
     logger: silentGatewayLogger,
     mainSessionKey: "main",
+    defaultAgentId: "main",
   });
   const until = (count: number) =>
     new Promise<void>((resolve) => {
@@ -115,6 +122,37 @@ describe("session subsystem", () => {
     second.reply("a two");
     await until(3);
     expect(finished.map((event) => event.reply)).toEqual(["b done", "a one", "a two"]);
+  });
+
+  it("isolated turns of one key still run in order but see no history; another agent's persistent key is a conversation of its own", async () => {
+    const held = heldRunner();
+    const { bus, until } = start(held.runner);
+    const isolated = { sessionMode: "isolated" } as const;
+    bus.emit("session:agent-turn", turn("hook:i", "first", 5, isolated));
+    bus.emit("session:agent-turn", turn("hook:i", "second", 5, isolated));
+    const first = await held.next();
+    first.reply("one");
+    const second = await held.next();
+    expect(second.input.turn.message).toBe("second");
+    expect(second.input.history).toEqual([]);
+    second.reply("two");
+    await until(2);
+    expect(store.history("hook:i")).toEqual([]);
+    expect(store.history(`hook:i:run:${first.input.turn.runId}`)).toEqual([
+      { role: "user", content: "first" },
+      { role: "assistant", content: "one" },
+    ]);
+
+    const ops = { agentId: "ops", sessionMode: "persistent" } as const;
+    bus.emit("session:agent-turn", turn("hook:i", "for ops", 5, ops));
+    const third = await held.next();
+    expect(third.input.history).toEqual([]);
+    third.reply("ops here");
+    await until(3);
+    expect(store.history("agent:ops:hook:i").map((message) => message.content)).toEqual([
+      "for ops",
+      "ops here",
+    ]);
   });
 
   it("runs an echo turn like any other: running until it ends, so a stop in between finds and reports it", async () => {

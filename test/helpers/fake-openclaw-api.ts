@@ -13,6 +13,7 @@ import type {
   OpenClawOutboundAdapter,
   OpenClawPluginApi,
   OpenClawService,
+  OpenClawSessionEntry,
   OpenClawSubagentRun,
   OpenClawSystemEventOptions,
   OpenClawTool,
@@ -29,9 +30,18 @@ export class SystemEventQueueModel {
   static readonly MAX_EVENTS = 20;
   readonly queues = new Map<string, Array<{ text: string; contextKey: string | null }>>();
 
+  /** OpenClaw's SDK scopes a plain key to the agent it names (`main` of `ops` is `agent:ops:main`). */
+  static sessionOf(options: { sessionKey: string; agentId?: string }): string {
+    const { sessionKey, agentId } = options;
+    return agentId === undefined || sessionKey.startsWith("agent:")
+      ? sessionKey
+      : `agent:${agentId}:${sessionKey}`;
+  }
+
   enqueue(text: string, options: OpenClawSystemEventOptions): boolean {
-    const queue = this.queues.get(options.sessionKey) ?? [];
-    this.queues.set(options.sessionKey, queue);
+    const session = SystemEventQueueModel.sessionOf(options);
+    const queue = this.queues.get(session) ?? [];
+    this.queues.set(session, queue);
     const cleaned = text.trim();
     if (!cleaned) return false;
     const contextKey = options.contextKey?.toLowerCase() ?? null;
@@ -99,7 +109,11 @@ export interface FakeOpenClaw {
   /** What `waitForRun` answers, per call; `pending` until a test says otherwise. */
   waitResult: (runId: string) => OpenClawWaitResult;
   adapters: Map<string, OpenClawOutboundAdapter>;
-  sent: Array<{ channel: string; to: string; text: string }>;
+  sent: Array<{ channel: string; to: string; text: string; accountId?: string; threadId?: string | number }>;
+  /** OpenClaw's session store, by canonical key (`agent:main:main`): what `getSessionEntry` answers. */
+  sessionEntries: Map<string, OpenClawSessionEntry>;
+  /** Every `getSessionEntry` call's params. */
+  sessionReads: Array<{ sessionKey: string; agentId?: string }>;
   /**
    * The scope OpenClaw runs a route's handler in (its plugin request scope, which carries the sender's rights, none
    * for an `auth: "plugin"` route): `getStore()` is the route's path inside a handler, undefined outside one.
@@ -150,6 +164,8 @@ export function fakeOpenClaw(options: {
         delete global[key];
       };
     },
+    sessionEntries: new Map(),
+    sessionReads: [],
     api: undefined as unknown as OpenClawPluginApi,
     async listen() {
       const server: Server = createServer(async (req, res) => {
@@ -179,6 +195,14 @@ export function fakeOpenClaw(options: {
     logger: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
     runtime: {
       state: { resolveStateDir: () => stateDir },
+      agent: {
+        session: {
+          getSessionEntry: (params) => {
+            fake.sessionReads.push(params);
+            return fake.sessionEntries.get(params.sessionKey);
+          },
+        },
+      },
       system: {
         enqueueSystemEvent: (text, eventOptions) => queue.enqueue(text, eventOptions),
         requestHeartbeat: (request) => fake.heartbeats.push(request),
@@ -198,8 +222,15 @@ export function fakeOpenClaw(options: {
             const adapter = fake.adapters.get(channel);
             if (!adapter) return undefined;
             return {
-              sendText: async (params: { cfg: unknown; to: string; text: string }) => {
-                fake.sent.push({ channel, to: params.to, text: params.text });
+              sendText: async (params: {
+                cfg: unknown;
+                to: string;
+                text: string;
+                accountId?: string;
+                threadId?: string | number;
+              }) => {
+                const { cfg: _cfg, ...sent } = params;
+                fake.sent.push({ channel, ...sent });
                 return adapter.sendText?.(params);
               },
             };

@@ -283,7 +283,7 @@ describe("the inspector on its own port", () => {
     const detail = (await call(`/api/requests/${row.id}`, { cookie })).json();
     expect(detail.outcome).toBe(row.outcome);
     expect(detail.events).toEqual([
-      { event: "session:system-event", id: expect.any(String), outcome: row.outcome },
+      { event: "session:system-event", id: expect.any(String), agentId: "main", outcome: row.outcome },
     ]);
   });
 

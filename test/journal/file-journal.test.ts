@@ -291,7 +291,7 @@ describe("the checkpoint", () => {
     await j.open();
     const text = "x".repeat(70_000);
     const plan = planAction(
-      { kind: "wake", text, mode: "now" },
+      { kind: "wake", text, mode: "now", agentId: "main" },
       {
         source: { hook: "wake", requestId: "large" },
         mainSessionKey: "main",

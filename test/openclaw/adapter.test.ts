@@ -70,7 +70,7 @@ describe("OpenClaw adapter: registration", () => {
       expect(response.status).toBe(503);
       expect(response.headers.get("retry-after")).toBe("5");
       expect(await response.json()).toMatchObject({ ok: false, code: "UNAVAILABLE" });
-      expect(fake.queue.drain("main")).toEqual([]);
+      expect(fake.queue.drain("agent:main:main")).toEqual([]);
       const broken = fakeOpenClaw({ pluginConfig: { enabled: true }, registrationMode: mode });
       expect(() => openclawPlugin.register(broken.api)).toThrow(
         /plugins\.entries\.hooks-intake\.config\.token/,
@@ -134,8 +134,10 @@ describe("OpenClaw adapter: effects", () => {
     expect((await post("wake", { text: "first", mode: "next-heartbeat" })).status).toBe(200);
     expect(fake.heartbeats).toEqual([]);
     expect((await post("wake", { text: "second", mode: "now" })).status).toBe(200);
-    expect(fake.heartbeats).toEqual([{ source: "hook", intent: "immediate", reason: expect.any(String) }]);
-    const queued = fake.queue.drain("main");
+    expect(fake.heartbeats).toEqual([
+      { source: "hook", intent: "immediate", reason: expect.any(String), agentId: "main" },
+    ]);
+    const queued = fake.queue.drain("agent:main:main");
     expect(queued).toHaveLength(1);
     expect(queued[0]).toMatch(/first[\s\S]*second/);
   });
@@ -145,7 +147,7 @@ describe("OpenClaw adapter: effects", () => {
     const { post } = await serve(fake);
     for (let i = 1; i <= 30; i++) await post("wake", { text: `wake number ${i}.`, mode: "next-heartbeat" });
     await post("wake", { text: "wake number 31.", mode: "now" });
-    const text = fake.queue.drain("main").join("\n");
+    const text = fake.queue.drain("agent:main:main").join("\n");
     for (let i = 1; i <= 31; i++) expect(text).toContain(`wake number ${i}.`);
   });
 
@@ -190,7 +192,7 @@ describe("OpenClaw adapter: effects", () => {
     const response = await post("agent", { message: "check the build", name: "CI", wakeMode: "now" });
     expect(response.status).toBe(202);
     const { runId } = (await response.json()) as { runId: string };
-    await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0).toBe(1);
+    await expect.poll(() => fake.queue.queues.get("agent:main:main")?.length ?? 0).toBe(1);
     expect(fake.runs).toEqual([
       expect.objectContaining({
         deliver: false,
@@ -198,8 +200,9 @@ describe("OpenClaw adapter: effects", () => {
         message: expect.stringContaining("check the build"),
       }),
     ]);
-    expect(fake.runs[0]?.sessionKey).toMatch(/^hook:/);
-    expect(fake.queue.drain("main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nCI: [\s\S]*All green\./);
+    // Isolated by default: a session of its own under the key, scoped to the default agent.
+    expect(fake.runs[0]?.sessionKey).toMatch(/^agent:main:hook:[^:]+:run:[^:]+$/);
+    expect(fake.queue.drain("agent:main:main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nCI: [\s\S]*All green\./);
     expect(fake.heartbeats).toHaveLength(1);
   });
 
@@ -212,8 +215,8 @@ describe("OpenClaw adapter: effects", () => {
     const { post } = await serve(fake);
     expect((await post("agent", { message: "hi", model: "stub/fast" })).status).toBe(202);
     expect((await post("agent", { message: "hi", model: "other/slow" })).status).toBe(400);
-    await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0).toBe(1);
-    expect(fake.queue.drain("main")[0]).toMatch(/\(no reply\)/);
+    await expect.poll(() => fake.queue.queues.get("agent:main:main")?.length ?? 0).toBe(1);
+    expect(fake.queue.drain("agent:main:main")[0]).toMatch(/\(no reply\)/);
     expect(fake.runs[0]).toMatchObject({ provider: "stub", model: "fast" });
   });
 
@@ -273,8 +276,8 @@ describe("OpenClaw adapter: effects", () => {
     fake.waitResult = () => ({ status: "error", error: "No route-compatible authentication source" });
     const { post } = await serve(fake);
     await post("agent", { message: "hi", name: "Job" });
-    await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0).toBe(1);
-    expect(fake.queue.drain("main")[0]).toMatch(
+    await expect.poll(() => fake.queue.queues.get("agent:main:main")?.length ?? 0).toBe(1);
+    expect(fake.queue.drain("agent:main:main")[0]).toMatch(
       /^SECURITY NOTICE[\s\S]*\nJob \(error\): [\s\S]*No route-compatible/,
     );
   });
@@ -334,7 +337,7 @@ describe("OpenClaw adapter: effects", () => {
     await service.stop?.({});
     const late = await wake();
     expect([late.status, late.headers.get("retry-after")]).toEqual([503, "5"]);
-    expect(fake.queue.drain("main")).toHaveLength(1);
+    expect(fake.queue.drain("agent:main:main")).toHaveLength(1);
   });
 
   it("a service started twice still hands each event over once", async () => {

@@ -15,7 +15,13 @@ function setup() {
   const results: DeliveryResult[] = [];
   bus.on("session:system-event-outcome", (outcome) => outcomes.push(outcome));
   bus.on("delivery:result", (result) => results.push(result));
-  const effects = startOpenClawEffects({ runtime: fake.api.runtime, bus, logger, openclawConfig: {} });
+  const effects = startOpenClawEffects({
+    runtime: fake.api.runtime,
+    bus,
+    logger,
+    openclawConfig: {},
+    defaultAgentId: "main",
+  });
   return { fake, bus, outcomes, results, effects };
 }
 
@@ -33,7 +39,7 @@ describe("OpenClaw effects: outcomes", () => {
     wake("e1");
     expect(outcomes).toEqual([{ source, eventId: "e1", outcome: "queued" }]);
     wake("e2");
-    fake.queue.drain("main");
+    fake.queue.drain("agent:main:main");
     wake("e3");
     expect(outcomes.map((outcome) => outcome.outcome)).toEqual(["queued", "coalesced", "queued"]);
     effects.stop();

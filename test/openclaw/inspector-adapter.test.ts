@@ -126,7 +126,7 @@ describe("the inspector inside OpenClaw (stand-in API)", () => {
     const dryRun = await tool(fake, INSPECTOR_TOOL_NAMES.dryRun).execute("call", { id: summary!.id });
     expect(dryRun.details).toMatchObject({ status: 200, mappingId: "deploy" });
     // Nothing was emitted by the dry run: the one wake in OpenClaw's queue is the request's own.
-    expect(fake.queue.drain("main").filter((text) => text.includes(service))).toHaveLength(1);
+    expect(fake.queue.drain("agent:main:main").filter((text) => text.includes(service))).toHaveLength(1);
     for (const answer of [listed, detail, dryRun]) {
       expect(JSON.stringify(answer)).not.toContain(TOKEN);
     }

@@ -224,7 +224,7 @@ describe("the inspector's script-free pages inside OpenClaw (stand-in gateway)",
   });
 
   it("the dry run, the fixture and a comparison are GET pages; the dry run sends nothing", async () => {
-    const queued = () => standIn.fake.queue.queues.get("main")?.length ?? 0;
+    const queued = () => standIn.fake.queue.queues.get("agent:main:main")?.length ?? 0;
     const before = queued();
     const dryRun = await get(`${INSPECTOR_PATH}/r/${encodeURIComponent(deploy.key)}/dry-run`, {
       cookie: standIn.frameCookie,
