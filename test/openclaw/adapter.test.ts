@@ -170,7 +170,7 @@ describe("OpenClaw adapter: effects", () => {
     const { post } = await serve(fake);
     expect((await post("alert", { msg: "disk full" })).status).toBe(200);
     expect((await post("triage", { msg: "CPU at 99%" })).status).toBe(202);
-    const [queued] = fake.queue.drain("main");
+    const [queued] = fake.queue.drain("agent:main:main");
     expect(queued).toMatch(
       /^Summarise the alert below in one line\.\n\nSECURITY NOTICE[\s\S]*disk full\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="[^"]+">>>$/,
     );
@@ -265,8 +265,8 @@ describe("OpenClaw adapter: effects", () => {
       expect(refused.headers.get("retry-after")).toBe(status === 503 ? "10" : null);
       expect(fake.runs).toEqual([]);
       expect((await post("agent", { message: "hi", name: "Job" }, TOKEN, "job-1")).status).toBe(202);
-      await expect.poll(() => fake.queue.queues.get("main")?.length ?? 0, { timeout: 5_000 }).toBe(1);
-      expect(fake.queue.drain("main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./);
+      await expect.poll(() => fake.queue.queues.get("agent:main:main")?.length ?? 0, { timeout: 5_000 }).toBe(1);
+      expect(fake.queue.drain("agent:main:main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./);
       expect(fake.runs).toHaveLength(1);
     },
   );

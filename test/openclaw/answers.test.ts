@@ -46,7 +46,7 @@ describe("OpenClaw adapter: eventOutcome", () => {
       eventId: expect.any(String),
       eventOutcome: "queued",
     });
-    expect(fake.queue.drain("main")).toHaveLength(1);
+    expect(fake.queue.drain("agent:main:main")).toHaveLength(1);
     expect((await post("wake", { text: "after the heartbeat" })).body.eventOutcome).toBe("queued");
   });
 

@@ -64,7 +64,7 @@ describe("OpenClaw adapter: secrets from files and the environment", () => {
       });
     expect((await wake(TOKEN)).status).toBe(200);
     expect((await wake("not-the-token-0123456789abcdef")).status).toBe(401);
-    expect(fake.queue.drain("main")).toHaveLength(1);
+    expect(fake.queue.drain("agent:main:main")).toHaveLength(1);
     expect(fake.logs.join("\n")).not.toContain(TOKEN);
   });
 

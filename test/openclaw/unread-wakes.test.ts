@@ -57,14 +57,14 @@ describe("wakes OpenClaw had not read when it stopped", () => {
     asIfNewProcess(first.fake);
 
     const second = await startOpenClaw(first.fake.stateDir);
-    const read = markers(second.fake.queue.drain("main"));
+    const read = markers(second.fake.queue.drain("agent:main:main"));
     expect(read).toEqual(Array.from({ length: 10 }, (_, i) => `marker-${i + 1}`));
     await second.wake("marker-11", "now");
-    expect(markers(second.fake.queue.drain("main"))).toEqual(["marker-11"]);
+    expect(markers(second.fake.queue.drain("agent:main:main"))).toEqual(["marker-11"]);
     await second.stop();
 
     const third = await startOpenClaw(first.fake.stateDir);
-    expect(third.fake.queue.drain("main")).toEqual([]);
+    expect(third.fake.queue.drain("agent:main:main")).toEqual([]);
   });
 
   it("handed over again and still unread at the next stop, they are kept again", async () => {
@@ -76,17 +76,17 @@ describe("wakes OpenClaw had not read when it stopped", () => {
     await second.stop();
     asIfNewProcess(first.fake);
     const third = await startOpenClaw(first.fake.stateDir);
-    expect(markers(third.fake.queue.drain("main"))).toEqual(["marker-1"]);
+    expect(markers(third.fake.queue.drain("agent:main:main"))).toEqual(["marker-1"]);
   });
 
   it("a heartbeat's read before the stop leaves nothing to hand over again", async () => {
     const first = await startOpenClaw();
     await first.wake("marker-1");
-    first.fake.queue.drain("main");
+    first.fake.queue.drain("agent:main:main");
     await first.stop();
     expect(() => readFileSync(savedFile(first.fake))).toThrow(/ENOENT/);
     const second = await startOpenClaw(first.fake.stateDir);
-    expect(second.fake.queue.drain("main")).toEqual([]);
+    expect(second.fake.queue.drain("agent:main:main")).toEqual([]);
   });
 
   it("a start in the same process (a reload, where OpenClaw's queue kept them) hands nothing over again", async () => {
@@ -94,7 +94,7 @@ describe("wakes OpenClaw had not read when it stopped", () => {
     await first.wake("marker-1");
     await first.stop();
     const second = await startOpenClaw(first.fake.stateDir);
-    expect(second.fake.queue.drain("main")).toEqual([]);
+    expect(second.fake.queue.drain("agent:main:main")).toEqual([]);
     expect(() => readFileSync(savedFile(first.fake))).toThrow(/ENOENT/);
   });
 
@@ -109,12 +109,12 @@ describe("wakes OpenClaw had not read when it stopped", () => {
     openclawPlugin.register(fake.api);
     for (const service of fake.services) await service.start({});
     const hideQueues = fake.exposeQueues();
-    expect(markers(fake.queue.queues.get("main")?.map((event) => event.text) ?? [])).toEqual(["marker-1"]);
+    expect(markers(fake.queue.queues.get("agent:main:main")?.map((event) => event.text) ?? [])).toEqual(["marker-1"]);
     for (const service of fake.services) await service.stop?.({});
     hideQueues();
     asIfNewProcess(fake);
     const restarted = await startOpenClaw(fake.stateDir);
-    expect(markers(restarted.fake.queue.drain("main"))).toEqual(["marker-1"]);
+    expect(markers(restarted.fake.queue.drain("agent:main:main"))).toEqual(["marker-1"]);
   });
 
   it("without OpenClaw's queue in sight, the open batch is probed instead", async () => {
@@ -125,6 +125,6 @@ describe("wakes OpenClaw had not read when it stopped", () => {
     await first.stop();
     asIfNewProcess(first.fake);
     const second = await startOpenClaw(first.fake.stateDir);
-    expect(markers(second.fake.queue.drain("main"))).toEqual(["marker-1"]);
+    expect(markers(second.fake.queue.drain("agent:main:main"))).toEqual(["marker-1"]);
   });
 });
