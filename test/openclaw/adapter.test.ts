@@ -265,8 +265,12 @@ describe("OpenClaw adapter: effects", () => {
       expect(refused.headers.get("retry-after")).toBe(status === 503 ? "10" : null);
       expect(fake.runs).toEqual([]);
       expect((await post("agent", { message: "hi", name: "Job" }, TOKEN, "job-1")).status).toBe(202);
-      await expect.poll(() => fake.queue.queues.get("agent:main:main")?.length ?? 0, { timeout: 5_000 }).toBe(1);
-      expect(fake.queue.drain("agent:main:main")[0]).toMatch(/^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./);
+      await expect
+        .poll(() => fake.queue.queues.get("agent:main:main")?.length ?? 0, { timeout: 5_000 })
+        .toBe(1);
+      expect(fake.queue.drain("agent:main:main")[0]).toMatch(
+        /^SECURITY NOTICE[\s\S]*\nJob: [\s\S]*Second try\./,
+      );
       expect(fake.runs).toHaveLength(1);
     },
   );

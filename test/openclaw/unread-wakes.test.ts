@@ -109,7 +109,9 @@ describe("wakes OpenClaw had not read when it stopped", () => {
     openclawPlugin.register(fake.api);
     for (const service of fake.services) await service.start({});
     const hideQueues = fake.exposeQueues();
-    expect(markers(fake.queue.queues.get("agent:main:main")?.map((event) => event.text) ?? [])).toEqual(["marker-1"]);
+    expect(markers(fake.queue.queues.get("agent:main:main")?.map((event) => event.text) ?? [])).toEqual([
+      "marker-1",
+    ]);
     for (const service of fake.services) await service.stop?.({});
     hideQueues();
     asIfNewProcess(fake);
