@@ -11,6 +11,7 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "authorization",
   "proxy-authorization",
   "x-service-token",
+  "x-openclaw-token",
   "x-forwarded-authorization",
   "cookie",
   "x-gitlab-token",

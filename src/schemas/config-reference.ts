@@ -21,7 +21,7 @@ const INTRO = [
   "([The command line](cli.md#the-command-line), which also says where a secret's variable may not be used).",
   "",
   'Inside OpenClaw the plugin\'s config is the `hooks` block alone, under `plugins.entries["hooks-intake"].config`',
-  "([Inside OpenClaw](openclaw.md#install-and-configure)).",
+  "([Inside OpenClaw](openclaw.md#configure)).",
   "",
   "In the tables, *unset* means the field has no default: leaving it out does what its description says. JSON Schemas",
   "generated from the same valibot schemas are in `schemas/`: `hooks-config`, `plugin-config`, `gateway-config`,",

@@ -1,4 +1,4 @@
-/** @module The hook-token verifier: Bearer, then X-Service-Token, then the deprecated query; compared in constant time. */
+/** @module The hook-token verifier: Bearer, then X-Service-Token or X-OpenClaw-Token, then the deprecated query; compared in constant time. */
 import { timingSafeEqual } from "node:crypto";
 import type { AuthVerdict, CredentialsView, Verifier } from "./verifier.js";
 
@@ -22,7 +22,10 @@ export function createTokenComparer(token: string): (presented: string) => boole
   };
 }
 
-/** The first credential present is the one judged: `Authorization: Bearer`, `X-Service-Token`, `?token=`. */
+/**
+ * The first credential present is the one judged: `Authorization: Bearer`, `X-Service-Token`, `X-OpenClaw-Token`
+ * (the header OpenClaw's own hooks take, so a sender moved over from them keeps its setup), `?token=`.
+ */
 export function findToken(request: CredentialsView): { token?: string; viaQuery: boolean } {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
@@ -31,6 +34,8 @@ export function findToken(request: CredentialsView): { token?: string; viaQuery:
   }
   const service = request.headers["x-service-token"];
   if (typeof service === "string" && service !== "") return { token: service.trim(), viaQuery: false };
+  const openclaw = request.headers["x-openclaw-token"];
+  if (typeof openclaw === "string" && openclaw !== "") return { token: openclaw.trim(), viaQuery: false };
   const fromQuery = request.query?.get("token");
   if (fromQuery) return { token: fromQuery, viaQuery: true };
   return { viaQuery: false };

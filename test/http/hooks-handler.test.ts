@@ -128,6 +128,7 @@ describe("HTTP contract", () => {
   it.each([
     { name: "Bearer, scheme in any case", headers: { authorization: `bEaReR ${TOKEN}` } },
     { name: "X-Service-Token", headers: { "x-service-token": TOKEN } },
+    { name: "X-OpenClaw-Token (OpenClaw's own hooks' header)", headers: { "x-openclaw-token": TOKEN } },
     { name: "+json content type", headers: { ...AUTH, "content-type": "application/vnd.api+json" } },
     { name: "no content type", headers: { ...AUTH, "content-type": "" } },
   ])("accepts $name", async ({ headers }) => {

@@ -89,6 +89,7 @@ describe("mapped hooks", () => {
     "authorization",
     "proxy-authorization",
     "x-service-token",
+    "x-openclaw-token",
     "x-forwarded-authorization",
     "cookie",
     "x-gitlab-token",

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureOpenClawRuntime, type OpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
+import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
 import {
   type OpenClawGateway,
   startOpenClawGateway,
@@ -132,8 +133,21 @@ describe.skipIf(skipReason !== undefined)(
         body: JSON.stringify(body),
       });
 
+    /** What the plugin's inspector (behind OpenClaw's gateway auth) knows of the request: its run's delivery result. */
+    const deliveryOf = async (requestId: string): Promise<string | undefined> => {
+      const get = (path: string) =>
+        fetch(`${gateway.url}${INSPECTOR_PATH}/api/requests${path}`, {
+          headers: { authorization: `Bearer ${gatewayToken}` },
+        }).then((response) => response.json());
+      const { requests } = (await get("?hook=agent")) as { requests: { id: string; requestId: string }[] };
+      const row = requests.find((each) => each.requestId === requestId);
+      if (row === undefined) return undefined;
+      const detail = (await get(`/${encodeURIComponent(row.id)}`)) as { runs?: { delivery?: string }[] };
+      return detail.runs?.[0]?.delivery;
+    };
+
     it(
-      'before the user has talked on any channel, a reply to "last" is not delivered, and the caller is told',
+      'before the user has talked on any channel, a reply to "last" fails to deliver, and says why',
       async () => {
         const response = await agent({
           message: "first hook",
@@ -143,7 +157,11 @@ describe.skipIf(skipReason !== undefined)(
           waitForCompletion: true,
         });
         expect(response.status).toBe(200);
-        expect(await response.json()).toMatchObject({ ok: true, status: "ok", delivered: false });
+        expect(await response.json()).toMatchObject({ ok: true, status: "ok" });
+        const requestId = response.headers.get("x-request-id")!;
+        await expect
+          .poll(() => deliveryOf(requestId), { timeout: TURN_TIMEOUT_MS, interval: 500 })
+          .toMatch(/^failed: no last route/);
         expect(telegram.sent).toEqual([]);
       },
       TURN_TIMEOUT_MS * 2,
@@ -214,10 +232,14 @@ describe.skipIf(skipReason !== undefined)(
         });
         expect(response.status).toBe(200);
         expect(await response.json()).toMatchObject({ ok: true, status: "ok", delivered: true });
+        const requestId = response.headers.get("x-request-id")!;
         const sent = await explained(
           telegram.waitForSent((send) => (send.text ?? "").includes(`DELIVERED-${marker}`), TURN_TIMEOUT_MS),
         );
         expect(sent).toMatchObject({ method: "sendMessage", chatId: String(CHAT_ID) });
+        await expect
+          .poll(() => deliveryOf(requestId), { timeout: TURN_TIMEOUT_MS, interval: 500 })
+          .toBe("sent");
       },
       TURN_TIMEOUT_MS * 2,
     );

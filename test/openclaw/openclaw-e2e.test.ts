@@ -90,6 +90,9 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
                 enabled: true,
                 token: pluginToken,
                 path: "/intake",
+                // A request may name an agent; only OpenClaw's main agent is allowed.
+                allowRequestAgentId: true,
+                allowedAgentIds: ["main"],
                 mappings: [
                   {
                     id: "monitor",
@@ -97,6 +100,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
                     action: "wake",
                     wakeMode: "now",
                     textTemplate: "Monitor {{payload.check}} is {{payload.state}}",
+                    instructions: "OPERATOR-NOTE: tell the user which check changed.",
                   },
                 ],
               },
@@ -119,7 +123,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
       const marker = `WAKE-${hex(6)}`;
       const response = await post("/intake/wake", { text: marker, mode: "now" });
       expect(response.status).toBe(200);
-      expect(await response.json()).toMatchObject({ ok: true, mode: "now" });
+      expect(await response.json()).toMatchObject({ ok: true, mode: "now", eventOutcome: "queued" });
       // The plugin's safety wrapper survives inside OpenClaw's own internal-context block.
       expect(await prompt((text) => text.includes(marker))).toMatch(
         new RegExp(
@@ -135,9 +139,16 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
     async () => {
       const batch = hex(4);
       const markers = Array.from({ length: 31 }, (_, i) => `NOLOSS-${batch}-${i + 1}.`);
+      const outcomes: string[] = [];
       for (const marker of markers.slice(0, 30)) {
-        expect((await post("/intake/wake", { text: marker, mode: "next-heartbeat" })).status).toBe(200);
+        const response = await post("/intake/wake", { text: marker, mode: "next-heartbeat" });
+        expect(response.status).toBe(200);
+        outcomes.push(((await response.json()) as { eventOutcome: string }).eventOutcome);
       }
+      // The first starts a batch in OpenClaw's queue, the others join it while no heartbeat has read it.
+      expect(outcomes[0]).toBe("queued");
+      expect(outcomes.slice(1)).toContain("coalesced");
+      expect(outcomes.every((outcome) => outcome === "queued" || outcome === "coalesced")).toBe(true);
       expect((await post("/intake/wake", { text: markers[30], mode: "now" })).status).toBe(200);
       await prompt((text) => text.includes(markers[30]!));
       const seen = stub.prompts.join("\n");
@@ -180,6 +191,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
         sessionKey: expect.stringMatching(/^hook:/),
         status: "ok",
         reply: "visible",
+        replyDisposition: "visible",
         delivered: false,
       });
       // The answer came after the model was asked: the stub saw the task before the caller got its outcome.
@@ -194,11 +206,25 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
       const check = `disk-${hex(4)}`;
       const response = await post("/intake/monitor", { check, state: "critical" });
       expect(response.status).toBe(200);
-      expect(await response.json()).toMatchObject({ ok: true, mappingId: "monitor" });
-      await prompt((text) => text.includes(`Monitor ${check} is critical`));
+      expect(await response.json()).toMatchObject({ ok: true, mappingId: "monitor", eventOutcome: "queued" });
+      const seen = await prompt((text) => text.includes(`Monitor ${check} is critical`));
+      // The operator's instructions stand before the wrapped payload, outside it.
+      expect(seen).toMatch(
+        new RegExp(
+          `OPERATOR-NOTE: tell the user which check changed\\.\\s*(?:(?!END_EXTERNAL_UNTRUSTED_CONTENT)[\\s\\S])*<<<EXTERNAL_UNTRUSTED_CONTENT[\\s\\S]*Monitor ${check} is critical`,
+        ),
+      );
     },
     PROMPT_TIMEOUT_MS + 10_000,
   );
+
+  it("an agent named in the request runs when allowed; one outside hooks.allowedAgentIds is refused", async () => {
+    const allowed = await post("/intake/agent", { message: "agent check", agentId: "main", deliver: false });
+    expect(allowed.status).toBe(202);
+    const refused = await post("/intake/agent", { message: "agent check", agentId: "ops", deliver: false });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ ok: false, code: "AGENT_ID_NOT_ALLOWED" });
+  });
 
   it("a wrong token gets the plugin's 401; OpenClaw's own hooks still answer beside it", async () => {
     const refused = await post("/intake/wake", { text: "never" }, wrongToken);
