@@ -4,6 +4,7 @@ import openclawPlugin from "../../src/openclaw/index.js";
 import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
 import { METRICS_PATH } from "../../src/openclaw/metrics-route.js";
 import { type FakeOpenClaw, fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
+import { servePlugin } from "../helpers/openclaw-plugin-server.js";
 
 const TOKEN = "oc-test-token-0123456789abcdef0123";
 const cleanups: Array<() => Promise<void>> = [];
@@ -12,13 +13,8 @@ afterEach(async () => {
 });
 
 async function serve(fake: FakeOpenClaw) {
-  openclawPlugin.register(fake.api);
-  for (const service of fake.services) await service.start({});
-  const server = await fake.listen();
-  cleanups.push(async () => {
-    await server.close();
-    for (const service of fake.services) await service.stop?.({});
-  });
+  const server = await servePlugin(fake);
+  cleanups.push(server.stop);
   const post = (hook: string, body: unknown, token = TOKEN, idempotencyKey?: string) =>
     fetch(`${server.url}/intake/${hook}`, {
       method: "POST",

@@ -8,6 +8,7 @@ import openclawPlugin from "../../src/openclaw/index.js";
 import { NO_LAST_ROUTE } from "../../src/openclaw/last-route.js";
 import type { OpenClawSessionEntry } from "../../src/openclaw/openclaw-api.js";
 import { type FakeOpenClaw, fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
+import { servePlugin } from "../helpers/openclaw-plugin-server.js";
 
 const TOKEN = "oc-agents-token-0123456789abcdef01";
 const cleanups: Array<() => Promise<void>> = [];
@@ -21,13 +22,8 @@ const TWO_AGENTS = {
 };
 
 async function serve(fake: FakeOpenClaw) {
-  openclawPlugin.register(fake.api);
-  for (const service of fake.services) await service.start({});
-  const server = await fake.listen();
-  cleanups.push(async () => {
-    await server.close();
-    for (const service of fake.services) await service.stop?.({});
-  });
+  const server = await servePlugin(fake);
+  cleanups.push(server.stop);
   return (hook: string, body: unknown) =>
     fetch(`${server.url}/intake/${hook}`, {
       method: "POST",

@@ -1,7 +1,7 @@
 /** @module Inside OpenClaw (on the stand-in of its API), wake answers carry eventOutcome and completion answers replyDisposition, over real HTTP. */
 import { afterEach, describe, expect, it } from "vitest";
-import openclawPlugin from "../../src/openclaw/index.js";
 import { type FakeOpenClaw, fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
+import { servePlugin } from "../helpers/openclaw-plugin-server.js";
 
 const TOKEN = "oc-test-token-0123456789abcdef0123";
 const cleanups: Array<() => Promise<void>> = [];
@@ -10,13 +10,8 @@ afterEach(async () => {
 });
 
 async function serve(fake: FakeOpenClaw) {
-  openclawPlugin.register(fake.api);
-  for (const service of fake.services) await service.start({});
-  const server = await fake.listen();
-  cleanups.push(async () => {
-    await server.close();
-    for (const service of fake.services) await service.stop?.({});
-  });
+  const server = await servePlugin(fake);
+  cleanups.push(server.stop);
   return async (hook: string, body: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${server.url}/intake/${hook}`, {
       method: "POST",

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { isConfigError } from "../../src/index.js";
 import openclawPlugin from "../../src/openclaw/index.js";
 import { fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
+import { servePlugin } from "../helpers/openclaw-plugin-server.js";
 
 const TOKEN = "openclaw-token-from-a-file-0123456789";
 const KEY = "plugins.entries.hooks-intake.config";
@@ -49,13 +50,8 @@ describe("OpenClaw adapter: secrets from files and the environment", () => {
     const fake = fakeOpenClaw({
       pluginConfig: { enabled: true, token: { file: "hook-token" }, path: "/intake" },
     });
-    openclawPlugin.register(fake.api);
-    for (const service of fake.services) await service.start({});
-    const server = await fake.listen();
-    cleanups.push(async () => {
-      await server.close();
-      for (const service of fake.services) await service.stop?.({});
-    });
+    const server = await servePlugin(fake);
+    cleanups.push(server.stop);
     const wake = (token: string) =>
       fetch(`${server.url}/intake/wake`, {
         method: "POST",
@@ -118,13 +114,8 @@ describe("OpenClaw adapter: secrets from files and the environment", () => {
         ],
       },
     });
-    openclawPlugin.register(fake.api);
-    for (const service of fake.services) await service.start({});
-    const server = await fake.listen();
-    cleanups.push(async () => {
-      await server.close();
-      for (const service of fake.services) await service.stop?.({});
-    });
+    const server = await servePlugin(fake);
+    cleanups.push(server.stop);
     const body = JSON.stringify({ ref: "refs/heads/main" });
     const push = async (secret: string) =>
       fetch(`${server.url}/intake/github`, {
