@@ -84,9 +84,11 @@ describe.skipIf(skipReason !== undefined)(
         reply: (prompt) =>
           prompt.includes(`DM-${marker}`)
             ? `Got it: REPLY-${marker}.`
-            : prompt.includes(`HOOK-${marker}`)
-              ? `Build passed: DELIVERED-${marker}.`
-              : "NO_REPLY",
+            : prompt.includes(`EARLY-${marker}`)
+              ? `Nothing to deliver yet: UNDELIVERED-${marker}.`
+              : prompt.includes(`HOOK-${marker}`)
+                ? `Build passed: DELIVERED-${marker}.`
+                : "NO_REPLY",
       });
       telegram = await startStubTelegram();
       gateway = await startOpenClawGateway({
@@ -150,14 +152,20 @@ describe.skipIf(skipReason !== undefined)(
       'before the user has talked on any channel, a reply to "last" fails to deliver, and says why',
       async () => {
         const response = await agent({
-          message: "first hook",
+          message: `EARLY-${marker}: a first hook`,
           name: "Early",
           deliver: true,
           channel: "last",
           waitForCompletion: true,
         });
         expect(response.status).toBe(200);
-        expect(await response.json()).toMatchObject({ ok: true, status: "ok" });
+        // A visible reply, so there is something to deliver.
+        const body = await response.json();
+        expect(body, gateway.logText().slice(-6_000)).toMatchObject({
+          ok: true,
+          status: "ok",
+          reply: "visible",
+        });
         const requestId = response.headers.get("x-request-id")!;
         await expect
           .poll(() => deliveryOf(requestId), { timeout: TURN_TIMEOUT_MS, interval: 500 })
@@ -191,11 +199,14 @@ describe.skipIf(skipReason !== undefined)(
         );
         expect(call.code, call.stderr).toBe(0);
         const listed = JSON.parse(call.stdout) as { path: string; sessions: ListedSession[] };
-        // With the default dmScope there is one session, the main one, and the DM went there.
-        expect(listed.sessions.map((session) => session.key)).toEqual([MAIN_SESSION]);
+        // With the default dmScope the DM went to the main session (the hooks' turns ran in sessions of their own).
+        const main = listed.sessions.find((session) => session.key === MAIN_SESSION);
+        expect(listed.sessions.filter((session) => !session.key.startsWith("agent:main:hook:"))).toEqual([
+          main,
+        ]);
         const route = { channel: "telegram", to: TARGET, accountId: "default" };
         // What the gateway's sessions.list shows: the stored route and its flat compatibility fields.
-        expect(listed.sessions[0]).toMatchObject({
+        expect(main).toMatchObject({
           deliveryContext: route,
           lastChannel: "telegram",
           lastTo: TARGET,

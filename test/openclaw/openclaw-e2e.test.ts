@@ -206,7 +206,12 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
       const check = `disk-${hex(4)}`;
       const response = await post("/intake/monitor", { check, state: "critical" });
       expect(response.status).toBe(200);
-      expect(await response.json()).toMatchObject({ ok: true, mappingId: "monitor", eventOutcome: "queued" });
+      // Queued, or coalesced into a batch an earlier test's summary opened and no heartbeat has read yet.
+      expect(await response.json()).toMatchObject({
+        ok: true,
+        mappingId: "monitor",
+        eventOutcome: expect.stringMatching(/^(queued|coalesced)$/),
+      });
       const seen = await prompt((text) => text.includes(`Monitor ${check} is critical`));
       // The operator's instructions stand before the wrapped payload, outside it.
       expect(seen).toMatch(

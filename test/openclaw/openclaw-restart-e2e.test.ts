@@ -108,7 +108,12 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6, 
     async () => {
       const task = hex(6);
       const sessionKey = `hook:admission-${task}`;
-      const response = await post("/intake/agent", { message: `AGENT-TASK-${task}`, sessionKey });
+      // Persistent: the turn runs in the key's own session, which can then be archived by that key.
+      const response = await post("/intake/agent", {
+        message: `AGENT-TASK-${task}`,
+        sessionKey,
+        sessionMode: "persistent",
+      });
       expect(response.status).toBe(202);
       await prompt((text) => text.includes(`AGENT-TASK-${task}`));
       expect(gateway.logText()).not.toMatch(/missing scope/i);
@@ -118,7 +123,11 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6, 
         CLI_TIMEOUT_MS,
       );
       expect(archived.code, `${archived.stdout}\n${archived.stderr}`).toBe(0);
-      const conflict = await post("/intake/agent", { message: `AGENT-TASK-${hex(6)}`, sessionKey });
+      const conflict = await post("/intake/agent", {
+        message: `AGENT-TASK-${hex(6)}`,
+        sessionKey,
+        sessionMode: "persistent",
+      });
       const body = (await conflict.json()) as { code: string; error: string };
       expect([conflict.status, body.code], body.error).toEqual([409, "SESSION_CONFLICT"]);
       expect(body.error).toMatch(/archived/);
