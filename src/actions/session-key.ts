@@ -37,6 +37,10 @@ export function resolveSessionKey(
     );
   }
   const lowered = requested.toLowerCase();
+  // `agent:<id>:…` names an agent's session: a caller picks an agent only through agentId, under its policy.
+  if (origin === "caller" && lowered.startsWith("agent:")) {
+    throw refuse("A session key may not name an agent (agent:…); send agentId instead.");
+  }
   if (lowered === policy.mainSessionKey.toLowerCase()) {
     throw refuse("The main session cannot be targeted by a hook.");
   }

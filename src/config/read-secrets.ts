@@ -1,5 +1,5 @@
 /** @module Reads each secret field's `{ file }` or `{ env }` into its text, where the schema says a secret stands; never quotes a value. */
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type * as v from "valibot";
 import { type ConfigIssue, joinPath } from "./issues.js";
@@ -44,14 +44,25 @@ function shellPath(file: string): string {
   return /^[\w./@%+=:,-]+$/.test(file) ? file : `'${file.replaceAll("'", "'\\''")}'`;
 }
 
+/** A token, a signing secret or a URL with a password fits in far less; a larger file is a wrong path. */
+const MAX_SECRET_FILE_BYTES = 64 * 1024;
+
 function readFileSecret(file: string, at: string, issues: ConfigIssue[]): string | undefined {
   const problem = (message: string, hint?: string) => {
     issues.push({ path: at, message, ...(hint !== undefined && { hint }) });
     return undefined;
   };
+  let fd: number | undefined;
   try {
-    const stat = statSync(file);
+    // Opened once, then judged and read through the same descriptor: the file checked is the file read. Non-blocking,
+    // so a FIFO named by mistake is refused below instead of hanging the load.
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    const stat = fstatSync(fd);
     if (stat.isDirectory()) return problem(`${file} is a directory: name the file that holds the secret`);
+    if (!stat.isFile()) return problem(`${file} is not a regular file: name the file that holds the secret`);
+    if (stat.size > MAX_SECRET_FILE_BYTES) {
+      return problem(`${file} is larger than ${MAX_SECRET_FILE_BYTES} bytes: it does not look like a secret`);
+    }
     // Windows has no such bits: Node reports every file there as readable by all.
     if (process.platform !== "win32" && (stat.mode & OTHERS) !== 0) {
       return problem(
@@ -59,13 +70,16 @@ function readFileSecret(file: string, at: string, issues: ConfigIssue[]): string
         `chmod 600 ${shellPath(file)}, or 640 to share it with the file's group`,
       );
     }
-    const text = readFileSync(file, "utf8").trim();
+    const text = readFileSync(fd, "utf8").trim();
     return text === "" ? problem(`${file} is empty`) : text;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return problem(`${file} does not exist`);
     if (code === "EACCES") return problem(`${file} cannot be read by this user (permission denied)`);
+    if (code === "EISDIR") return problem(`${file} is a directory: name the file that holds the secret`);
     return problem(`cannot read ${file} (${code ?? (error as Error).message})`);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

@@ -95,8 +95,10 @@ export class AgentTurns {
   async admit(turn: AgentTurn): Promise<void> {
     if (this.stopped) throw notAdmitted("unavailable", "the plugin's service is stopping");
     const { key: sessionKey, scoped } = openClawSessionKey(turn, this.defaultAgentId);
-    // Never started there: `start` reports it as the turn's error, as it always has.
-    if (isMainSession(scoped)) return;
+    // Refused before it is accepted: the sender learns it now, and nothing is recorded as accepted.
+    if (isMainSession(scoped)) {
+      throw notAdmitted("refused", "a hook's agent turn cannot run in an agent's main session");
+    }
     try {
       await this.runtime.subagent.run(runParams(turn, sessionKey));
     } catch (error) {

@@ -61,18 +61,35 @@ export function startOpenClawEffects(options: {
   // service's context, captured now, like the effects below.
   const serviceContext = new AsyncResource("hooks-intake.admission");
 
+  /**
+   * Events this start already holds from before (handed over again from the restart file, or still in OpenClaw's
+   * queue after a reload): the journal's recovery emits an unfinished record's events once more, and OpenClaw must
+   * not get them twice. Told as `duplicate`, as the reference gateway tells an event id it already holds.
+   */
+  const held = new Set<string>();
   const onSystemEvent = (event: SystemEvent) => {
+    if (held.has(event.eventId)) {
+      bus.emit("session:system-event-outcome", {
+        source: event.source,
+        eventId: event.eventId,
+        outcome: "duplicate",
+      });
+      return;
+    }
+    let outcome: ReturnType<SystemEventHandOff["add"]>;
     try {
-      const outcome = handOff.add(event.sessionKey, event.text, event.agentId ?? defaultAgentId);
-      // Told at once, from this listener: the plugin's journal puts it on the record's `done` line.
-      if (outcome !== undefined)
-        bus.emit("session:system-event-outcome", { source: event.source, eventId: event.eventId, outcome });
+      outcome = handOff.add(event.sessionKey, event.text, event.agentId ?? defaultAgentId, [event.eventId]);
     } catch (error) {
       logger.error(`system event not queued in OpenClaw: ${(error as Error).message}`, {
         eventId: event.eventId,
         requestId: event.source.requestId,
       });
+      // Thrown on: the request's record then stays unfinished, and the next start hands the event over again.
+      throw error;
     }
+    // Told at once, from this listener: the plugin's journal puts it on the record's `done` line.
+    if (outcome !== undefined)
+      bus.emit("session:system-event-outcome", { source: event.source, eventId: event.eventId, outcome });
   };
   // `immediate` is OpenClaw's own intent for a wake with mode `now`; `event` would wait out its 30 s heartbeat gap.
   const onHeartbeat = (request: HeartbeatRequest) => {
@@ -104,10 +121,14 @@ export function startOpenClawEffects(options: {
       ? { stillQueued: false, batches: [] }
       : takeUnread(options.stateDir, (line) => logger.warn(line));
   if (left.stillQueued) handOff.adopt(left.batches);
+  for (const batch of left.batches) for (const id of batch.eventIds ?? []) held.add(id);
   const carried = left.stillQueued ? [] : left.batches;
+  const woken = new Set<string>();
   for (const batch of carried) {
     try {
-      handOff.add(batch.sessionKey, batch.text, batch.agentId ?? defaultAgentId);
+      const agentId = batch.agentId ?? defaultAgentId;
+      handOff.add(batch.sessionKey, batch.text, agentId, batch.eventIds);
+      woken.add(agentId);
     } catch (error) {
       logger.error(
         `a wake OpenClaw had not read before it restarted was refused: ${(error as Error).message}`,
@@ -118,6 +139,14 @@ export function startOpenClawEffects(options: {
     logger.info("handed over again the wakes OpenClaw had not read before it restarted", {
       batches: carried.length,
     });
+  }
+  // They waited for a heartbeat before the restart; they wait for one now (OpenClaw's own pace, intent `event`).
+  for (const agentId of woken) {
+    try {
+      runtime.system.requestHeartbeat({ source: "hook", intent: "event", reason: "hook:restart", agentId });
+    } catch (error) {
+      logger.warn(`heartbeat request refused by OpenClaw: ${(error as Error).message}`);
+    }
   }
 
   const unsubscribe = [

@@ -17,6 +17,8 @@ interface Batch {
   text: string;
   /** Where OpenClaw queues it: the session, under the agent when one is named. */
   target: Target;
+  /** The plugin's ids of the events in `text`: a restart hands them over again, and recovery must not a third time. */
+  eventIds: string[];
 }
 
 /** A session of one agent, as `enqueueSystemEvent` takes it (`main` is a different session for each agent). */
@@ -54,6 +56,8 @@ export interface HandedBatch {
   agentId?: string | undefined;
   key: string;
   text: string;
+  /** The events it holds (absent in a file written before ids were kept). */
+  eventIds?: string[] | undefined;
 }
 
 /** One key per (agent, session), for the batches of that queue. */
@@ -82,7 +86,12 @@ export class SystemEventHandOff {
    * it started a batch of its own (none was open, the open one was full, or a heartbeat had consumed it), `coalesced`
    * when it joined the open batch still waiting in OpenClaw's queue; undefined for an empty text (nothing queued).
    */
-  add(sessionKey: string, text: string, agentId?: string): "queued" | "coalesced" | undefined {
+  add(
+    sessionKey: string,
+    text: string,
+    agentId?: string,
+    eventIds: readonly string[] = [],
+  ): "queued" | "coalesced" | undefined {
     const item = defuse(text.trim());
     if (item === "") return undefined;
     // Batches are per (agent, session): `main` is a different session for each agent.
@@ -104,17 +113,20 @@ export class SystemEventHandOff {
       batch = undefined;
     }
     if (!batch) {
-      batch = { key: `${CONTEXT_KEY}:${this.instance}:${++this.sequence}`, text: "", target };
+      batch = { key: `${CONTEXT_KEY}:${this.instance}:${++this.sequence}`, text: "", target, eventIds: [] };
       this.open.set(openKey, batch);
     }
     const previous = batch.text;
+    const previousIds = batch.eventIds;
     batch.text = consumed || previous === "" ? item : `${previous}\n\n${item}`;
+    batch.eventIds = consumed || previous === "" ? [...eventIds] : [...previousIds, ...eventIds];
     // False here means OpenClaw refused the event (its session store was replaced, say): never a silent loss.
     if (
       !this.enqueue(batch.text, { ...target, contextKey: batch.key, replace: true }) &&
       batch.text !== previous
     ) {
       batch.text = previous;
+      batch.eventIds = previousIds;
       throw new Error("OpenClaw refused the system event");
     }
     return previous === "" || consumed ? "queued" : "coalesced";
@@ -136,7 +148,8 @@ export class SystemEventHandOff {
           ? queued.has(handed.key)
           : handed === batch &&
             !this.enqueue(handed.text, { ...handed.target, contextKey: handed.key, replace: true });
-        if (waiting) unread.push({ ...handed.target, key: handed.key, text: handed.text });
+        if (waiting)
+          unread.push({ ...handed.target, key: handed.key, text: handed.text, eventIds: handed.eventIds });
       }
     }
     return unread;

@@ -47,10 +47,12 @@ export function saveUnread(dir: string, batches: readonly HandedBatch[]): void {
     rmSync(file, { force: true });
     return;
   }
-  mkdirSync(dir, { recursive: true });
+  // The wakes' texts are payload: only OpenClaw's user reads them, as the journal's files.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const saved: Saved = { process: processIdentity(), batches: [...batches] };
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, JSON.stringify(saved), { mode: 0o600 });
+  rmSync(temporary, { force: true });
+  writeFileSync(temporary, JSON.stringify(saved), { mode: 0o600, flag: "wx" });
   renameSync(temporary, file);
 }
 
@@ -86,6 +88,8 @@ export function takeUnread(dir: string, warn: (message: string) => void): LeftUn
         (batch) =>
           typeof batch?.sessionKey === "string" &&
           (batch.agentId === undefined || typeof batch.agentId === "string") &&
+          (batch.eventIds === undefined ||
+            (Array.isArray(batch.eventIds) && batch.eventIds.every((id) => typeof id === "string"))) &&
           typeof batch.key === "string" &&
           typeof batch.text === "string" &&
           batch.text !== "",

@@ -72,5 +72,8 @@ function refusalOf(error: unknown): HookError {
       cause: error,
     });
   }
-  return new HookError("TURN_REFUSED", `The gateway refused the agent turn: ${reason}`, { cause: error });
+  // The gateway's own words stay in its log (the cause is logged with the 502): they can name its rights and config.
+  return new HookError("TURN_REFUSED", "The gateway refused the agent turn; its log says why.", {
+    cause: error,
+  });
 }

@@ -105,6 +105,13 @@ const AGENT_CASES: AgentCase[] = [
     code: "SESSION_KEY_NOT_ALLOWED",
   },
   {
+    name: "a key naming an agent, even with any prefix allowed: the agent is chosen by agentId only",
+    body: { message: "m", sessionKey: "agent:research:hook:x" },
+    config: { hooks: { allowedSessionKeyPrefixes: [] } },
+    status: 400,
+    code: "SESSION_KEY_NOT_ALLOWED",
+  },
+  {
     name: "any prefix when prefixes are []",
     body: { message: "m", sessionKey: "team:x" },
     config: { hooks: { allowedSessionKeyPrefixes: [] } },

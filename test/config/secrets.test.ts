@@ -1,4 +1,5 @@
 /** @module Secret fields written as `{ file }` or `{ env }`: read from real files (real modes) and the environment, every problem named, no value shown. */
+import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -169,6 +170,20 @@ describe("secret fields: what is refused", () => {
       `hooks.token: ${path.join(dir, "missing")} does not exist`,
       `hooks.mappings[0].verify.secrets[0]: ${path.join(dir, "a-directory")} is a directory: name the file that holds the secret`,
       `hooks.mappings[0].verify.secrets[1]: ${path.join(dir, "empty")} is empty`,
+    ]);
+  });
+
+  it("a FIFO (which would hang the load) and a file too large to be a secret are refused, naming them", () => {
+    const dir = tempDir();
+    execFileSync("mkfifo", ["-m", "600", path.join(dir, "a-fifo")]);
+    secretFile(dir, "large", "x".repeat(100 * 1024));
+    const issues = prepare(
+      { token: { file: "a-fifo" }, store: { kind: "redis", url: { file: "large" } } },
+      dir,
+    ).issues.map(formatIssue);
+    expect(issues).toEqual([
+      `hooks.token: ${path.join(dir, "a-fifo")} is not a regular file: name the file that holds the secret`,
+      `hooks.store.url: ${path.join(dir, "large")} is larger than 65536 bytes: it does not look like a secret`,
     ]);
   });
 

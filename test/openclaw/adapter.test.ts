@@ -216,6 +216,28 @@ describe("OpenClaw adapter: effects", () => {
     expect(fake.runs[0]).toMatchObject({ provider: "stub", model: "fast" });
   });
 
+  it("a turn aimed at an agent's main session is refused before it is accepted: 502, nothing started", async () => {
+    // Only the operator can write such a key (a caller's `agent:…` key is refused): a mapping's fixed one.
+    const fake = fakeOpenClaw({
+      pluginConfig: enabled({
+        allowedSessionKeyPrefixes: [],
+        mappings: [
+          {
+            match: { path: "into-main" },
+            messageTemplate: "hi",
+            sessionKey: "agent:main:main",
+            sessionMode: "persistent",
+          },
+        ],
+      }),
+    });
+    const { post } = await serve(fake);
+    const response = await post("into-main", {});
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as { code: string }).code).toBe("TURN_REFUSED");
+    expect(fake.runs).toEqual([]);
+  });
+
   it("a turn is answered 202 only once OpenClaw accepted its run, in the service's context, not the sender's request", async () => {
     const fake = fakeOpenClaw({ pluginConfig: enabled() });
     const run = fake.api.runtime.subagent.run;
@@ -257,7 +279,10 @@ describe("OpenClaw adapter: effects", () => {
       });
       const { post } = await serve(fake);
       const refused = await post("agent", { message: "hi", name: "Job" }, TOKEN, "job-1");
-      expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([status, code]);
+      const body = (await refused.json()) as { code: string; error: string };
+      expect([refused.status, body.code]).toEqual([status, code]);
+      // A refusal's own words (which can name the gateway's rights) are not told to the sender.
+      if (status === 502) expect(body.error).not.toContain("operator.write");
       expect(refused.headers.get("retry-after")).toBe(status === 503 ? "10" : null);
       expect(fake.runs).toEqual([]);
       expect((await post("agent", { message: "hi", name: "Job" }, TOKEN, "job-1")).status).toBe(202);

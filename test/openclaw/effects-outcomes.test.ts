@@ -1,4 +1,7 @@
 /** @module Inside OpenClaw the effects tell what became of each system event (queued, coalesced) and of each delivery (sent, failed). */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { EventEmitter } from "eventemitter3";
 import { describe, expect, it } from "vitest";
 import type { DeliveryResult, HookBus, SystemEventOutcome } from "../../src/events.js";
@@ -65,5 +68,65 @@ describe("OpenClaw effects: outcomes", () => {
       ]),
     );
     effects.stop();
+  });
+});
+
+describe("OpenClaw effects: wakes handed over again after a restart", () => {
+  it("are not handed over a third time when the journal's recovery emits their records again: told duplicate", () => {
+    const fake = fakeOpenClaw({});
+    const dir = mkdtempSync(path.join(os.tmpdir(), "hooks-effects-"));
+    try {
+      const restartFile = {
+        process: "1:0",
+        batches: [
+          {
+            sessionKey: "main",
+            agentId: "main",
+            key: "hooks-intake:old:1",
+            text: "WAKE-A",
+            eventIds: ["e-a"],
+          },
+        ],
+      };
+      writeFileSync(path.join(dir, "unread-wakes.json"), JSON.stringify(restartFile), { mode: 0o600 });
+      const bus: HookBus = new EventEmitter();
+      const outcomes: SystemEventOutcome[] = [];
+      bus.on("session:system-event-outcome", (outcome) => outcomes.push(outcome));
+      const effects = startOpenClawEffects({
+        runtime: fake.api.runtime,
+        bus,
+        logger,
+        openclawConfig: {},
+        defaultAgentId: "main",
+        stateDir: dir,
+      });
+      // The record (a wake beside an agent turn still running at the stop) was unfinished: recovery emits it again.
+      bus.emit("session:system-event", {
+        source,
+        sessionKey: "main",
+        text: "WAKE-A",
+        untrusted: false,
+        eventId: "e-a",
+      });
+      bus.emit("session:system-event", {
+        source,
+        sessionKey: "main",
+        text: "WAKE-B",
+        untrusted: false,
+        eventId: "e-b",
+      });
+      expect(outcomes.map(({ eventId, outcome }) => [eventId, outcome])).toEqual([
+        ["e-a", "duplicate"],
+        ["e-b", "coalesced"],
+      ]);
+      const queued = fake.queue.drain("agent:main:main").join("\n");
+      expect(queued.split("WAKE-A").length - 1).toBe(1);
+      expect(queued).toContain("WAKE-B");
+      // Handed back, they asked for a heartbeat, at OpenClaw's own pace.
+      expect(fake.heartbeats).toContainEqual(expect.objectContaining({ intent: "event", agentId: "main" }));
+      effects.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

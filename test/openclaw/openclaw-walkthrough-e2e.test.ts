@@ -1,7 +1,7 @@
 /** @module docs/openclaw.md's walkthrough, run as written in a fresh home: Node 26 and OpenClaw from the registry, the packed plugin installed by OpenClaw, the smallest config, the gateway, a wake, and where to see it. */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -133,7 +133,7 @@ describe.skipIf(process.env.HOOKS_SKIP_OPENCLAW === "1" && !process.env.CI)(
           "npm install --prefix",
           "npm pack --pack-destination",
           "openclaw plugins install",
-          "node bin/hooks.js token",
+          "(umask 077 &&",
           "openclaw config patch",
           "openclaw gateway run",
           "curl -sS -X",
@@ -155,8 +155,11 @@ describe.skipIf(process.env.HOOKS_SKIP_OPENCLAW === "1" && !process.env.CI)(
             expect(difference, `${at(PAGE, command.answer.line)}: ${difference}\n${output}`).toBeUndefined();
           }
         }
-        const token = (await readFile(path.join(home, ".openclaw", "hooks-intake.token"), "utf8")).trim();
+        const tokenFile = path.join(home, ".openclaw", "hooks-intake.token");
+        const token = (await readFile(tokenFile, "utf8")).trim();
         expect(token.length).toBeGreaterThan(30);
+        // Only its owner may read it; the plugin refuses a secret file others can read.
+        expect((await stat(tokenFile)).mode & 0o077).toBe(0);
         const log = await readFile(gatewayLog, "utf8");
         // The plugin came from the tarball OpenClaw installed into its own extensions folder, not from the checkout.
         expect(log).not.toMatch(/can't verify where this plugin came from/);

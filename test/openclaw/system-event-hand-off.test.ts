@@ -122,9 +122,9 @@ describe("system event hand-off to OpenClaw", () => {
     expect(unread.map((batch) => batch.text.match(/^\d/gm))).toEqual([["1"], ["2"], ["3"]]);
     drain();
     expect(handOff.unread(queuedKeys())).toEqual([]);
-    handOff.add(MAIN, "after");
+    handOff.add(MAIN, "after", undefined, ["e-after"]);
     expect(handOff.unread(queuedKeys())).toEqual([
-      { sessionKey: MAIN, key: expect.any(String), text: "after" },
+      { sessionKey: MAIN, key: expect.any(String), text: "after", eventIds: ["e-after"] },
     ]);
   });
 
