@@ -233,7 +233,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
       const { ticket } = progress;
       if (ticket !== undefined) {
-        await ticket.settle(answer);
+        try {
+          await ticket.settle(answer);
+        } catch (error) {
+          // The events are out already: the sender gets its answer. Refusing it now would free the delivery id and
+          // make the sender's retry a second wake; the journal's record still holds the id for the next start.
+          logFailure(deps.logger, toHookError(error), exchange, "remembering the answer for duplicates failed");
+        }
         // The journal admitted the answer without it: a duplicate after a restart gets this one too.
         if (answer !== response)
           journal.responded?.(progress.journalKey.id, answer.status, {
