@@ -238,7 +238,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         } catch (error) {
           // The events are out already: the sender gets its answer. Refusing it now would free the delivery id and
           // make the sender's retry a second wake; the journal's record still holds the id for the next start.
-          logFailure(deps.logger, toHookError(error), exchange, "remembering the answer for duplicates failed");
+          logFailure(
+            deps.logger,
+            toHookError(error),
+            exchange,
+            "remembering the answer for duplicates failed",
+          );
         }
         // The journal admitted the answer without it: a duplicate after a restart gets this one too.
         if (answer !== response)

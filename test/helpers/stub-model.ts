@@ -1,7 +1,7 @@
 /** @module Test harness: a loopback OpenAI-compatible chat-completions stub that records every prompt, so an end-to-end test can see what reached the model. */
 import { randomUUID } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback, readBody, sendJson } from "./loopback-stub.js";
 
 /** The one model the stub lists; the OpenClaw provider config names it (see openclaw-gateway.ts). */
 export const STUB_MODEL_ID = "stub-model";
@@ -70,21 +70,6 @@ export function promptOf(body: ChatRequest): string {
 /** A rough token count: the usage numbers only need to be plausible, not exact. */
 function tokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-  res.end(text);
 }
 
 /** Splits the reply in two content deltas, so a client that only handles one chunk would show it. */
@@ -177,7 +162,8 @@ export async function startStubModel(options: StubModelOptions = {}): Promise<St
     }
     if (req.method === "POST" && path === "/v1/chat/completions") {
       readBody(req).then(
-        (raw) => {
+        (bytes) => {
+          const raw = bytes.toString("utf8");
           let body: ChatRequest;
           try {
             body = JSON.parse(raw) as ChatRequest;
@@ -194,14 +180,7 @@ export async function startStubModel(options: StubModelOptions = {}): Promise<St
     sendJson(res, 404, { error: { message: `no route ${req.method} ${url.pathname}`, type: "not_found" } });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
 
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,

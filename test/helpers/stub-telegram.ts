@@ -1,7 +1,7 @@
 /** @module Test harness: a loopback stand-in for the Telegram Bot API, enough for OpenClaw's bundled telegram channel to long-poll a DM and send its reply, with every send recorded. */
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback, readBody, sendJson } from "./loopback-stub.js";
 
 /** The longest a getUpdates call is held: short, so stopping a gateway never waits on a poll. */
 const MAX_POLL_MS = 1_000;
@@ -77,15 +77,6 @@ interface Poll {
   answer: (updates: Update[]) => void;
 }
 
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
-}
-
 /**
  * grammY sends text methods as JSON; the Bot API also takes form bodies and query strings. Multipart (file
  * uploads) is not parsed: a text reply never needs it, and such a call still shows in `calls`.
@@ -99,12 +90,6 @@ function parseParams(req: http.IncomingMessage, url: URL, raw: Buffer): Record<s
     return { ...params, ...Object.fromEntries(new URLSearchParams(text)) };
   }
   return params;
-}
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-  res.end(text);
 }
 
 /** A whole number from a Bot API parameter (grammY sends numbers; a form or query sends strings). */
@@ -248,14 +233,7 @@ export async function startStubTelegram(): Promise<StubTelegram> {
     );
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
 
   return {
     apiRoot: `http://127.0.0.1:${port}`,
