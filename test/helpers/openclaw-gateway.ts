@@ -405,3 +405,31 @@ async function runCli(
     live.delete(child);
   }
 }
+
+/** A JSON POST to the gateway with a bearer token (the plugin's hook token, or OpenClaw's gateway token). */
+export function postJson(
+  gateway: OpenClawGateway,
+  path: string,
+  body: unknown,
+  token: string,
+): Promise<Response> {
+  return fetch(`${gateway.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+/** The stub model's first prompt `where` accepts; on a timeout the error carries the gateway's log (secrets redacted). */
+export async function promptOrLog(
+  stub: { waitForPrompt(where: (text: string) => boolean, timeoutMs: number): Promise<string> },
+  gateway: OpenClawGateway,
+  where: (text: string) => boolean,
+  timeoutMs: number,
+): Promise<string> {
+  try {
+    return await stub.waitForPrompt(where, timeoutMs);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n--- gateway log\n${gateway.logText().slice(-8_000)}`);
+  }
+}

@@ -8,6 +8,8 @@ import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
 import { INSPECTOR_TOOL_NAMES } from "../../src/openclaw/inspector-tool-params.js";
 import {
   type OpenClawGateway,
+  postJson,
+  promptOrLog,
   startOpenClawGateway,
   stubModelProviderConfig,
 } from "../helpers/openclaw-gateway.js";
@@ -48,20 +50,8 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
   let stub: StubModel;
   let gateway: OpenClawGateway;
 
-  const post = (path: string, body: unknown, token = pluginToken) =>
-    fetch(`${gateway.url}${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-  /** Waits for a prompt; on failure the error carries the gateway's log (secrets redacted) to say why. */
-  const prompt = async (where: (text: string) => boolean) => {
-    try {
-      return await stub.waitForPrompt(where, PROMPT_TIMEOUT_MS);
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\n--- gateway log\n${gateway.logText().slice(-8_000)}`);
-    }
-  };
+  const post = (path: string, body: unknown, token = pluginToken) => postJson(gateway, path, body, token);
+  const prompt = (where: (text: string) => boolean) => promptOrLog(stub, gateway, where, PROMPT_TIMEOUT_MS);
 
   beforeAll(async () => {
     const runtime = await ensureOpenClawRuntime();

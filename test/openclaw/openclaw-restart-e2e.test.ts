@@ -5,6 +5,8 @@ import { ensureOpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
 import { METRICS_PATH } from "../../src/openclaw/metrics-route.js";
 import {
   type OpenClawGateway,
+  postJson,
+  promptOrLog,
   startOpenClawGateway,
   stubModelProviderConfig,
 } from "../helpers/openclaw-gateway.js";
@@ -30,19 +32,8 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6, 
   let stub: StubModel;
   let gateway: OpenClawGateway;
 
-  const post = (path: string, body: unknown) =>
-    fetch(`${gateway.url}${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${pluginToken}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-  const prompt = async (where: (text: string) => boolean) => {
-    try {
-      return await stub.waitForPrompt(where, PROMPT_TIMEOUT_MS);
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\n--- gateway log\n${gateway.logText().slice(-8_000)}`);
-    }
-  };
+  const post = (path: string, body: unknown) => postJson(gateway, path, body, pluginToken);
+  const prompt = (where: (text: string) => boolean) => promptOrLog(stub, gateway, where, PROMPT_TIMEOUT_MS);
 
   beforeAll(async () => {
     const runtime = await ensureOpenClawRuntime();
