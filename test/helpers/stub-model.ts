@@ -1,6 +1,7 @@
 /** @module Test harness: a loopback OpenAI-compatible chat-completions stub that records every prompt, so an end-to-end test can see what reached the model. */
 import { randomUUID } from "node:crypto";
 import http from "node:http";
+import { AwaitedLog } from "./awaited-log.js";
 import { listenOnLoopback, readBody, sendJson } from "./loopback-stub.js";
 
 /** The one model the stub lists; the OpenClaw provider config names it (see openclaw-gateway.ts). */
@@ -34,13 +35,6 @@ interface ChatRequest {
   messages?: unknown;
   stream?: unknown;
   stream_options?: { include_usage?: unknown } | null;
-}
-
-interface Waiter {
-  predicate: (prompt: string) => boolean;
-  resolve: (prompt: string) => void;
-  reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
 }
 
 /** A message's text: `content` is a string, or an array of parts of which only `text` parts carry text. */
@@ -81,19 +75,10 @@ function contentDeltas(text: string): string[] {
 
 export async function startStubModel(options: StubModelOptions = {}): Promise<StubModel> {
   const reply = options.reply ?? (() => DEFAULT_STUB_REPLY);
-  const prompts: string[] = [];
+  const log = new AwaitedLog<string>("stub model");
+  const prompts = log.items;
   const requests: unknown[] = [];
-  const waiters = new Set<Waiter>();
-
-  const record = (prompt: string): void => {
-    prompts.push(prompt);
-    for (const waiter of [...waiters]) {
-      if (!waiter.predicate(prompt)) continue;
-      waiters.delete(waiter);
-      clearTimeout(waiter.timer);
-      waiter.resolve(prompt);
-    }
-  };
+  const record = (prompt: string): void => log.push(prompt);
 
   const completions = (body: ChatRequest, res: http.ServerResponse): void => {
     const prompt = promptOf(body);
@@ -187,33 +172,17 @@ export async function startStubModel(options: StubModelOptions = {}): Promise<St
     prompts,
     requests,
     waitForPrompt(predicate, timeoutMs) {
-      const seen = prompts.find(predicate);
-      if (seen !== undefined) return Promise.resolve(seen);
-      return new Promise<string>((resolve, reject) => {
-        const waiter: Waiter = {
-          predicate,
-          resolve,
-          reject,
-          timer: setTimeout(() => {
-            waiters.delete(waiter);
-            reject(
-              new Error(
-                `no matching prompt within ${timeoutMs} ms (${prompts.length} request(s) seen; last: ${JSON.stringify(
-                  (prompts.at(-1) ?? "").slice(-500),
-                )})`,
-              ),
-            );
-          }, timeoutMs),
-        };
-        waiters.add(waiter);
-      });
+      return log.waitFor(
+        predicate,
+        timeoutMs,
+        () =>
+          `no matching prompt within ${timeoutMs} ms (${prompts.length} request(s) seen; last: ${JSON.stringify(
+            (prompts.at(-1) ?? "").slice(-500),
+          )})`,
+      );
     },
     async close() {
-      for (const waiter of waiters) {
-        clearTimeout(waiter.timer);
-        waiter.reject(new Error("stub model closed"));
-      }
-      waiters.clear();
+      log.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         // Streaming clients may keep connections alive; close() alone would wait for them.

@@ -1,6 +1,7 @@
 /** @module Test harness: a loopback stand-in for the Telegram Bot API, enough for OpenClaw's bundled telegram channel to long-poll a DM and send its reply, with every send recorded. */
 import { randomBytes } from "node:crypto";
 import http from "node:http";
+import { AwaitedLog } from "./awaited-log.js";
 import { listenOnLoopback, readBody, sendJson } from "./loopback-stub.js";
 
 /** The longest a getUpdates call is held: short, so stopping a gateway never waits on a poll. */
@@ -59,13 +60,6 @@ export interface StubTelegram {
   close(): Promise<void>;
 }
 
-interface Waiter {
-  predicate: (send: TelegramSend) => boolean;
-  resolve: (send: TelegramSend) => void;
-  reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
-}
-
 interface Update {
   update_id: number;
   message: Record<string, unknown>;
@@ -100,10 +94,10 @@ function intParam(value: unknown, fallback: number): number {
 
 export async function startStubTelegram(): Promise<StubTelegram> {
   const token = `${7_000_000_001}:${randomBytes(18).toString("base64url")}`;
-  const sent: TelegramSend[] = [];
+  const log = new AwaitedLog<TelegramSend>("stub Telegram");
+  const sent = log.items;
   const unknown: string[] = [];
   const calls = new Map<string, number>();
-  const waiters = new Set<Waiter>();
   const updates: Update[] = [];
   const polls = new Set<Poll>();
   let nextUpdateId = 1;
@@ -120,15 +114,7 @@ export async function startStubTelegram(): Promise<StubTelegram> {
     }
   };
 
-  const record = (send: TelegramSend): void => {
-    sent.push(send);
-    for (const waiter of [...waiters]) {
-      if (!waiter.predicate(send)) continue;
-      waiters.delete(waiter);
-      clearTimeout(waiter.timer);
-      waiter.resolve(send);
-    }
-  };
+  const record = (send: TelegramSend): void => log.push(send);
 
   const message = (chatId: string, text: unknown) => ({
     message_id: nextMessageId++,
@@ -256,38 +242,17 @@ export async function startStubTelegram(): Promise<StubTelegram> {
       wakePolls();
     },
     waitForSent(predicate, timeoutMs) {
-      const seen = sent.find(predicate);
-      if (seen !== undefined) return Promise.resolve(seen);
-      return new Promise<TelegramSend>((resolve, reject) => {
-        const waiter: Waiter = {
-          predicate,
-          resolve,
-          reject,
-          timer: setTimeout(() => {
-            waiters.delete(waiter);
-            const seenSends = sent.map(
-              (send) => `${send.method} ${send.chatId} ${JSON.stringify(send.text)}`,
-            );
-            reject(
-              new Error(
-                `no matching Telegram send within ${timeoutMs} ms; calls: ${JSON.stringify(
-                  Object.fromEntries(calls),
-                )}; sends: ${JSON.stringify(seenSends)}`,
-              ),
-            );
-          }, timeoutMs),
-        };
-        waiters.add(waiter);
+      return log.waitFor(predicate, timeoutMs, () => {
+        const seenSends = sent.map((send) => `${send.method} ${send.chatId} ${JSON.stringify(send.text)}`);
+        return `no matching Telegram send within ${timeoutMs} ms; calls: ${JSON.stringify(
+          Object.fromEntries(calls),
+        )}; sends: ${JSON.stringify(seenSends)}`;
       });
     },
     async close() {
       closed = true;
       for (const poll of [...polls]) poll.answer([]);
-      for (const waiter of waiters) {
-        clearTimeout(waiter.timer);
-        waiter.reject(new Error("stub Telegram closed"));
-      }
-      waiters.clear();
+      log.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -1,13 +1,10 @@
-/** @module Inside OpenClaw each event goes to its agent, isolated turns never share context, and channel `last` is the main session's route. */
-import { EventEmitter } from "eventemitter3";
 import { afterEach, describe, expect, it } from "vitest";
-import type { DeliveryResult, HookBus } from "../../src/events.js";
 import { isConfigError } from "../../src/index.js";
-import { startOpenClawEffects } from "../../src/openclaw/effects.js";
 import openclawPlugin from "../../src/openclaw/index.js";
 import { NO_LAST_ROUTE } from "../../src/openclaw/last-route.js";
 import type { OpenClawSessionEntry } from "../../src/openclaw/openclaw-api.js";
 import { type FakeOpenClaw, fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
+import { startEffectsOn } from "../helpers/openclaw-effects.js";
 import { servePlugin } from "../helpers/openclaw-plugin-server.js";
 
 const TOKEN = "oc-agents-token-0123456789abcdef01";
@@ -126,22 +123,12 @@ describe("OpenClaw adapter: agents", () => {
 
 describe('OpenClaw adapter: channel "last"', () => {
   const source = { hook: "agent", requestId: "r1" };
-  const logger = { debug() {}, info() {}, warn() {}, error() {} };
 
   function setup(entries: Record<string, OpenClawSessionEntry>) {
     const fake = fakeOpenClaw({});
     for (const [key, entry] of Object.entries(entries)) fake.sessionEntries.set(key, entry);
     fake.adapters.set("telegram", { sendText: () => ({ ok: true }) });
-    const bus: HookBus = new EventEmitter();
-    const results: DeliveryResult[] = [];
-    bus.on("delivery:result", (result) => results.push(result));
-    const effects = startOpenClawEffects({
-      runtime: fake.api.runtime,
-      bus,
-      logger,
-      openclawConfig: {},
-      defaultAgentId: "main",
-    });
+    const { bus, results, effects } = startEffectsOn(fake);
     cleanups.push(async () => effects.stop());
     const send = (agentId?: string, to?: string) =>
       bus.emit("delivery:send", {

@@ -2,30 +2,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { EventEmitter } from "eventemitter3";
 import { describe, expect, it } from "vitest";
-import type { DeliveryResult, HookBus, SystemEventOutcome } from "../../src/events.js";
-import { startOpenClawEffects } from "../../src/openclaw/effects.js";
 import { fakeOpenClaw } from "../helpers/fake-openclaw-api.js";
+import { startEffectsOn } from "../helpers/openclaw-effects.js";
 
 const source = { hook: "wake", requestId: "r1" };
-const logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 function setup() {
   const fake = fakeOpenClaw({});
-  const bus: HookBus = new EventEmitter();
-  const outcomes: SystemEventOutcome[] = [];
-  const results: DeliveryResult[] = [];
-  bus.on("session:system-event-outcome", (outcome) => outcomes.push(outcome));
-  bus.on("delivery:result", (result) => results.push(result));
-  const effects = startOpenClawEffects({
-    runtime: fake.api.runtime,
-    bus,
-    logger,
-    openclawConfig: {},
-    defaultAgentId: "main",
-  });
-  return { fake, bus, outcomes, results, effects };
+  return { fake, ...startEffectsOn(fake) };
 }
 
 describe("OpenClaw effects: outcomes", () => {
@@ -89,17 +74,7 @@ describe("OpenClaw effects: wakes handed over again after a restart", () => {
         ],
       };
       writeFileSync(path.join(dir, "unread-wakes.json"), JSON.stringify(restartFile), { mode: 0o600 });
-      const bus: HookBus = new EventEmitter();
-      const outcomes: SystemEventOutcome[] = [];
-      bus.on("session:system-event-outcome", (outcome) => outcomes.push(outcome));
-      const effects = startOpenClawEffects({
-        runtime: fake.api.runtime,
-        bus,
-        logger,
-        openclawConfig: {},
-        defaultAgentId: "main",
-        stateDir: dir,
-      });
+      const { bus, outcomes, effects } = startEffectsOn(fake, { stateDir: dir });
       // The record (a wake beside an agent turn still running at the stop) was unfinished: recovery emits it again.
       bus.emit("session:system-event", {
         source,
