@@ -16,6 +16,8 @@ export interface MappingSummary {
   matchPayload?: string[];
   /** The signature scheme that guards the mapping's path (never its secret). */
   verify?: string;
+  /** Whether that path takes the hook token too (`verify.tokenAlso`). */
+  verifyTokenAlso?: boolean;
   action: "wake" | "agent";
   /** Where the action comes from. */
   builder: "template" | "transform" | "preset";
@@ -61,7 +63,10 @@ export function summarizeMapping(
   if (mapping.matchPayload)
     summary.matchPayload = mapping.matchPayload.map((p) => `${p.path}=${p.values.map(String).join("|")}`);
   const signed = mapping.matchPath === undefined ? undefined : signedPaths?.get(mapping.matchPath);
-  if (signed) summary.verify = signed.settings.scheme;
+  if (signed) {
+    summary.verify = signed.settings.scheme;
+    summary.verifyTokenAlso = signed.tokenAlso;
+  }
   if (mapping.transform) {
     summary.transform = { module: mapping.transform.module };
     if (mapping.transform.exportName !== undefined) summary.transform.export = mapping.transform.exportName;

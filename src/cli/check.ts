@@ -60,15 +60,32 @@ function mappingRow(
         : (mapping.transformStatus ?? "ok");
   const url = mapping.matchPath !== undefined ? `${hooksPath}/${mapping.matchPath}` : "";
   // A verify block with a problem compiles to no verification; the table still says who is meant to sign.
-  const declared = (rawMapping as { verify?: { scheme?: unknown } } | undefined)?.verify?.scheme;
+  const declared = (rawMapping as { verify?: DeclaredVerify } | undefined)?.verify;
   return [
     mapping.id,
     `${describeMatch(mapping)}${url ? ` → ${url}` : ""}`,
-    mapping.verify ?? (typeof declared === "string" ? declared : "token"),
+    acceptedCredentials(mapping, declared),
     mapping.action,
     describeBuilder(mapping),
     state,
   ];
+}
+
+/**
+ * The "gets in with" column, the rule in a few words: a signed path admits a verified signature or, unless
+ * `tokenAlso` is false, the correct hook token whatever signature headers came with it.
+ */
+function acceptedCredentials(mapping: MappingSummary, declared: DeclaredVerify | undefined): string {
+  const scheme = mapping.verify ?? (typeof declared?.scheme === "string" ? declared.scheme : undefined);
+  if (scheme === undefined) return "token";
+  const tokenAlso = mapping.verifyTokenAlso ?? declared?.tokenAlso !== false;
+  return tokenAlso ? `${scheme} signature or token` : `${scheme} signature`;
+}
+
+/** A verify block as written, for a mapping whose block did not compile. */
+interface DeclaredVerify {
+  scheme?: unknown;
+  tokenAlso?: unknown;
 }
 
 async function check(options: CheckOptions, io: CliIo): Promise<void> {
@@ -96,7 +113,7 @@ async function check(options: CheckOptions, io: CliIo): Promise<void> {
       "endpoints (POST):",
       ...formatRows(describeEndpoints(`http://${host}:${port}`, status.path, [])),
     );
-    const rows = [["id", "match", "signed by", "action", "builds with", "status"]];
+    const rows = [["id", "match", "gets in with", "action", "builds with", "status"]];
     for (const mapping of status.mappings) rows.push(mappingRow(mapping, standing, loaded.raw, status.path));
     out.push(
       status.mappings.length > 0 ? "mappings:" : "mappings: none",

@@ -27,8 +27,8 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
     acceptsToken: path.tokenAlso,
     ...(checkToken && { checkToken: async (request) => checkToken(request) }),
     async verify(request): Promise<AuthVerdict> {
-      // A correct token is always accepted where the path allows one; a wrong one is the answer only when no
-      // signature came with it, else the signature decides.
+      // The rule: a verified signature or, where the path allows it, the correct token, whatever signature headers
+      // came with it. A wrong token is the answer only when no signature came, else the signature's verdict is.
       if (checkToken) {
         const verdict = checkToken(request);
         const signed = signatureHeaders.some((name) => request.headers[name] !== undefined);

@@ -41,6 +41,20 @@ describe("hooks check", () => {
           mappings: [
             { id: "shaped", match: { path: "shape" }, transform: { module: "shape.ts" } },
             { id: "by-source", match: { source: "stripe" }, action: "wake", textTemplate: "{{type}}" },
+            {
+              id: "gh",
+              match: { path: "gh" },
+              action: "wake",
+              textTemplate: "x",
+              verify: { scheme: "github", secret: "gh-secret-0123" },
+            },
+            {
+              id: "gh-strict",
+              match: { path: "gh-strict" },
+              action: "wake",
+              textTemplate: "x",
+              verify: { scheme: "github", secret: "gh-secret-0123", tokenAlso: false },
+            },
           ],
         },
       ),
@@ -54,6 +68,11 @@ describe("hooks check", () => {
       /shaped\s+path=shape → \/hooks\/shape\s+token\s+agent\s+transform shape\.ts\s+loaded/,
     );
     expect(result.stdout).toMatch(/by-source\s+source=stripe\s+token\s+wake\s+template\s+ok/);
+    // What gets in on a signed path: its signature, and the hook token unless tokenAlso is false.
+    expect(result.stdout).toMatch(/gh\s+path=gh → \/hooks\/gh\s+github signature or token\s+wake/);
+    expect(result.stdout).toMatch(
+      /gh-strict\s+path=gh-strict → \/hooks\/gh-strict\s+github signature\s+wake/,
+    );
     expect(result.stdout).toMatch(/mailbox\s+path=mailbox → \/hooks\/mailbox\s+token\s+agent\s+preset\s+ok/);
     expect(result.stdout).toContain("ok: config is valid");
   });
@@ -320,7 +339,7 @@ describe("hooks check with the demo's variables unset", () => {
     expect(result.stderr).not.toMatch(/whsec_/);
     expect(result.stdout).not.toMatch(/warning: hooks\.token is shorter/);
     expect(result.stdout).toMatch(
-      /standard-webhooks-event\s+path=events → \/hooks\/events\s+standard-webhooks\s+wake\s+template\s+INVALID: verify\.secret: STANDARD_WEBHOOK_SECRET is not set/,
+      /standard-webhooks-event\s+path=events → \/hooks\/events\s+standard-webhooks signature or token\s+wake\s+template\s+INVALID: verify\.secret: STANDARD_WEBHOOK_SECRET is not set/,
     );
   });
 
