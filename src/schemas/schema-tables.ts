@@ -143,7 +143,9 @@ function addField(block: Block, field: Field, undescribed: string[], sections: M
     const earlier = sections.get(schema);
     if (earlier === undefined) {
       sections.set(schema, childPath);
-      block.children.push(buildBlock(childPath, entry ?? node, node.description ?? "", undescribed, sections));
+      block.children.push(
+        buildBlock(childPath, entry ?? node, node.description ?? "", undescribed, sections),
+      );
     }
     row.type = entry !== undefined ? "list of objects" : typeText(node, { objects: "object" });
     const section = earlier ?? childPath;
