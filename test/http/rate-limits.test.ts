@@ -7,6 +7,7 @@ import { createHooksPlugin, type HooksPluginOptions } from "../../src/index.js";
 import { readJournal } from "../../src/journal/read-journal.js";
 import { MemoryStore } from "../../src/store/memory.js";
 import { parseMetrics, sampleValue } from "../helpers/prometheus-text.js";
+import { headFor, rawRequest } from "../helpers/raw-http.js";
 import { startTestHost, type TestHost } from "../helpers/test-host.js";
 
 const TOKEN = "rate-limits-test-token-0123456789abcdef";
@@ -79,6 +80,13 @@ describe("a hook's rate limit", () => {
       code: "RATE_LIMITED",
       error: "This hook accepts at most 3 requests per 60 s from one address; retry in 40 s.",
     });
+    // Refused on its headers: a body that never comes is not waited for.
+    const head = headFor("/hooks/wake", {
+      ...AUTH,
+      "content-type": "application/json",
+      "content-length": "100",
+    });
+    expect((await rawRequest(host!.url, head)).status).toBe(429);
     // /agent has no limit of its own, nor a default: it is not refused.
     expect((await post("agent", { message: "go" })).status).toBe(202);
     expect(host!.eventsOf("session:system-event")).toHaveLength(3);
@@ -86,7 +94,7 @@ describe("a hook's rate limit", () => {
     now += 40_000;
     expect(await statuses(4, () => wake())).toEqual([200, 200, 200, 429]);
     const metrics = parseMetrics(await plugin.metrics()!.metrics());
-    expect(sampleValue(metrics, "hooks_rate_limited_total", { hook: "wake", mapping: "" })).toBe(2);
+    expect(sampleValue(metrics, "hooks_rate_limited_total", { hook: "wake", mapping: "" })).toBe(3);
   });
 
   it('per: "client" gives each forwarded address its own budget; per: "hook" one for all', async () => {
