@@ -47,8 +47,11 @@ export interface HookMetrics {
   signatureFailure(scheme: string, reason: string): void;
   /** A delivery answered with an earlier request's answer. */
   duplicate(hook: string): void;
-  /** A request refused for its hook's rate limit: `mappingId` is the mapping whose limit it was, if any. */
-  rateLimited(hook: string, mappingId: string | undefined): void;
+  /**
+   * A request refused for its hook's rate limit: `mappingId` is the mapping whose limit it was, if any. Optional, so
+   * a host's own metrics written before rate limits existed keep working.
+   */
+  rateLimited?(hook: string, mappingId: string | undefined): void;
   /** A call to the store failed (unreachable, too slow): the request went on without it, or got 503. */
   storeFailure(operation: StoreOperation): void;
   /** One journal fsync and how long it took. */
@@ -78,7 +81,6 @@ export const NO_METRICS: HookMetrics = {
   authFailure: () => undefined,
   signatureFailure: () => undefined,
   duplicate: () => undefined,
-  rateLimited: () => undefined,
   storeFailure: () => undefined,
   journalFsync: () => undefined,
   turnFinished: () => undefined,

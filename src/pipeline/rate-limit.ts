@@ -76,7 +76,10 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     }
     if (window.count <= rule.requests) return;
     const retryAfter = Math.max(1, Math.ceil((window.resetAt - clock.now()) / 1000));
-    metrics.rateLimited(request.hook, request.owner.kind === "mapping" ? request.owner.mappingId : undefined);
+    metrics.rateLimited?.(
+      request.hook,
+      request.owner.kind === "mapping" ? request.owner.mappingId : undefined,
+    );
     throw new HookError("RATE_LIMITED", rateLimitedMessage(rule, retryAfter), {
       headers: { "Retry-After": String(retryAfter) },
     });
