@@ -13,6 +13,7 @@ import { type AuthThrottle, createAuthThrottle } from "./pipeline/auth-throttle.
 import { createAuthenticator } from "./pipeline/authenticate.js";
 import { createClientAddressResolver } from "./pipeline/client-address.js";
 import type { DuplicateDeps } from "./pipeline/duplicates.js";
+import { createRateLimiter } from "./pipeline/rate-limit.js";
 import { recoverFromJournal } from "./pipeline/recover.js";
 import type { CapturedRequest } from "./pipeline/request.js";
 import { Resolver } from "./pipeline/resolve.js";
@@ -219,6 +220,11 @@ function buildPipeline(
     ),
     redactSecrets: secretRedactor(secretsOf(prepared)),
     authenticate: createAuthenticator({ ...authFailures, metrics }),
+    rateLimiter: createRateLimiter({ store, clock, logger, metrics }),
+    directRateLimits: {
+      wake: config.limits.wake?.rateLimit ?? config.limits.default?.rateLimit,
+      agent: config.limits.agent?.rateLimit ?? config.limits.default?.rateLimit,
+    },
     resolver: new Resolver({
       engine: new MappingEngine({
         index: new MappingIndex(mappings),

@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   AUTH_THROTTLED: 429,
   CLIENT_BUSY: 429,
+  /** Over a hook's own `rateLimit`: the operator's choice, so the sender learns which limit and when to come back. */
+  RATE_LIMITED: 429,
   MAPPING_FAILED: 500,
   INTERNAL: 500,
   TURN_REFUSED: 502,

@@ -28,6 +28,7 @@ export {
   isConfigError,
   withoutIssuesAt,
 } from "./config/issues.js";
+export type { RateLimit } from "./config/limits-schema.js";
 export { type LoadedConfigFile, loadGatewayConfigFile } from "./config/load-file.js";
 export { readSecrets, type SecretContext } from "./config/read-secrets.js";
 export {

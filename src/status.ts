@@ -1,4 +1,5 @@
 /** @module What the intake answers at, as data for hosts: endpoints, mappings and transform load status (banner, `hooks check`). */
+import type { RateLimit } from "./config/limits-schema.js";
 import type { ResolvedHooksConfig } from "./config/resolve.js";
 import type { CompiledMapping } from "./mapping/compile-mappings.js";
 import type { PathVerification } from "./mapping/compile-verify.js";
@@ -27,6 +28,8 @@ export interface MappingSummary {
   /** `loaded` / `failed` once the transform was tried; absent before, or for mappings without one. */
   transformStatus?: "loaded" | "failed";
   transformError?: string;
+  /** The rate limit in force (its own, else `hooks.limits.default`'s), when there is one. */
+  rateLimit?: RateLimit;
 }
 
 export interface HooksStatus {
@@ -37,6 +40,8 @@ export interface HooksStatus {
   bodyTimeoutMs: number;
   /** Where counters and delivery ids are kept: `memory`, or `redis <url without credentials> (keys <prefix>*)`. */
   store: string;
+  /** The rate limits of `/wake` and `/agent` (their own, else `hooks.limits.default`'s), those that have one. */
+  rateLimits: { wake?: RateLimit; agent?: RateLimit };
   mappings: MappingSummary[];
 }
 
@@ -56,6 +61,7 @@ export function summarizeMapping(
         : "template",
   };
   if (mapping.matchPath !== undefined) summary.matchPath = mapping.matchPath;
+  if (mapping.rateLimit !== undefined) summary.rateLimit = mapping.rateLimit;
   if (mapping.instructions !== undefined) summary.instructionsChars = mapping.instructions.length;
   if (mapping.matchSource !== undefined) summary.matchSource = mapping.matchSource;
   if (mapping.matchHeaders)
@@ -79,12 +85,17 @@ export function summarizeMapping(
 }
 
 export function describeStatus(
-  config: Pick<ResolvedHooksConfig, "enabled" | "path" | "bodyTimeoutMs" | "store">,
+  config: Pick<ResolvedHooksConfig, "enabled" | "path" | "bodyTimeoutMs" | "store" | "limits">,
   mappings: readonly CompiledMapping[],
   reports: readonly TransformLoadReport[] = [],
   signedPaths?: ReadonlyMap<string, PathVerification>,
 ): HooksStatus {
   const byId = new Map(reports.map((report) => [report.mappingId, report]));
+  const rateLimits: HooksStatus["rateLimits"] = {};
+  for (const hook of ["wake", "agent"] as const) {
+    const rule = config.limits[hook]?.rateLimit ?? config.limits.default?.rateLimit;
+    if (rule !== undefined) rateLimits[hook] = rule;
+  }
   return {
     enabled: config.enabled,
     path: config.path,
@@ -93,6 +104,7 @@ export function describeStatus(
       config.store.kind === "redis"
         ? `redis ${describeRedisUrl(config.store.url)} (keys ${config.store.keyPrefix}*)`
         : "memory (this process only)",
+    rateLimits,
     mappings: mappings.map((mapping) => summarizeMapping(mapping, byId.get(mapping.id), signedPaths)),
   };
 }

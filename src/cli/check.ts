@@ -3,7 +3,13 @@ import type { Command } from "commander";
 import * as v from "valibot";
 import type { ConfigIssue } from "../config/issues.js";
 import { MappingSchema } from "../config/mapping-schema.js";
-import { describeBuilder, describeEndpoints, describeMatch, formatRows } from "../gateway/endpoints.js";
+import {
+  describeBuilder,
+  describeEndpoints,
+  describeMatch,
+  describeRateLimit,
+  formatRows,
+} from "../gateway/endpoints.js";
 import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { checkHooksConfig, configuredAgents, formatIssue } from "../index.js";
 import type { MappingSummary } from "../status.js";
@@ -111,10 +117,18 @@ async function check(options: CheckOptions, io: CliIo): Promise<void> {
     out.push(
       `store ${status.store}`,
       "endpoints (POST):",
-      ...formatRows(describeEndpoints(`http://${host}:${port}`, status.path, [])),
+      ...formatRows(describeEndpoints(`http://${host}:${port}`, status.path, [], status.rateLimits)),
     );
-    const rows = [["id", "match", "gets in with", "action", "builds with", "status"]];
-    for (const mapping of status.mappings) rows.push(mappingRow(mapping, standing, loaded.raw, status.path));
+    // The rate limit column only where one is set: most configs have none.
+    const limited = status.mappings.some((mapping) => mapping.rateLimit !== undefined);
+    const rows = [
+      ["id", "match", "gets in with", "action", "builds with", ...(limited ? ["rate limit"] : []), "status"],
+    ];
+    for (const mapping of status.mappings) {
+      const row = mappingRow(mapping, standing, loaded.raw, status.path);
+      if (limited) row.splice(-1, 0, mapping.rateLimit ? describeRateLimit(mapping.rateLimit) : "-");
+      rows.push(row);
+    }
     out.push(
       status.mappings.length > 0 ? "mappings:" : "mappings: none",
       ...(rows.length > 1 ? table(rows) : []),

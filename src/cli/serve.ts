@@ -64,7 +64,11 @@ export function readyBanner(
   }
   lines.push(`  store   ${handle.hooks.store}`);
   lines.push('endpoints (POST, with the token in "Authorization: Bearer <token>"):');
-  lines.push(...formatRows(describeEndpoints(handle.url, handle.hooksPath, handle.hooks.mappings)));
+  lines.push(
+    ...formatRows(
+      describeEndpoints(handle.url, handle.hooksPath, handle.hooks.mappings, handle.hooks.rateLimits),
+    ),
+  );
   const token = (loaded.raw.hooks as { token?: unknown } | undefined)?.token ?? "";
   // A token read from a variable (`{ env: "NAME" }`) is shown as that variable, as `${HOOKS_TOKEN}` is.
   const tokenVariable = field(token, "env");

@@ -2,6 +2,7 @@
 import * as v from "valibot";
 import { HMAC_ALGORITHMS, SIGNATURE_ENCODINGS, SIGNATURE_SCHEMES } from "../verify/signature-scheme.js";
 import { SESSION_MODES, WakeModeSchema } from "../vocabulary.js";
+import { HookLimitsSchema } from "./limits-schema.js";
 import { secretField } from "./secret-schema.js";
 
 // Each field's `v.description` is its entry in docs/configuration.md and in the JSON Schemas (`npm run schemas`).
@@ -311,6 +312,8 @@ export const MappingSchema = v.strictObject({
     v.optional(v.literal("completion", 'must be "completion"')),
     v.description('Another spelling of `response: "completion"`.'),
   ),
+  // The limits `hooks.limits.*` take, in one place: a mapping's own win over `hooks.limits.default`.
+  ...HookLimitsSchema.entries,
 });
 
 export type MappingConfig = v.InferOutput<typeof MappingSchema>;

@@ -1,6 +1,7 @@
 /** @module valibot schemas of the gateway config the plugin reads: `hooks`, `agents.defaults.models`, `gateway.auth`. */
 import * as v from "valibot";
 import { ThinkingSchema } from "../vocabulary.js";
+import { HooksLimitsSchema } from "./limits-schema.js";
 import { MAX_MAPPING_BODY_BYTES, MappingSchema } from "./mapping-schema.js";
 import { secretField } from "./secret-schema.js";
 
@@ -334,6 +335,12 @@ export const HooksConfigSchema = v.strictObject({
     v.optional(v.array(v.string()), []),
     v.description(
       "Peers whose `X-Forwarded-For` is believed when finding the client address (the address failed authentications are counted against). Each entry is an address (`10.0.0.5`, `::1`), a CIDR range (`10.0.0.0/8`) or one of `loopback`, `linklocal`, `uniquelocal`; anything else is a config error. The header is read from the nearest hop outwards and stops at the first address that is not trusted.",
+    ),
+  ),
+  limits: v.pipe(
+    v.optional(HooksLimitsSchema, {}),
+    v.description(
+      "Limits per hook ([Rate limits](http.md#rate-limits)). `default` applies to every hook without its own: each mapping without its own `rateLimit`, `/wake` and `/agent` without `wake`'s or `agent`'s. No rate is limited unless set here or on a mapping.",
     ),
   ),
   dedupe: v.pipe(

@@ -1,5 +1,5 @@
 /** @module What the intake answers at, described for people: the ready banner of `serve` and the listing of `check`. */
-import type { MappingSummary } from "../index.js";
+import type { HooksStatus, MappingSummary, RateLimit } from "../index.js";
 
 export interface EndpointRow {
   url: string;
@@ -25,22 +25,33 @@ export function describeBuilder(mapping: MappingSummary): string {
     : `${builder} + instructions (${mapping.instructionsChars} chars)`;
 }
 
+/** A rate limit in a few words: `10 per 60 s, per client`. */
+export function describeRateLimit(rule: RateLimit): string {
+  return `${rule.requests} per ${rule.perSeconds} s, ${rule.per === "hook" ? "all senders together" : "per client"}`;
+}
+
 export function describeEndpoints(
   baseUrl: string,
   hooksPath: string,
   mappings: readonly MappingSummary[],
+  rateLimits: HooksStatus["rateLimits"] = {},
 ): EndpointRow[] {
   const base = `${baseUrl}${hooksPath}`;
+  const limited = (rule: RateLimit | undefined) => (rule ? ` (at most ${describeRateLimit(rule)})` : "");
   const rows: EndpointRow[] = [
-    { url: `${base}/wake`, description: "wake: queue a system event for the main session" },
-    { url: `${base}/agent`, description: "agent: run an isolated agent turn" },
+    {
+      url: `${base}/wake`,
+      description: `wake: queue a system event for the main session${limited(rateLimits.wake)}`,
+    },
+    { url: `${base}/agent`, description: `agent: run an isolated agent turn${limited(rateLimits.agent)}` },
   ];
   for (const mapping of mappings) {
     const url = mapping.matchPath !== undefined ? `${base}/${mapping.matchPath}` : `${base}/<name>`;
     const match =
       (mapping.matchSource !== undefined ? `, source=${mapping.matchSource}` : "") +
       (mapping.matchHeaders ?? []).map((header) => `, ${header}`).join("") +
-      (mapping.verify !== undefined ? `, signed: ${mapping.verify}` : "");
+      (mapping.verify !== undefined ? `, signed: ${mapping.verify}` : "") +
+      (mapping.rateLimit !== undefined ? `, at most ${describeRateLimit(mapping.rateLimit)}` : "");
     rows.push({
       url,
       description: `mapping ${mapping.id} (${mapping.action}, ${describeBuilder(mapping)}${match})`,

@@ -56,6 +56,8 @@ export const REASON_EXPLANATIONS: Readonly<Record<FineReason | ErrorCode, string
     "The content type is neither JSON nor a url-encoded form: check the sender's `Content-Type` header.",
   CLIENT_BUSY:
     "This address had too many requests in progress at once: the sender should retry later, or send fewer at a time.",
+  RATE_LIMITED:
+    "The hook's rate limit was reached (its mapping's `rateLimit`, or `hooks.limits`): the sender sends more often than the limit allows, or the limit is too low for it.",
   SERVER_BUSY: "The intake had too many requests in progress: the sender should retry later.",
   MAPPING_FAILED: "The mapping's transform or template failed: the gateway log has the reason.",
   INTERNAL: "The intake failed while handling it: the gateway log has the reason.",

@@ -1,6 +1,7 @@
 /** @module Compiles mappings once at startup: templates parsed, transforms located, presets appended. */
 import * as v from "valibot";
 import type { ConfigIssue } from "../config/issues.js";
+import type { RateLimit } from "../config/limits-schema.js";
 import {
   type MappingConfig,
   MappingSchema,
@@ -63,6 +64,8 @@ export interface CompiledMapping {
   response?: FixedResponse;
   /** `response: "completion"`: an agent action's answer waits for the turn's outcome. */
   waitForCompletion: boolean;
+  /** The rate limit in force: the mapping's own, else `hooks.limits.default`'s; undefined: none. */
+  rateLimit: RateLimit | undefined;
 }
 
 /** A mapping's fixed success answer; its body is a template. */
@@ -105,6 +108,7 @@ function compileOne(
     // Always set, so every compiled mapping has one shape (the engine reads it per request).
     instructions: mapping.instructions?.trim() || undefined,
     waitForCompletion: false,
+    rateLimit: mapping.rateLimit ?? config.limits.default?.rateLimit,
   };
   const matchPath = mapping.match?.path?.replace(/^\/+|\/+$/g, "");
   if (matchPath !== undefined) {

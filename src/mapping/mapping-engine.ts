@@ -94,8 +94,15 @@ export class MappingEngine {
     return { hook, maxBodyBytes: this.options.index.maxBodyBytes(hook), candidates };
   }
 
-  /** The first matching candidate's actions; failures come back as results, never as rejections. */
-  async run(claim: MappingClaim, request: MappedRequest): Promise<MappingResult> {
+  /**
+   * The first matching candidate's actions; failures come back as results, never as rejections. `admit` is asked
+   * about the winner before anything of it runs (the pipeline's rate limit): what it throws is the result.
+   */
+  async run(
+    claim: MappingClaim,
+    request: MappedRequest,
+    admit?: (winner: CompiledMapping) => Promise<void>,
+  ): Promise<MappingResult> {
     const trace: MappingTrace = { candidates: [], rendered: [], transformOutput: [] };
     const candidates = (claim as IndexedClaim).candidates ?? this.options.index.candidates(claim.hook) ?? [];
     let winner: CompiledMapping | undefined;
@@ -117,6 +124,7 @@ export class MappingEngine {
       return { ok: false, mappingId: winner.id, error: payloadTooLarge(winner.maxBodyBytes), trace };
     }
     try {
+      await admit?.(winner);
       const actions = await this.execute(winner, request, trace);
       const result: MappingResult = {
         ok: true,

@@ -18,8 +18,11 @@ export interface MetricLabels {
   mappingIds: Iterable<string>;
 }
 
-/** What a store call that failed was for: counting a failed authentication, clearing a count, claiming a delivery id, keeping its answer. */
-export type StoreOperation = "count" | "reset" | "claim" | "settle";
+/**
+ * What a store call that failed was for: counting a failed authentication, clearing a count, claiming a delivery id,
+ * keeping its answer, counting a request against a hook's rate limit.
+ */
+export type StoreOperation = "count" | "reset" | "claim" | "settle" | "rate";
 
 /** The journal's backlog at one moment, read when the metrics are collected. */
 export interface JournalPending {
@@ -44,6 +47,11 @@ export interface HookMetrics {
   signatureFailure(scheme: string, reason: string): void;
   /** A delivery answered with an earlier request's answer. */
   duplicate(hook: string): void;
+  /**
+   * A request refused for its hook's rate limit: `mappingId` is the mapping whose limit it was, if any. Optional, so
+   * a host's own metrics written before rate limits existed keep working.
+   */
+  rateLimited?(hook: string, mappingId: string | undefined): void;
   /** A call to the store failed (unreachable, too slow): the request went on without it, or got 503. */
   storeFailure(operation: StoreOperation): void;
   /** One journal fsync and how long it took. */

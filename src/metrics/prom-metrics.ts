@@ -30,7 +30,7 @@ const TRANSFORM_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 const AUTH_REASONS: readonly AuthFailureReason[] = ["missing", "invalid", "throttled"];
 const SIGNATURE_REASONS = new Set(["missing", "malformed", "stale", "mismatch"]);
 const TURN_OUTCOMES: readonly TurnOutcome[] = ["ok", "error", "timeout", "interrupted"];
-const STORE_OPERATIONS: readonly StoreOperation[] = ["count", "reset", "claim", "settle"];
+const STORE_OPERATIONS: readonly StoreOperation[] = ["count", "reset", "claim", "settle", "rate"];
 const TRANSFORM_OUTCOMES = new Set<string>(["ok", "error", "timeout", "memory"]);
 const RESTART_REASONS = new Set(["timeout", "memory", "crash"]);
 const SCHEMES = new Set<string>(SIGNATURE_SCHEMES);
@@ -63,6 +63,7 @@ export class PromMetrics implements HookMetrics {
   private readonly authFailures: Counter<"reason">;
   private readonly signatureFailures: Counter<"scheme" | "reason">;
   private readonly duplicates: Counter<"hook">;
+  private readonly rateLimitedTotal: Counter<"hook" | "mapping">;
   private readonly storeFailures: Counter<"operation">;
   private readonly fsyncSeconds: Histogram;
   private readonly turnsTotal: Counter<"outcome">;
@@ -113,9 +114,15 @@ export class PromMetrics implements HookMetrics {
       labelNames: ["hook"],
       registers,
     });
+    this.rateLimitedTotal = new Counter({
+      name: "hooks_rate_limited_total",
+      help: "Requests refused with 429 RATE_LIMITED, by hook and the mapping whose rate limit it was (empty for /wake and /agent).",
+      labelNames: ["hook", "mapping"],
+      registers,
+    });
     this.storeFailures = new Counter({
       name: "hooks_store_failures_total",
-      help: "Store calls that failed (unreachable or too slow), by operation: count and reset (auth failures, which then go uncounted), claim and settle (delivery ids: a claim that fails is a 503).",
+      help: "Store calls that failed (unreachable or too slow), by operation: count and reset (auth failures, which then go uncounted), claim and settle (delivery ids: a claim that fails is a 503), rate (rate limits, which then let the request through).",
       labelNames: ["operation"],
       registers,
     });
@@ -216,6 +223,12 @@ export class PromMetrics implements HookMetrics {
 
   duplicate(hook: string): void {
     this.seriesOf(this.hookLabel(hook)).duplicates.inc();
+  }
+
+  rateLimited(hook: string, mappingId: string | undefined): void {
+    const label = this.hookLabel(hook);
+    const mapping = this.mappingLabel(mappingId);
+    this.child(this.rateLimitedTotal, `rate ${label} ${mapping}`, label, mapping).inc();
   }
 
   storeFailure(operation: StoreOperation): void {

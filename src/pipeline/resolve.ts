@@ -8,6 +8,7 @@ import {
 } from "../actions/validate-action.js";
 import type { EventSource } from "../events.js";
 import type { Ids } from "../ids.js";
+import type { CompiledMapping } from "../mapping/compile-mappings.js";
 import type { MappedRequest, MappingClaim, MappingTrace, RenderedResponse } from "../mapping/engine-types.js";
 import type { MappingEngine } from "../mapping/mapping-engine.js";
 import type { ExternalSource } from "../safety/wrap-external.js";
@@ -61,8 +62,16 @@ export class Resolver {
     return route.kind === "mapped" ? route.claim.maxBodyBytes : this.deps.maxBodyBytes;
   }
 
-  /** The request's resolution, or a HookError thrown; `notes` keeps the mapping and trace either way. */
-  async resolve(route: HookRoute, request: MappedRequest, notes: ResolutionNotes): Promise<Resolution> {
+  /**
+   * The request's resolution, or a HookError thrown; `notes` keeps the mapping and trace either way. `admitMapping`
+   * is asked about the mapping that owns the request before its templates or transform run (its rate limit).
+   */
+  async resolve(
+    route: HookRoute,
+    request: MappedRequest,
+    notes: ResolutionNotes,
+    admitMapping?: (mapping: CompiledMapping) => Promise<void>,
+  ): Promise<Resolution> {
     if (route.kind !== "mapped") {
       const action: HookAction =
         route.kind === "wake"
@@ -78,7 +87,7 @@ export class Resolver {
       if (wantsCompletion(request.body)) resolution.awaitRun = plan.run;
       return resolution;
     }
-    const result = await this.deps.engine.run(route.claim, request);
+    const result = await this.deps.engine.run(route.claim, request, admitMapping);
     notes.mappingId = result.mappingId;
     notes.trace = result.trace;
     if (!result.ok) throw result.error;

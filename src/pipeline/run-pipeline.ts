@@ -1,5 +1,6 @@
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Clock } from "../clock.js";
+import type { RateLimit } from "../config/limits-schema.js";
 import { type HookError, toHookError } from "../errors.js";
 import type { HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
@@ -24,6 +25,7 @@ import { handOff } from "./hand-off.js";
 import { admit, journalKeyFor, journalResponse } from "./journal-record.js";
 import { listAnswered } from "./list-answered.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
+import type { RateLimiter } from "./rate-limit.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
 import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
 import { requestIdFor } from "./request-id.js";
@@ -51,6 +53,10 @@ export interface PipelineDeps {
   /** Which verifier guards each hook: the token, or a signature on the body's bytes. */
   verifiers: Verifiers;
   authenticate: Authenticator;
+  /** Counts authenticated requests against their hook's rate limit; past it, 429. */
+  rateLimiter: RateLimiter;
+  /** The rate limits of `/wake` and `/agent` (their own, else `hooks.limits.default`'s); a mapping carries its own. */
+  directRateLimits: Readonly<Record<"wake" | "agent", RateLimit | undefined>>;
   resolver: Resolver;
   /** Where delivery ids are claimed, and how long an accepted one is remembered. */
   duplicates: DuplicateDeps;
@@ -136,6 +142,19 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (deps.capture) await captureUnclaimed(request, exchange, query);
       throw notFound();
     }
+    // Only authenticated requests are counted (a stranger's flood must not use up a sender's budget), and as soon as
+    // the limit is known: for /wake and /agent before the body is read, for a mapping once it owns the request.
+    const limitDirect = () =>
+      route.kind === "mapped"
+        ? undefined
+        : deps.rateLimiter({
+            rule: deps.directRateLimits[route.kind],
+            owner: route,
+            hook,
+            client,
+            requestId,
+          });
+    if (byToken !== undefined) await limitDirect();
     const kind = classifyContentType(request.headers["content-type"]);
     const maxBytes = deps.resolver.bodyLimit(route);
     checkDeclaredLength(request.headers, maxBytes);
@@ -144,6 +163,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       raw = await readSigned(deps, client, request, maxBytes, (rawBody) =>
         deps.authenticate({ ...credentials, rawBody }).then((auth) => noteAuthenticated(progress, auth)),
       );
+      // Only a swapped-in verifier makes /wake or /agent wait for the body to authenticate.
+      await limitDirect();
     } else {
       raw = await readLimitedBody(request.body, { maxBytes, timeoutMs: deps.bodyTimeoutMs });
     }
@@ -185,6 +206,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       route,
       { hook, ...view, body, rawBody: raw, bodyBytes: raw.length, requestId },
       exchange.notes,
+      (mapping) =>
+        deps.rateLimiter({
+          rule: mapping.rateLimit,
+          owner: { kind: "mapping", mappingId: mapping.id },
+          hook,
+          client,
+          requestId,
+        }),
     );
     exchange.resolution = resolution;
     const response = resolution.reply

@@ -75,13 +75,15 @@ interface Field {
 
 /**
  * Builds the block at `path` and, below it, its nested blocks. A field whose description is missing is added to
- * `undescribed`, so a new field cannot reach the reference without one.
+ * `undescribed`, so a new field cannot reach the reference without one. `sections` holds the blocks made so far by
+ * their schema: one schema used in several places (a rate limit) gets one section, the others link to it.
  */
 export function buildBlock(
   path: string,
   node: JsonSchema,
   description: string,
   undescribed: string[],
+  sections: Map<string, string> = new Map(),
 ): Block {
   const options = objectOptions(node);
   const discriminator = discriminatorOf(options);
@@ -109,12 +111,13 @@ export function buildBlock(
         only: some ? `With \`${discriminator}: ${holders.map(choiceOf).join(" or ")}\`. ` : "",
       },
       undescribed,
+      sections,
     );
   }
   return block;
 }
 
-function addField(block: Block, field: Field, undescribed: string[]): void {
+function addField(block: Block, field: Field, undescribed: string[], sections: Map<string, string>): void {
   const { path, node, only } = field;
   // A secret's `{ file }` and `{ env }` are the same on every secret field: one row, not a section each.
   const options = isSecretField(node) ? [] : objectOptions(node);
@@ -124,7 +127,7 @@ function addField(block: Block, field: Field, undescribed: string[]): void {
     // An object that only wraps one field (`agents.defaults.models`) is that field's row, not a section of its own.
     const [key, wrapped] = inner[0]!;
     const required = field.required && !!options[0]!.required?.includes(key);
-    addField(block, { path: join(path, key), node: wrapped, required, only }, undescribed);
+    addField(block, { path: join(path, key), node: wrapped, required, only }, undescribed, sections);
     return;
   }
   const entry =
@@ -136,9 +139,17 @@ function addField(block: Block, field: Field, undescribed: string[]): void {
   if (entry !== undefined || options.length > 0) {
     // Its fields get a section of their own, which its description opens; its row links there.
     const childPath = entry !== undefined ? `${path}[]` : path;
-    block.children.push(buildBlock(childPath, entry ?? node, node.description ?? "", undescribed));
+    const schema = JSON.stringify(entry ?? node);
+    const earlier = sections.get(schema);
+    if (earlier === undefined) {
+      sections.set(schema, childPath);
+      block.children.push(
+        buildBlock(childPath, entry ?? node, node.description ?? "", undescribed, sections),
+      );
+    }
     row.type = entry !== undefined ? "list of objects" : typeText(node, { objects: "object" });
-    row.description = `${only}See [\`${childPath}\`](#${slug(childPath)}).`;
+    const section = earlier ?? childPath;
+    row.description = `${only}${earlier === undefined ? "See" : "As"} [\`${section}\`](#${slug(section)}).`;
   } else {
     row.description = only + (node.description ?? "");
   }

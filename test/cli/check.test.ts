@@ -77,6 +77,47 @@ describe("hooks check", () => {
     expect(result.stdout).toContain("ok: config is valid");
   });
 
+  it("shows each hook's rate limit: /wake and /agent on their endpoint line, a mapping's in a column of the table", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        { server: { port: 4321 } },
+        {
+          limits: {
+            default: { rateLimit: { requests: 600, perSeconds: 60 } },
+            agent: { rateLimit: { requests: 10, perSeconds: 3600, per: "hook" } },
+          },
+          mappings: [
+            { id: "alerts", match: { path: "alerts" }, action: "wake", textTemplate: "{{title}}" },
+            {
+              id: "deploys",
+              match: { path: "deploys" },
+              action: "wake",
+              textTemplate: "{{env}}",
+              rateLimit: { requests: 5, perSeconds: 60, per: "hook" },
+            },
+          ],
+        },
+      ),
+    );
+    const result = await runCli(["check", "--config", config]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /\/hooks\/wake\s+wake: queue a system event for the main session \(at most 600 per 60 s, per client\)\n/,
+    );
+    expect(result.stdout).toMatch(
+      /\/hooks\/agent\s+agent: run an isolated agent turn \(at most 10 per 3600 s, all senders together\)\n/,
+    );
+    expect(result.stdout).toMatch(/id\s+match\s+signed by\s+action\s+builds with\s+rate limit\s+status\n/);
+    expect(result.stdout).toMatch(
+      /alerts\s+path=alerts → \/hooks\/alerts\s+token\s+wake\s+template\s+600 per 60 s, per client\s+ok/,
+    );
+    expect(result.stdout).toMatch(
+      /deploys\s+path=deploys → \/hooks\/deploys\s+token\s+wake\s+template\s+5 per 60 s, all senders together\s+ok/,
+    );
+  });
+
   it("shows a mapping's instructions in the table; refuses a template, over-long text and a secret's variable in them", async () => {
     const dir = makeTempDir();
     const good = writeConfig(

@@ -107,6 +107,27 @@ describe("config rules", () => {
       "hooks.mappings[0].sessionKey: The main session cannot be targeted",
     ],
     [
+      { limits: { wake: { rateLimit: { requests: 10, perSeconds: 86_401 } } } },
+      "hooks.limits.wake.rateLimit.perSeconds: must be at most 86400 (a day)",
+    ],
+    [
+      { limits: { default: { rateLimit: { requests: 0, perSeconds: 60 } } } },
+      "hooks.limits.default.rateLimit.requests: must be at least 1",
+    ],
+    [
+      { limits: { agent: { rateLimit: { requests: 1, perSeconds: 60, per: "address" } } } },
+      'hooks.limits.agent.rateLimit.per: must be "client" or "hook"',
+    ],
+    [{ limits: { wak: {} } }, 'hooks.limits.wak: unknown key (did you mean "wake"?)'],
+    [
+      { limits: { default: { ratelimit: {} } } },
+      'hooks.limits.default.ratelimit: unknown key (did you mean "rateLimit"?)',
+    ],
+    [
+      { mappings: [{ rateLimit: { requests: 1, perSecond: 60 } }] },
+      'hooks.mappings[0].rateLimit.perSecond: unknown key (did you mean "perSeconds"?)',
+    ],
+    [
       { allowedSessionKeyPrefixes: ["team:"] },
       'hooks.allowedSessionKeyPrefixes: agent runs that name no session key get "hook:<uuid>"',
     ],

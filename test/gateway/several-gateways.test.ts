@@ -167,6 +167,39 @@ describe.skipIf(skipReason !== undefined)(
       ).toBe(401);
     });
 
+    it("a rate limit is one budget over both gateways: 429 RATE_LIMITED from either once it is used up", async () => {
+      const { gateways } = await twoGateways({
+        limits: { wake: { rateLimit: { requests: 5, perSeconds: 600 } } },
+      });
+      const wake = JSON.stringify({ text: "hello" });
+      const answers: Answer[] = [];
+      for (let i = 0; i < 8; i++) answers.push(await post(`${gateways[i % 2]!.url}/hooks/wake`, wake, AUTH));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+      for (const refused of answers.slice(5)) {
+        expect(JSON.parse(refused.body).code).toBe("RATE_LIMITED");
+        expect(Number(refused.retryAfter)).toBeGreaterThan(590);
+        expect(Number(refused.retryAfter)).toBeLessThanOrEqual(600);
+      }
+      // The count is Redis's: one key for the client, expiring with the window.
+      const { Redis } = await import("ioredis");
+      const admin = new Redis(redis.url);
+      try {
+        const keys = await admin.keys(`test${prefixes}:rate:*`);
+        expect(keys).toEqual([`test${prefixes}:rate:wake:127.0.0.1`]);
+        expect(await admin.get(keys[0]!)).toBe("8");
+        expect(await admin.pttl(keys[0]!)).toBeGreaterThan(590_000);
+      } finally {
+        admin.disconnect();
+      }
+      for (const [index, gateway] of gateways.entries()) {
+        const metrics = parseMetrics(await (await fetch(`${gateway.url}/metrics`)).text());
+        const refusedHere = index === 0 ? 1 : 2;
+        expect(sampleValue(metrics, "hooks_rate_limited_total", { hook: "wake", mapping: "" })).toBe(
+          refusedHere,
+        );
+      }
+    });
+
     it("Redis stopped mid-run: duplicates refused with 503, auth fails open, then both recover on their own", async () => {
       const { config, gateways } = await twoGateways({ authFailures: { limit: 2, windowSeconds: 600 } });
       const [a, b] = gateways;
