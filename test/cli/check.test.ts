@@ -109,7 +109,7 @@ describe("hooks check", () => {
     expect(result.stdout).toMatch(
       /\/hooks\/agent\s+agent: run an isolated agent turn \(at most 10 per 3600 s, all senders together\)\n/,
     );
-    expect(result.stdout).toMatch(/id\s+match\s+signed by\s+action\s+builds with\s+rate limit\s+status\n/);
+    expect(result.stdout).toMatch(/id\s+match\s+gets in with\s+action\s+builds with\s+rate limit\s+status\n/);
     expect(result.stdout).toMatch(
       /alerts\s+path=alerts → \/hooks\/alerts\s+token\s+wake\s+template\s+600 per 60 s, per client\s+ok/,
     );
