@@ -3,6 +3,7 @@ import type { ConfigIssue } from "../config/issues.js";
 import type { MappingVerifyConfig } from "../config/mapping-schema.js";
 import { schemeFor } from "../verify/schemes/index.js";
 import type { SignatureSettings } from "../verify/signature-scheme.js";
+import { signsDeliveryId } from "../verify/signed-delivery-id.js";
 
 /** How requests on one hook path prove who sent them. */
 export interface PathVerification {
@@ -125,7 +126,7 @@ export function verifyWarnings(signedPaths: ReadonlyMap<string, PathVerification
   const warnings: string[] = [];
   for (const { settings, configPath } of signedPaths.values()) {
     const options = settings.hmac;
-    if (options === undefined || options.signedContent.includes("{id}")) continue;
+    if (options === undefined || signsDeliveryId(schemeFor(settings.scheme), settings)) continue;
     const at = `${configPath}.verify`;
     const sameBody =
       "the plugin takes the same body within hooks.dedupe.windowSeconds as the same delivery, whatever its id";
