@@ -2,7 +2,7 @@
 import type { ConfigIssue } from "./config/issues.js";
 import { type ResolveContext, type ResolvedHooksConfig, resolveHooksConfig } from "./config/resolve.js";
 import { type CompiledMapping, compileMappings } from "./mapping/compile-mappings.js";
-import type { PathVerification } from "./mapping/compile-verify.js";
+import { type PathVerification, verifyWarnings } from "./mapping/compile-verify.js";
 import type { TransformRunner } from "./mapping/transform-runner.js";
 
 export interface PreparedHooks {
@@ -50,7 +50,7 @@ export function prepareHooks(
     partial,
     prepared: issues.length === 0 ? partial : undefined,
     issues,
-    warnings: resolved.warnings,
+    warnings: [...resolved.warnings, ...verifyWarnings(compiled.signedPaths)],
     read: resolved.read,
   };
 }

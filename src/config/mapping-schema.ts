@@ -123,7 +123,9 @@ export const MappingVerifySchema = v.strictObject({
   ),
   idHeader: v.pipe(
     v.optional(NonEmpty),
-    v.description("`hmac`: the header with the sender's delivery id (for `{id}` and for duplicates)."),
+    v.description(
+      "`hmac`: the header with the sender's delivery id (for `{id}`); the delivery id for duplicates only when `signedContent` has `{id}`, else the body's digest is.",
+    ),
   ),
   tokenAlso: v.pipe(
     v.optional(v.boolean(), true),

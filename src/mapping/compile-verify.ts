@@ -3,6 +3,7 @@ import type { ConfigIssue } from "../config/issues.js";
 import type { MappingVerifyConfig } from "../config/mapping-schema.js";
 import { schemeFor } from "../verify/schemes/index.js";
 import type { SignatureSettings } from "../verify/signature-scheme.js";
+import { signsDeliveryId } from "../verify/signed-delivery-id.js";
 
 /** How requests on one hook path prove who sent them. */
 export interface PathVerification {
@@ -115,4 +116,31 @@ export function compileVerify(
 /** Two blocks declare the same verification when they are equal field by field. */
 export function sameVerify(a: MappingVerifyConfig, b: MappingVerifyConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Warnings for `hmac` mappings whose copies a signature cannot tell apart: no signed id, so the id header (if any) can
+ * be changed, and what the plugin does instead (the same body within the duplicate window is the same delivery).
+ */
+export function verifyWarnings(signedPaths: ReadonlyMap<string, PathVerification>): string[] {
+  const warnings: string[] = [];
+  for (const { settings, configPath } of signedPaths.values()) {
+    const options = settings.hmac;
+    if (options === undefined || signsDeliveryId(schemeFor(settings.scheme), settings)) continue;
+    const at = `${configPath}.verify`;
+    const sameBody =
+      "the plugin takes the same body within hooks.dedupe.windowSeconds as the same delivery, whatever its id";
+    const unsigned =
+      options.idHeader === undefined ? "" : ` (its idHeader ${options.idHeader} is not in signedContent)`;
+    if (options.timestampHeader === undefined) {
+      warnings.push(
+        `${at}: the sender signs neither a timestamp nor its delivery id${unsigned}: a captured delivery can be sent again under any id, at any time; ${sameBody}, and a copy sent after that window is a new delivery. If the sender signs a timestamp or its id, say so in signedContent ({timestamp} with timestampHeader, {id} with idHeader).`,
+      );
+    } else if (options.idHeader !== undefined) {
+      warnings.push(
+        `${at}: its id header ${options.idHeader} is not signed: a copy with a new id would be a new delivery, so ${sameBody} (a copy is refused anyway once its timestamp is older than toleranceSeconds). If the sender signs its id, add {id} to signedContent.`,
+      );
+    }
+  }
+  return warnings;
 }

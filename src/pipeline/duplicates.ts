@@ -22,15 +22,17 @@ const SETTLE_RETRY_MS = { first: 250, max: 5_000 };
 const MAX_KEPT_ID = 256;
 
 /**
- * The delivery's id: the sender's own (per signature scheme) or the caller's `Idempotency-Key`; undefined when
- * the request carries neither. A malformed key is a 400, not a silently unprotected request.
+ * The delivery's id: the sender's own, or its signed body's digest (per signature scheme), or the caller's
+ * `Idempotency-Key`; undefined when the request carries none. A malformed key is a 400, not a silently unprotected
+ * request.
  */
 export function deliveryIdOf(
   verifier: Verifier,
   headers: IncomingHttpHeaders,
   body: unknown,
+  rawBody: Buffer,
 ): string | undefined {
-  const fromSender = verifier.deliveryId?.(headers, body);
+  const fromSender = verifier.deliveryId?.(headers, body, rawBody);
   if (fromSender !== undefined && fromSender !== "") return fromSender;
   const given = headers["idempotency-key"];
   if (given === undefined) return undefined;

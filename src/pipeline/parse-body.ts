@@ -46,3 +46,22 @@ export function parseForm(text: string): Record<string, string | string[]> {
   // fromEntries defines own properties, so a "__proto__" field cannot reach the prototype.
   return Object.fromEntries(fields);
 }
+
+/**
+ * On a signed path the body must be what its label says. A signature covers the bytes, not the Content-Type: a signed
+ * JSON body (a Stripe or Slack event) relabelled as a form would be read as other fields, the delivery id among them
+ * lost, and accepted again. No sender signs JSON and calls it a form; a form body read as JSON is refused already.
+ */
+export function refuseRelabelledJson(kind: BodyKind, text: string): void {
+  if (kind !== "form" || !/^\s*[{[]/.test(text)) return;
+  try {
+    JSON.parse(text);
+  } catch {
+    return;
+  }
+  throw new HookError(
+    "INVALID_PAYLOAD",
+    "The body is JSON but its Content-Type says application/x-www-form-urlencoded: a signed body is read as its sender sends it; send it as application/json.",
+    { reason: "MEDIA_TYPE_MISMATCH" },
+  );
+}

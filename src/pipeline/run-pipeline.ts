@@ -24,7 +24,7 @@ import { answersWithOutcome, withEventOutcome } from "./event-outcome.js";
 import { handOff } from "./hand-off.js";
 import { admit, journalKeyFor, journalResponse } from "./journal-record.js";
 import { listAnswered } from "./list-answered.js";
-import { classifyContentType, parseBody } from "./parse-body.js";
+import { classifyContentType, parseBody, refuseRelabelledJson } from "./parse-body.js";
 import type { RateLimiter } from "./rate-limit.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
 import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
@@ -189,9 +189,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       });
     }
     const text = raw.toString("utf8");
+    // Signed bytes are read as their sender sends them, whatever the unsigned Content-Type says.
+    if (verifier.needsBody) refuseRelabelledJson(kind, text);
     const body = parseBody(kind, raw, text);
     exchange.body = body;
-    const deliveryId = deliveryIdOf(verifier, request.headers, body);
+    const deliveryId = deliveryIdOf(verifier, request.headers, body, raw);
     if (deliveryId !== undefined) {
       const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);
       if (verdict.kind === "duplicate") {

@@ -83,6 +83,13 @@ export interface SignatureScheme {
   readonly name: SchemeName;
   /** Headers whose values are signatures: credentials that no mapping, capture or log ever sees. */
   readonly signatureHeaders: readonly string[];
+  /**
+   * Whether the signature covers a timestamp the receiver holds to `toleranceSeconds`. The named schemes that sign one
+   * sign their delivery id too (in the body, or beside the timestamp); those that sign none send their id in a header
+   * nothing signs, so a copy under a new id is known by its body instead (see signed-delivery-id.ts). `hmac` says
+   * false: it signs a timestamp and an id only where a mapping says so.
+   */
+  readonly signsTimestamp: boolean;
   /** A message when `secret` cannot be a key of this scheme (checked at startup; never quotes the secret). */
   checkSecret(secret: string): string | undefined;
   verify(request: SignedRequest, settings: SignatureSettings): SignatureVerdict;

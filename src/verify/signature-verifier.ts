@@ -3,6 +3,7 @@
 import { schemeFor, signatureHeadersFor } from "./schemes/index.js";
 import { signatureFailureOf } from "./signature-failure.js";
 import type { SignatureSettings } from "./signature-scheme.js";
+import { signedDeliveryId } from "./signed-delivery-id.js";
 import { createTokenCheck, createTokenVerifier } from "./token.js";
 import type { AuthVerdict, Verifier, Verifiers } from "./verifier.js";
 
@@ -53,7 +54,7 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
         signature: failure,
       };
     },
-    deliveryId: (headers, body) => scheme.deliveryId(headers, body, settings),
+    deliveryId: (headers, body, rawBody) => signedDeliveryId(scheme, settings, { headers, body, rawBody }),
   };
 }
 

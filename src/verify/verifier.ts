@@ -45,8 +45,11 @@ export interface Verifier {
    * a correct one gets in as on a token path. Undefined when the request carries no token.
    */
   checkToken?(request: CredentialsView): Promise<AuthVerdict | undefined>;
-  /** The sender's id for a delivery (duplicates); undefined when the sender sends none. */
-  deliveryId?(headers: IncomingHttpHeaders, body: unknown): string | undefined;
+  /**
+   * What a delivery is known by for duplicates: its sender's id, or (where a copy could change that id) the digest of
+   * the signed body; undefined when there is neither.
+   */
+  deliveryId?(headers: IncomingHttpHeaders, body: unknown, rawBody: Buffer): string | undefined;
 }
 
 export interface Verifiers {

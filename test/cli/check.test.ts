@@ -265,6 +265,43 @@ describe("hooks check", () => {
     ]);
   });
 
+  it("warns about hmac mappings whose delivery id is not signed, saying what the plugin does and how to say it is", async () => {
+    const dir = makeTempDir();
+    const hmac = (path: string, fields: Record<string, string>) => ({
+      id: path,
+      match: { path },
+      action: "wake",
+      textTemplate: "x",
+      verify: { scheme: "hmac", secret: "hmac-secret-0123", header: "x-signature", ...fields },
+    });
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        {},
+        {
+          mappings: [
+            hmac("unsigned-id", { timestampHeader: "x-timestamp", idHeader: "X-Delivery" }),
+            hmac("bare", {}),
+            hmac("bare-with-id", { idHeader: "x-delivery" }),
+            // Quiet: the id is signed, or there is none beside a signed timestamp.
+            hmac("signed-id", { idHeader: "x-delivery", signedContent: "{id}.{body}" }),
+            hmac("timestamp-only", { timestampHeader: "x-timestamp" }),
+          ],
+        },
+      ),
+    );
+    const result = await runCli(["check", "--config", config]);
+    expect(result.code).toBe(0);
+    const warnings = result.stdout.split("\n").filter((line) => line.startsWith("warning: "));
+    expect(warnings).toEqual([
+      "warning: hooks.mappings[0].verify: its id header x-delivery is not signed: a copy with a new id would be a new delivery, so the plugin takes the same body within hooks.dedupe.windowSeconds as the same delivery, whatever its id (a copy is refused anyway once its timestamp is older than toleranceSeconds). If the sender signs its id, add {id} to signedContent.",
+      "warning: hooks.mappings[1].verify: the sender signs neither a timestamp nor its delivery id: a captured delivery can be sent again under any id, at any time; the plugin takes the same body within hooks.dedupe.windowSeconds as the same delivery, whatever its id, and a copy sent after that window is a new delivery. If the sender signs a timestamp or its id, say so in signedContent ({timestamp} with timestampHeader, {id} with idHeader).",
+      expect.stringMatching(
+        /^warning: hooks\.mappings\[2\]\.verify: the sender signs neither a timestamp nor its delivery id \(its idHeader x-delivery is not in signedContent\): /,
+      ),
+    ]);
+  });
+
   it("accepts the bundled demo config", async () => {
     const result = await runCli(["check"], { cwd: makeTempDir(), env: { HOOKS_TOKEN: "" } });
     expect(result.code).toBe(0);

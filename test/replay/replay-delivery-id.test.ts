@@ -1,4 +1,4 @@
-/** @module A replay sends the delivery id it recorded: a real `hooks serve` that remembers it answers a GitHub replay (journal or capture) as a duplicate, and the CLI says nothing was done. */
+/** @module A replay sends the delivery it recorded: a real `hooks serve` that remembers it answers a GitHub replay (journal or capture) as a duplicate, and the CLI says nothing was done. */
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -12,7 +12,7 @@ const SECRET = "github-secret-for-the-replay-test";
 afterEach(cleanupCli);
 
 describe("replaying a GitHub delivery to the gateway that accepted it", () => {
-  it("is a duplicate, from the journal and from a capture, and says so; without its id it runs again", async () => {
+  it("is a duplicate, from the journal and from a capture, and says so, without its id too; another body runs", async () => {
     const dir = makeTempDir();
     const config = writeConfig(
       dir,
@@ -76,10 +76,17 @@ describe("replaying a GitHub delivery to the gateway that accepted it", () => {
     const fromCapture = await cli(["replay", captured, "--send", gateway.url]);
     expect(fromCapture.stdout).toMatch(/: 200 duplicate: nothing done \(/);
 
-    // Without its id, the fixture is a new delivery: replay signs it with a fresh one, and it runs.
+    // GitHub signs no timestamp and not its delivery id: without the id, replay signs the same body under a fresh
+    // one, and that is still the delivery the gateway accepted. Another body is another delivery, and it runs.
     const fixture = JSON5.parse(readFileSync(captured, "utf8"));
     delete fixture.request.headers["x-github-delivery"];
     const renamed = path.join(dir, "push-again.json5");
+    writeFileSync(renamed, JSON5.stringify(fixture));
+    const sameBody = await cli(["replay", renamed, "--send", gateway.url]);
+    expect(sameBody.stdout).toMatch(/: 200 duplicate: nothing done \(/);
+    fixture.request.body = { ref: "refs/heads/main", after: "7224839a" };
+    delete fixture.request.rawBody;
+    delete fixture.request.bodyJson;
     writeFileSync(renamed, JSON5.stringify(fixture));
     const again = await cli(["replay", renamed, "--send", gateway.url]);
     expect(again.stdout).toMatch(/: 200 accepted: mappingId=github-push\n$/);
@@ -95,6 +102,6 @@ describe("replaying a GitHub delivery to the gateway that accepted it", () => {
     let listed = await states();
     for (const deadline = Date.now() + 5_000; listed.at(-1) !== "done" && Date.now() < deadline; )
       listed = await states();
-    expect(listed).toEqual(["done", "duplicate", "duplicate", "done"]);
+    expect(listed).toEqual(["done", "duplicate", "duplicate", "duplicate", "done"]);
   });
 });

@@ -36,6 +36,41 @@ describe("scheme table", () => {
     for (const header of SIGNATURE_HEADERS) expect(header).toBe(header.toLowerCase());
   });
 
+  it("signsTimestamp says whether a signature made an hour ago is refused now", () => {
+    const now = 1_760_000_000;
+    for (const name of SIGNATURE_SCHEMES) {
+      const scheme = schemeFor(name);
+      const secret = "whsec_c2VjcmV0c2VjcmV0";
+      // The generic scheme as the field describes it: no timestamp unless a mapping signs one.
+      const settings = {
+        ...settingsFor(name, secret),
+        hmac: { ...settingsFor(name, secret).hmac!, timestampHeader: undefined, signedContent: "{body}" },
+      };
+      const rawBody = Buffer.from('{"id":"evt_1","event_id":"Ev1"}');
+      const signed = scheme.sign(
+        {
+          rawBody,
+          rawQuery: "",
+          timestampSeconds: now - 3600,
+          deliveryId: "d-1",
+          secret,
+          contentType: "application/json",
+        },
+        settings,
+      );
+      const verdict = scheme.verify(
+        {
+          headers: { "content-type": "application/json", ...signed.headers },
+          rawBody,
+          rawQuery: signed.rawQuery ?? "",
+          nowSeconds: now,
+        },
+        settings,
+      );
+      expect({ name, ok: verdict.ok }).toEqual({ name, ok: !scheme.signsTimestamp });
+    }
+  });
+
   it("logs only the fixed reasons, whatever a forger sends", () => {
     const header = fc.oneof(
       fc.constant(undefined),

@@ -142,7 +142,7 @@ describe("slack scheme", () => {
     expect(slack.signatureHeaders).toEqual(["x-slack-signature"]);
   });
 
-  it("takes trigger_id for a form body with no event_id: a slash command's field, or the one in an interaction's payload", () => {
+  it("takes trigger_id for a body with no event_id: a slash command's field, or the one in an interaction's payload", () => {
     const s = settings(["s"]);
     const form = { "content-type": "application/x-www-form-urlencoded; charset=utf-8" };
     expect(slack.deliveryId(form, { command: "/hi", trigger_id: "1.2.abc" }, s)).toBe("1.2.abc");
@@ -150,9 +150,10 @@ describe("slack scheme", () => {
     expect(slack.deliveryId(form, { payload }, s)).toBe("3.4.def");
     expect(slack.deliveryId(form, { payload: "{not json" }, s)).toBeUndefined();
     expect(slack.deliveryId(form, { trigger_id: ["1", "2"] }, s)).toBeUndefined();
-    // JSON bodies are the Events API's: their id is event_id only.
-    expect(
-      slack.deliveryId({ "content-type": "application/json" }, { trigger_id: "1.2.abc" }, s),
-    ).toBeUndefined();
+    // Read from the signed body alone: the unsigned Content-Type does not change which id it is.
+    expect(slack.deliveryId({ "content-type": "application/json" }, { trigger_id: "1.2.abc" }, s)).toBe(
+      "1.2.abc",
+    );
+    expect(slack.deliveryId(form, { event_id: "Ev1", trigger_id: "1.2.abc" }, s)).toBe("Ev1");
   });
 });

@@ -14,6 +14,7 @@ export const github: SignatureScheme = {
   name: "github",
   // The SHA-1 header carries a signature too: it is a credential even though only SHA-256 is checked.
   signatureHeaders: [SIGNATURE, "x-hub-signature"],
+  signsTimestamp: false,
   checkSecret: plainSecretProblem,
   verify(request, settings) {
     const sent = headerValue(request.headers, SIGNATURE);

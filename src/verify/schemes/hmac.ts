@@ -40,6 +40,8 @@ export const hmac: SignatureScheme = {
   name: "hmac",
   // The header is per mapping: the caller adds `hmac.header` to the credentials it hides.
   signatureHeaders: [],
+  // Per mapping: a timestamp (and an id) are signed only where `signedContent` names them.
+  signsTimestamp: false,
   checkSecret: plainSecretProblem,
   verify(request, settings) {
     const options = optionsOf(settings);

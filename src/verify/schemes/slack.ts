@@ -4,7 +4,6 @@ import {
   bodyString,
   equalBytes,
   headerValue,
-  isForm,
   macOf,
   plainSecretProblem,
   timestampProblem,
@@ -21,6 +20,7 @@ function signature(secret: string, timestamp: string, body: Buffer): string {
 export const slack: SignatureScheme = {
   name: "slack",
   signatureHeaders: [SIGNATURE],
+  signsTimestamp: true,
   checkSecret: plainSecretProblem,
   verify(request, settings) {
     const sent = headerValue(request.headers, SIGNATURE);
@@ -42,10 +42,9 @@ export const slack: SignatureScheme = {
     };
   },
   // Events API callbacks carry `event_id`. Slash commands and interactions (form bodies) carry no delivery id, but
-  // each has its own `trigger_id`: without it a copy replayed inside the window would be acted on twice.
-  deliveryId: (headers, body) =>
-    bodyString(body, "event_id") ??
-    (isForm(headerValue(headers, "content-type")) ? triggerIdOf(body) : undefined),
+  // each has its own `trigger_id`: without it a copy replayed inside the window would be acted on twice. Both are
+  // read from the signed body alone, never by the unsigned Content-Type (a relabelled body is refused before this).
+  deliveryId: (_headers, body) => bodyString(body, "event_id") ?? triggerIdOf(body),
 };
 
 /** A slash command's `trigger_id` field, or the one inside an interaction's `payload` field (JSON). */

@@ -113,6 +113,7 @@ function keyMatches(key: Key, signatures: Signatures, id: string, timestamp: str
 export const standardWebhooks: SignatureScheme = {
   name: "standard-webhooks",
   signatureHeaders: [SIGNATURE, SVIX[SIGNATURE]],
+  signsTimestamp: true,
   checkSecret(secret) {
     const key = parseKey(secret);
     return typeof key === "string" ? key : undefined;

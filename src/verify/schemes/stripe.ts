@@ -37,6 +37,7 @@ function signature(secret: string, timestamp: string, body: Buffer): string {
 export const stripe: SignatureScheme = {
   name: "stripe",
   signatureHeaders: [SIGNATURE],
+  signsTimestamp: true,
   checkSecret(secret) {
     const plain = plainSecretProblem(secret);
     if (plain !== undefined) return plain;

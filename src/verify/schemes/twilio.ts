@@ -101,6 +101,7 @@ function looksLikeForm(text: string): boolean {
 export const twilio: SignatureScheme = {
   name: "twilio",
   signatureHeaders: [SIGNATURE],
+  signsTimestamp: false,
   checkSecret: plainSecretProblem,
   verify(request, settings): SignatureVerdict {
     const sent = headerValue(request.headers, SIGNATURE);

@@ -1,0 +1,35 @@
+/** @module What a signed delivery is known by for duplicates: an id its signature covers, else the digest of its signed body. */
+import { createHash } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import type { SignatureScheme, SignatureSettings } from "./signature-scheme.js";
+
+/** A delivery as the duplicates stage sees it: after its signature was checked, its body parsed. */
+export interface SignedDelivery {
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  /** The exact bytes the signature was checked on. */
+  rawBody: Buffer;
+}
+
+/** Whether a copy of a delivery must keep its sender's id: the id is part of what is signed. */
+export function signsDeliveryId(scheme: SignatureScheme, settings: SignatureSettings): boolean {
+  const { hmac } = settings;
+  if (hmac !== undefined) return hmac.idHeader !== undefined && hmac.signedContent.includes("{id}");
+  return scheme.signsTimestamp;
+}
+
+/**
+ * The sender's id where the signature covers it. Where it does not (GitHub's and Twilio's id headers, an `hmac`
+ * mapping's unsigned `idHeader`), anyone holding one signed delivery could send it again under a new id: the delivery
+ * is known by the digest of its body instead, which the signature vouches for. Each of those senders signs the body
+ * itself (Twilio its parameters, or its JSON through `bodySHA256`) and sends a retry with the same body, so a retry is
+ * still recognised, under a rotation of secrets too. The digest, not the body, is kept: bounded, and not the payload.
+ */
+export function signedDeliveryId(
+  scheme: SignatureScheme,
+  settings: SignatureSettings,
+  delivery: SignedDelivery,
+): string | undefined {
+  if (signsDeliveryId(scheme, settings)) return scheme.deliveryId(delivery.headers, delivery.body, settings);
+  return `body-sha256:${createHash("sha256").update(delivery.rawBody).digest("base64url")}`;
+}
