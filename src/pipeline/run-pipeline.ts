@@ -21,6 +21,7 @@ import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf }
 import { emitRequestEvent } from "./emit.js";
 import { answersWithOutcome, withEventOutcome } from "./event-outcome.js";
 import { handOff } from "./hand-off.js";
+import { answerSubscription, challengeResponse } from "./handshake.js";
 import { admit, journalKeyFor, journalResponse } from "./journal-record.js";
 import { listAnswered } from "./list-answered.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
@@ -116,13 +117,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const hook = exchange.hook!;
     const { requestId } = exchange;
     const { pathname, query, rawQuery } = target;
-    checkMethod(request.method);
+    const verifier = deps.verifiers.forHook(hook);
+    checkMethod(request.method, verifier.handshake !== undefined);
     // Resolved once (behind trusted proxies X-Forwarded-For is parsed): failures, budgets and listed refusals are
     // counted against it.
     const client = deps.clientAddress(request.remoteAddress, request.headers);
     progress.client = client;
-    const verifier = deps.verifiers.forHook(hook);
     const credentials = { verifier, hook, headers: request.headers, query, rawQuery, client, requestId };
+    if (request.method === "GET" && verifier.handshake !== undefined) {
+      const handshake = { ...credentials, verifier: verifier.handshake };
+      return { response: await answerSubscription(deps.authenticate, handshake, query) };
+    }
     // A token is judged before any byte of the body is read, on a signed path that takes one too: a correct token
     // gets in whatever failures its address has. A signature can only be judged on those bytes, so there a throttled
     // address is refused first, without a byte read or a hash computed: even a correct signature then gets 429.
@@ -170,6 +175,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const text = raw.toString("utf8");
     const body = parseBody(kind, raw, text);
     exchange.body = body;
+    // Slack's check of a Request URL: answered once its signature is, whatever the mappings would make of it.
+    const challenge = verifier.bodyChallenge?.(body);
+    if (challenge !== undefined) return { response: challengeResponse(challenge, requestId) };
     const deliveryId = deliveryIdOf(verifier, request.headers, body);
     if (deliveryId !== undefined) {
       const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);
