@@ -126,7 +126,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const credentials = { verifier, hook, headers: request.headers, query, rawQuery, client, requestId };
     if (request.method === "GET" && verifier.handshake !== undefined) {
       const handshake = { ...credentials, verifier: verifier.handshake };
-      return { response: await answerSubscription(deps.authenticate, handshake, query) };
+      const response = await answerSubscription(deps.authenticate, handshake, query);
+      exchange.status = response.status;
+      return { response };
     }
     // A token is judged before any byte of the body is read, on a signed path that takes one too: a correct token
     // gets in whatever failures its address has. A signature can only be judged on those bytes, so there a throttled
@@ -177,7 +179,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     exchange.body = body;
     // Slack's check of a Request URL: answered once its signature is, whatever the mappings would make of it.
     const challenge = verifier.bodyChallenge?.(body);
-    if (challenge !== undefined) return { response: challengeResponse(challenge, requestId) };
+    if (challenge !== undefined) {
+      const response = challengeResponse(challenge, requestId);
+      exchange.status = response.status;
+      return { response };
+    }
     const deliveryId = deliveryIdOf(verifier, request.headers, body);
     if (deliveryId !== undefined) {
       const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);
