@@ -197,6 +197,18 @@ describe("meta: the subscription GET and X-Hub-Signature-256, through the refere
     // Guessed hook tokens and verify tokens count together.
     const bearer = { authorization: "Bearer wrong", "content-type": "application/json" };
     expect((await sendRaw(host, "wake", '{"text":"x"}', bearer)).status).toBe(429);
+    // The right verify token still gets in, as the right hook token does, and the request is counted as a 200.
+    expect(await get(host.url, `whatsapp?${subscribe(VERIFY_TOKEN)}`)).toMatchObject({
+      status: 200,
+      text: "1158201444",
+    });
+    expect(host.eventsOf("hooks:request").map((request) => [request.method, request.status])).toEqual([
+      ["GET", 403],
+      ["GET", 403],
+      ["GET", 429],
+      ["POST", 429],
+      ["GET", 200],
+    ]);
   });
 
   it("a meta mapping needs its verify token; no other scheme takes one, and it must not be the app secret", async () => {
@@ -269,6 +281,7 @@ describe("slack: url_verification is answered after the signature, before any ma
     const other = Buffer.from(JSON.stringify({ type: "block_actions" }));
     expect((await sendRaw(host, "slack/events", other, slackHeaders(other))).status).toBe(404);
     expect(host.eventsOf("session:system-event")).toHaveLength(0);
+    expect(host.eventsOf("hooks:request").map((request) => request.status)).toEqual([200, 401, 400, 404]);
   });
 });
 
