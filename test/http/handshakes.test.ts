@@ -150,6 +150,14 @@ describe("meta: the subscription GET and X-Hub-Signature-256, through the refere
     });
     expect(unsigned.status).toBe(401);
     await unsigned.text();
+    // A verify token where no name says it is one is hidden by its value.
+    const stray = await fetch(`${base}/hooks/whatsapp?note=${VERIFY_TOKEN}`, {
+      method: "POST",
+      headers: { ...headers, "x-note": `vt ${VERIFY_TOKEN}` },
+      body: flipped(WHATSAPP_BODY, 7),
+    });
+    expect(stray.status).toBe(401);
+    await stray.text();
 
     await gateway.close();
     gateway = undefined;
