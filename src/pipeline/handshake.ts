@@ -1,22 +1,7 @@
 /** @module A sender's handshake, answered with its challenge as plain text: Meta's subscription GET, Slack's signed `url_verification`. No event, no journal record, no delivery id. */
 import { HookError } from "../errors.js";
 import type { ChallengeVerdict } from "../verify/signature-scheme.js";
-import type { HandshakeVerifier } from "../verify/verifier.js";
-import type { AuthenticateInput, Authenticator } from "./authenticate.js";
 import type { PipelineResponse } from "./request.js";
-
-/**
- * Meta's GET: its verify token is the request's credential, judged (and its failures counted against the address)
- * as the hook token is; only then is the query read for the challenge.
- */
-export async function answerSubscription(
-  authenticate: Authenticator,
-  input: AuthenticateInput & { verifier: HandshakeVerifier },
-  query: URLSearchParams | undefined,
-): Promise<PipelineResponse> {
-  await authenticate(input);
-  return challengeResponse(input.verifier.challengeOf(query), input.requestId);
-}
 
 /** The challenge echoed as `text/plain`; one unfit to echo (absent, too long, not printable ASCII) is refused. */
 export function challengeResponse(verdict: ChallengeVerdict, requestId: string): PipelineResponse {

@@ -21,7 +21,7 @@ import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf }
 import { emitRequestEvent } from "./emit.js";
 import { answersWithOutcome, withEventOutcome } from "./event-outcome.js";
 import { handOff } from "./hand-off.js";
-import { answerSubscription, challengeResponse } from "./handshake.js";
+import { challengeResponse } from "./handshake.js";
 import { admit, journalKeyFor, journalResponse } from "./journal-record.js";
 import { listAnswered } from "./list-answered.js";
 import { classifyContentType, parseBody } from "./parse-body.js";
@@ -124,9 +124,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const client = deps.clientAddress(request.remoteAddress, request.headers);
     progress.client = client;
     const credentials = { verifier, hook, headers: request.headers, query, rawQuery, client, requestId };
-    if (request.method === "GET" && verifier.handshake !== undefined) {
-      const handshake = { ...credentials, verifier: verifier.handshake };
-      const response = await answerSubscription(deps.authenticate, handshake, query);
+    // Meta's subscription GET: its verify token is its credential, judged and counted as the hook token is; only
+    // then is the query read for the challenge. No body, no mapping, no event.
+    const { handshake } = verifier;
+    if (request.method === "GET" && handshake !== undefined) {
+      noteAuthenticated(progress, await deps.authenticate({ ...credentials, verifier: handshake }));
+      const response = challengeResponse(handshake.challengeOf(query), requestId);
       exchange.status = response.status;
       return { response };
     }
