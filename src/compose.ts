@@ -266,5 +266,6 @@ function* secretsOf({ config, signedPaths }: PreparedHooks): Generator<string> {
       yield secret;
       if (path.settings.scheme === "standard-webhooks") yield secret.replace(/^wh(sec|sk|pk)_/, "");
     }
+    if (path.settings.verifyToken !== undefined) yield path.settings.verifyToken;
   }
 }

@@ -7,7 +7,11 @@ export const ERROR_STATUS = {
   SESSION_KEY_NOT_ALLOWED: 400,
   /** A policy refusal like a session key's, and OpenClaw's own hooks answer it 400 too: not a retryable condition. */
   AGENT_ID_NOT_ALLOWED: 400,
+  /** A sender's handshake (Meta's GET, Slack's `url_verification`) that asks for nothing, or whose challenge is not fit to echo. */
+  INVALID_HANDSHAKE: 400,
   UNAUTHORIZED: 401,
+  /** A Meta subscription GET without the mapping's verify token: 403 is what Meta's own samples answer. */
+  HANDSHAKE_REFUSED: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   BODY_TIMEOUT: 408,

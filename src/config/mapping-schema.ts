@@ -83,6 +83,12 @@ export const MappingVerifySchema = v.strictObject({
       'Several secrets during a rotation (`[{ env: "NEW_SECRET" }, { env: "OLD_SECRET" }]`): any one that verifies is enough.',
     ),
   ),
+  verifyToken: v.pipe(
+    v.optional(Secret),
+    v.description(
+      "`meta`, required: the verify token pasted beside the callback URL in the Meta app; the subscription GET must carry it (`hub.verify_token`).",
+    ),
+  ),
   toleranceSeconds: v.pipe(
     v.optional(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be at least 1")), 300),
     v.description(

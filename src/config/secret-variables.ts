@@ -47,6 +47,7 @@ function secretVariables(config: Json): Map<string, string> {
     const verify = field(mapping, "verify");
     const at = joinPath("hooks.mappings", index, "verify");
     usedBy(field(verify, "secret"), `${at}.secret`);
+    usedBy(field(verify, "verifyToken"), `${at}.verifyToken`);
     const secrets = field(verify, "secrets");
     if (Array.isArray(secrets)) {
       secrets.forEach((secret, i) => {

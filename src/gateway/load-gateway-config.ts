@@ -91,7 +91,7 @@ export function loadGatewayConfig(
   return result;
 }
 
-const SENDER_SECRET = /^hooks\.mappings\[\d+\]\.verify\.secrets?(?:\[\d+\])?$/;
+const SENDER_SECRET = /^hooks\.mappings\[\d+\]\.verify\.(?:secrets?(?:\[\d+\])?|verifyToken)$/;
 
 /**
  * A copy of the demo config still reads its token and its senders' secrets from the environment: say what to do,
@@ -103,7 +103,9 @@ function explainMissingVariable(issue: ConfigIssue, command: () => string): Conf
   if (SENDER_SECRET.test(issue.path) && issue.variable !== undefined)
     return {
       ...issue,
-      hint: "export it with the signing secret from the sender's webhook settings, or remove the mappings of a sender you do not use",
+      hint: issue.path.endsWith(".verifyToken")
+        ? `export it with a verify token of your own (\`${command()} token\` makes one) and give the sender the same, or remove the mappings of a sender you do not use`
+        : "export it with the signing secret from the sender's webhook settings, or remove the mappings of a sender you do not use",
     };
   return issue;
 }

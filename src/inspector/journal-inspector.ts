@@ -76,13 +76,16 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
     return dryRuns.pipeline;
   };
 
-  /** The hook token and every signing secret of the config in force: never shown, wherever they turn up. */
+  /** The hook token, every signing secret and verify token of the config in force: never shown, wherever they turn up. */
   const secrets = (): string[] => {
     const prepared = deps.live()?.prepared;
     if (!prepared) return [];
     return [
       prepared.config.token,
-      ...[...prepared.signedPaths.values()].flatMap((path) => path.settings.secrets),
+      ...[...prepared.signedPaths.values()].flatMap((path) => [
+        ...path.settings.secrets,
+        ...(path.settings.verifyToken === undefined ? [] : [path.settings.verifyToken]),
+      ]),
     ];
   };
 

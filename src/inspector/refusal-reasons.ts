@@ -34,6 +34,10 @@ export const REASON_EXPLANATIONS: Readonly<Record<FineReason | ErrorCode, string
   UNAUTHORIZED: "The credentials were refused: check the token or the signing secret the sender uses.",
   AUTH_THROTTLED:
     "Too many failed credentials from this address: it is locked out for a while (`hooks.authFailures`); fix its credentials first.",
+  HANDSHAKE_REFUSED:
+    "A subscription request (Meta's GET) without the mapping's verify token: paste `verify.verifyToken` in the app's webhook settings.",
+  INVALID_HANDSHAKE:
+    "A handshake (Meta's GET, Slack's `url_verification`) that asks nothing or whose challenge is unfit to echo: the message says which.",
   INVALID_JSON: "The body is not valid JSON: check the sender's content type and body.",
   INVALID_PAYLOAD: "The body is not what this hook expects: the message the sender got names the field.",
   MODEL_NOT_ALLOWED: "The request asks for a model the config does not allow (`agents.defaults.models`).",
@@ -41,7 +45,8 @@ export const REASON_EXPLANATIONS: Readonly<Record<FineReason | ErrorCode, string
     "The request names an agent that does not exist or that the config does not allow (`hooks.allowRequestAgentId`, `hooks.allowedAgentIds`); with no `agentId`, the default agent is not in `hooks.allowedAgentIds`.",
   SESSION_KEY_NOT_ALLOWED:
     "The request names a session key the config does not allow (`hooks.allowRequestSessionKey`, `hooks.allowedSessionKeyPrefixes`).",
-  METHOD_NOT_ALLOWED: "Hooks accept POST only: the sender used another method.",
+  METHOD_NOT_ALLOWED:
+    "Hooks accept POST only (and GET where a `meta` mapping takes its handshake): the sender used another method.",
   BODY_TIMEOUT:
     "The body did not arrive in time: a slow or stalled sender, or a proxy holding the body back.",
   DUPLICATE_IN_PROGRESS:

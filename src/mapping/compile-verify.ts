@@ -62,6 +62,22 @@ export function compileVerify(
       message: "must not carry a query string: the query of each request is appended as received",
     });
   }
+  if (verify.scheme === "meta" && verify.verifyToken === undefined) {
+    issues.push({
+      path: `${at}.verifyToken`,
+      message: "is required for meta: the verify token the app's subscription request carries",
+    });
+  }
+  if (verify.scheme !== "meta" && verify.verifyToken !== undefined) {
+    issues.push({ path: `${at}.verifyToken`, message: "is read by the meta scheme only" });
+  }
+  // The verify token travels in a URL (Meta's, the proxies' logs): one equal to the app secret would publish it.
+  if (verify.verifyToken !== undefined && secrets.includes(verify.verifyToken)) {
+    issues.push({
+      path: `${at}.verifyToken`,
+      message: "must differ from the app secret: it is sent in a URL",
+    });
+  }
   if (verify.scheme !== "hmac") {
     for (const field of HMAC_ONLY) {
       if (verify[field] !== undefined)
@@ -98,6 +114,7 @@ export function compileVerify(
     secrets,
     toleranceSeconds: verify.toleranceSeconds,
     publicUrl: verify.publicUrl,
+    verifyToken: verify.verifyToken,
   };
   if (verify.scheme === "hmac") {
     settings.hmac = {

@@ -106,8 +106,8 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
   const authenticate = async (input: AuthenticateInput): Promise<Authenticated> => {
     const verdict = await input.verifier.verify({ ...input, now: deps.clock.now() });
     if (verdict.ok) return accepted(input, verdict.viaQuery);
-    // Why a signature was refused helps the operator fix a secret; the sender only learns that it was.
-    if (input.verifier.needsBody) {
+    // Why a signature or a handshake was refused helps the operator fix a secret; the sender only learns that it was.
+    if (input.verifier.needsBody || verdict.forbidden) {
       deps.logger.warn(
         `hook "${input.hook}": ${input.verifier.kind} verification failed: ${verdict.reason}`,
         {
@@ -121,6 +121,7 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
     // One reason per refused request: a throttled one is counted as throttled, whatever its credential was.
     metrics.authFailure(retryAfter === undefined ? (verdict.credential ?? "invalid") : "throttled");
     if (retryAfter !== undefined) throw throttledError(retryAfter);
+    if (verdict.forbidden) throw new HookError("HANDSHAKE_REFUSED", verdict.message);
     // The challenge names the one scheme HTTP has a word for; a path that takes only signatures offers none.
     throw new HookError("UNAUTHORIZED", verdict.message, {
       reason: reasonOf(verdict),

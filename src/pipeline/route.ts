@@ -1,4 +1,4 @@
-/** @module Stages 1 and 2: is the path ours (and which hook does it name), and is the method POST. */
+/** @module Stages 1 and 2: is the path ours (and which hook does it name), and is the method POST (or a sender's handshake GET). */
 import { HookError } from "../errors.js";
 
 /** A request target (`/hooks/wake?x=1`): its path, its parsed query, and its query as sent. */
@@ -27,10 +27,22 @@ export function hookName(pathname: string, basePath: string): string | undefined
   return rest.replace(/^\/+|\/+$/g, "");
 }
 
-export function checkMethod(method: string): void {
-  if (method !== "POST") {
-    throw new HookError("METHOD_NOT_ALLOWED", "Hooks accept POST only.", { headers: { Allow: "POST" } });
+/**
+ * POST, and GET on a path whose sender subscribes with one (Meta's handshake). HEAD is refused there too: no sender
+ * sends it, and answering it would be a second way to try verify tokens.
+ */
+export function checkMethod(method: string, takesHandshake: boolean): void {
+  if (method === "POST" || (method === "GET" && takesHandshake)) return;
+  if (takesHandshake) {
+    throw new HookError(
+      "METHOD_NOT_ALLOWED",
+      "This hook accepts POST, and GET for its sender's subscription.",
+      {
+        headers: { Allow: "GET, POST" },
+      },
+    );
   }
+  throw new HookError("METHOD_NOT_ALLOWED", "Hooks accept POST only.", { headers: { Allow: "POST" } });
 }
 
 export function notFound(): HookError {

@@ -22,6 +22,7 @@ import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf }
 import { emitRequestEvent } from "./emit.js";
 import { answersWithOutcome, withEventOutcome } from "./event-outcome.js";
 import { handOff } from "./hand-off.js";
+import { challengeResponse } from "./handshake.js";
 import { admit, journalKeyFor, journalResponse } from "./journal-record.js";
 import { listAnswered } from "./list-answered.js";
 import { classifyContentType, parseBody, refuseRelabelledJson } from "./parse-body.js";
@@ -122,13 +123,22 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const hook = exchange.hook!;
     const { requestId } = exchange;
     const { pathname, query, rawQuery } = target;
-    checkMethod(request.method);
+    const verifier = deps.verifiers.forHook(hook);
+    checkMethod(request.method, verifier.handshake !== undefined);
     // Resolved once (behind trusted proxies X-Forwarded-For is parsed): failures, budgets and listed refusals are
     // counted against it.
     const client = deps.clientAddress(request.remoteAddress, request.headers);
     progress.client = client;
-    const verifier = deps.verifiers.forHook(hook);
     const credentials = { verifier, hook, headers: request.headers, query, rawQuery, client, requestId };
+    // Meta's subscription GET: its verify token is its credential, judged and counted as the hook token is; only
+    // then is the query read for the challenge. No body, no mapping, no event.
+    const { handshake } = verifier;
+    if (request.method === "GET" && handshake !== undefined) {
+      noteAuthenticated(progress, await deps.authenticate({ ...credentials, verifier: handshake }));
+      const response = challengeResponse(handshake.challengeOf(query), requestId);
+      exchange.status = response.status;
+      return { response };
+    }
     // A token is judged before any byte of the body is read, on a signed path that takes one too: a correct token
     // gets in whatever failures its address has. A signature can only be judged on those bytes, so there a throttled
     // address is refused first, without a byte read or a hash computed: even a correct signature then gets 429.
@@ -193,6 +203,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (verifier.needsBody) refuseRelabelledJson(kind, text);
     const body = parseBody(kind, raw, text);
     exchange.body = body;
+    // Slack's check of a Request URL: answered once its signature is, whatever the mappings would make of it.
+    const challenge = verifier.bodyChallenge?.(body);
+    if (challenge !== undefined) {
+      const response = challengeResponse(challenge, requestId);
+      exchange.status = response.status;
+      return { response };
+    }
     const deliveryId = deliveryIdOf(verifier, request.headers, body, raw);
     if (deliveryId !== undefined) {
       const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);

@@ -54,8 +54,8 @@ export function redactCredentials(headers: Readonly<Record<string, string>>): Re
   return out;
 }
 
-/** Query parameters that carry credentials (the deprecated `?token=`). */
-export const CREDENTIAL_QUERY: ReadonlySet<string> = new Set(["token"]);
+/** Query parameters that carry credentials (the deprecated `?token=`, Meta's subscription `hub.verify_token`). */
+export const CREDENTIAL_QUERY: ReadonlySet<string> = new Set(["token", "hub.verify_token"]);
 
 /**
  * A query parameter (any case) that carries a credential: `?token=`, or named like one by the header rule

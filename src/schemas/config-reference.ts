@@ -37,7 +37,7 @@ const SECRETS = [
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own `${VAR}` syntax, shown to the reader
   "A secret field (the type column says *secret*) takes one of three forms: the secret as text (`${VAR}` substituted",
   'as anywhere), `{ file: "<path>" }`, or `{ env: "NAME" }`. The secret fields are `hooks.token`, each',
-  "`verify.secret` and `verify.secrets` entry, `hooks.store.url` (a Redis URL may carry a password) and",
+  "`verify.secret`, `verify.secrets` entry and `verify.verifyToken`, `hooks.store.url` (a Redis URL may carry a password) and",
   "`gateway.auth.token`; the reference gateway adds `server.metricsToken` and `server.inspector.key`. The mailbox",
   "password (`passwordEnv`, `passwordFile`) and a runner's `apiKeyEnv` have fields of their own.",
   "",

@@ -7,6 +7,7 @@ export const SIGNATURE_SCHEMES = [
   "slack",
   "standard-webhooks",
   "twilio",
+  "meta",
   "hmac",
 ] as const;
 export type SchemeName = (typeof SIGNATURE_SCHEMES)[number];
@@ -43,6 +44,8 @@ export interface SignatureSettings {
   publicUrl?: string | undefined;
   /** `hmac` only. */
   hmac?: HmacOptions | undefined;
+  /** `meta` only: the token the sender's subscription GET carries (`hub.verify_token`). Never logged. */
+  verifyToken?: string | undefined;
 }
 
 /** What a scheme looks at: headers and the exact bytes, before anything parses them. */
@@ -79,6 +82,17 @@ export interface SignedParts {
   rawQuery?: string;
 }
 
+/** A handshake's challenge: the text to echo back, or why it is not one (the log's reason; answered 400). */
+export type ChallengeVerdict = { ok: true; challenge: string } | { ok: false; reason: string };
+
+/** A sender that proves it owns the URL with a GET before it posts (Meta's `hub.*` query). */
+export interface GetHandshake {
+  /** The verify token the query carries: a credential, judged like the hook token (undefined when none). */
+  verifyTokenOf(query: URLSearchParams | undefined): string | undefined;
+  /** Judged once the token was accepted: whether the query asks to subscribe, with a challenge fit to echo. */
+  challengeOf(query: URLSearchParams | undefined): ChallengeVerdict;
+}
+
 export interface SignatureScheme {
   readonly name: SchemeName;
   /** Headers whose values are signatures: credentials that no mapping, capture or log ever sees. */
@@ -96,4 +110,11 @@ export interface SignatureScheme {
   sign(input: SigningInput, settings: SignatureSettings): SignedParts;
   /** The sender's id for this delivery, from its headers or its parsed body; undefined when it sends none. */
   deliveryId(headers: IncomingHttpHeaders, body: unknown, settings: SignatureSettings): string | undefined;
+  /** The only schemes whose paths take a GET: the sender's subscription handshake. */
+  readonly getHandshake?: GetHandshake;
+  /**
+   * A signed body that is a handshake, not a delivery (Slack's `url_verification`): its challenge, answered before
+   * any mapping runs. Undefined for every other body.
+   */
+  bodyChallenge?(body: unknown): ChallengeVerdict | undefined;
 }

@@ -2,10 +2,10 @@
 
 import { schemeFor, signatureHeadersFor } from "./schemes/index.js";
 import { signatureFailureOf } from "./signature-failure.js";
-import type { SignatureSettings } from "./signature-scheme.js";
+import type { GetHandshake, SignatureSettings } from "./signature-scheme.js";
 import { signedDeliveryId } from "./signed-delivery-id.js";
-import { createTokenCheck, createTokenVerifier } from "./token.js";
-import type { AuthVerdict, Verifier, Verifiers } from "./verifier.js";
+import { createTokenCheck, createTokenComparer, createTokenVerifier } from "./token.js";
+import type { AuthVerdict, HandshakeVerifier, Verifier, Verifiers } from "./verifier.js";
 
 /** How one path is verified. */
 export interface SignedPath {
@@ -55,6 +55,39 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
       };
     },
     deliveryId: (headers, body, rawBody) => signedDeliveryId(scheme, settings, { headers, body, rawBody }),
+    ...(scheme.getHandshake &&
+      settings.verifyToken !== undefined && {
+        handshake: createHandshakeVerifier(settings.scheme, scheme.getHandshake, settings.verifyToken),
+      }),
+    ...(scheme.bodyChallenge && { bodyChallenge: scheme.bodyChallenge }),
+  };
+}
+
+const HANDSHAKE_REFUSED = "The verify token is not this hook's.";
+
+/** The GET's verify token stands where the hook token would: compared in constant time, its failures counted alike. */
+function createHandshakeVerifier(
+  kind: string,
+  handshake: GetHandshake,
+  verifyToken: string,
+): HandshakeVerifier {
+  const matches = createTokenComparer(verifyToken);
+  return {
+    kind,
+    needsBody: false,
+    acceptsToken: false,
+    async verify(request): Promise<AuthVerdict> {
+      const sent = handshake.verifyTokenOf(request.query);
+      if (sent !== undefined && matches(sent)) return { ok: true, viaQuery: false };
+      return {
+        ok: false,
+        message: HANDSHAKE_REFUSED,
+        reason: sent === undefined ? "verify token missing" : "verify token wrong",
+        credential: sent === undefined ? "missing" : "invalid",
+        forbidden: true,
+      };
+    },
+    challengeOf: (query) => handshake.challengeOf(query),
   };
 }
 

@@ -1,6 +1,7 @@
 /** @module The Verifiers port: how a request proves it may use a hook (the hook token, or its sender's signature). */
 import type { IncomingHttpHeaders } from "node:http";
 import type { SignatureFailure } from "./signature-failure.js";
+import type { ChallengeVerdict } from "./signature-scheme.js";
 
 /** What a verifier may look at. The body is there only for verifiers that need it (signatures). */
 export interface CredentialsView {
@@ -30,6 +31,11 @@ export type AuthVerdict =
       credential?: "missing" | "invalid";
       /** For metrics, when a signature was checked and failed: what was wrong with it, in one word. */
       signature?: SignatureFailure;
+      /**
+       * A handshake's verify token: refused with 403, as its sender expects; a 401 would offer an HTTP
+       * authentication scheme the sender cannot answer.
+       */
+      forbidden?: boolean;
     };
 
 export interface Verifier {
@@ -50,6 +56,15 @@ export interface Verifier {
    * the signed body; undefined when there is neither.
    */
   deliveryId?(headers: IncomingHttpHeaders, body: unknown, rawBody: Buffer): string | undefined;
+  /** Present on the paths that take the sender's subscription GET (Meta): judges it. */
+  readonly handshake?: HandshakeVerifier | undefined;
+  /** A verified body that is a handshake, not a delivery (Slack's `url_verification`): its challenge. */
+  bodyChallenge?(body: unknown): ChallengeVerdict | undefined;
+}
+
+/** A subscription GET: its verify token judged as the request's credential, then its challenge. */
+export interface HandshakeVerifier extends Verifier {
+  challengeOf(query: URLSearchParams | undefined): ChallengeVerdict;
 }
 
 export interface Verifiers {

@@ -16,6 +16,8 @@ const SENDER_SECRETS = {
   SLACK_SIGNING_SECRET: "try-it-slack-secret",
   STANDARD_WEBHOOK_SECRET: `whsec_${Buffer.from("try-it-standard-webhooks").toString("base64")}`,
   TWILIO_AUTH_TOKEN: "try-it-twilio-auth-token",
+  META_APP_SECRET: "try-it-meta-app-secret",
+  META_VERIFY_TOKEN: "try-it-meta-verify-token",
 };
 
 /** A directory where the demo was copied to ./gateway.json5 with its transforms and a deploy mapping, as docs/gateway.md says. */

@@ -10,7 +10,7 @@ export function readPayload(relative: string): any {
   return JSON.parse(readFileSync(path.join(FIXTURES, "payloads", relative), "utf8"));
 }
 
-/** The variables the bundled demo config reads: its token and the secrets of its five signed senders. */
+/** The variables the bundled demo config reads: its token and the secrets of its six signed senders. */
 export const DEMO_VARIABLES = [
   "HOOKS_TOKEN",
   "GITHUB_WEBHOOK_SECRET",
@@ -18,4 +18,6 @@ export const DEMO_VARIABLES = [
   "SLACK_SIGNING_SECRET",
   "STANDARD_WEBHOOK_SECRET",
   "TWILIO_AUTH_TOKEN",
+  "META_APP_SECRET",
+  "META_VERIFY_TOKEN",
 ] as const;

@@ -12,9 +12,17 @@ describe("credential query parameters", () => {
   );
 
   it("are judged by the header rule, underscores read as dashes", () => {
-    for (const name of ["token", "api_key", "access_token", "Signature", "session_id", "client_secret"])
+    for (const name of [
+      "token",
+      "api_key",
+      "access_token",
+      "Signature",
+      "session_id",
+      "client_secret",
+      "hub.verify_token",
+    ])
       expect(isCredentialQuery(name), name).toBe(true);
-    for (const name of ["page", "event", "idempotency_key", "sort"])
+    for (const name of ["page", "event", "idempotency_key", "sort", "hub.challenge", "hub.mode"])
       expect(isCredentialQuery(name), name).toBe(false);
   });
 

@@ -2,6 +2,7 @@
 import type { SchemeName, SignatureScheme, SignatureSettings } from "../signature-scheme.js";
 import { github } from "./github.js";
 import { hmac } from "./hmac.js";
+import { meta } from "./meta.js";
 import { slack } from "./slack.js";
 import { standardWebhooks } from "./standard-webhooks.js";
 import { stripe } from "./stripe.js";
@@ -13,6 +14,7 @@ export const SCHEMES: { readonly [K in SchemeName]: SignatureScheme } = {
   slack,
   "standard-webhooks": standardWebhooks,
   twilio,
+  meta,
   hmac,
 };
 

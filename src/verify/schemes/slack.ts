@@ -1,5 +1,6 @@
 /** @module Slack: `X-Slack-Signature: v0=<hex>`, an HMAC-SHA256 of `v0:<X-Slack-Request-Timestamp>:<body>`. */
 import type { SignatureScheme } from "../signature-scheme.js";
+import { challengeVerdict } from "./challenge.js";
 import {
   bodyString,
   equalBytes,
@@ -45,6 +46,12 @@ export const slack: SignatureScheme = {
   // each has its own `trigger_id`: without it a copy replayed inside the window would be acted on twice. Both are
   // read from the signed body alone, never by the unsigned Content-Type (a relabelled body is refused before this).
   deliveryId: (_headers, body) => bodyString(body, "event_id") ?? triggerIdOf(body),
+  // The Events API checks a Request URL by posting this, signed, before it sends any event; it waits for the
+  // challenge back and nothing else.
+  bodyChallenge: (body) =>
+    bodyString(body, "type") === "url_verification"
+      ? challengeVerdict((body as Record<string, unknown>).challenge)
+      : undefined,
 };
 
 /** A slash command's `trigger_id` field, or the one inside an interaction's `payload` field (JSON). */
