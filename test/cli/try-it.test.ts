@@ -47,7 +47,7 @@ describe("making the demo your own, as docs/gateway.md says", () => {
     expect(ok.stdout).toMatch(/deploy\s+path=deploy.*transform deploy\.ts\s+loaded/);
     // Each signed mapping says which sender's signature guards it.
     expect(ok.stdout).toMatch(
-      /github-webhook-push\s+path=github header x-github-event=push .*\s+github\s+wake/,
+      /github-webhook-push\s+path=github header x-github-event=push .*\s+github signature or token\s+wake/,
     );
     // The secrets are config: never in check's output.
     for (const secret of Object.values(SENDER_SECRETS)) expect(ok.stdout).not.toContain(secret);
