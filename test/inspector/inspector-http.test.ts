@@ -53,6 +53,16 @@ async function send(path: string, body: string, headers: Record<string, string> 
 }
 
 /** The rows of the list, once `ready` holds (the ring is fed when the request has been answered and journaled). */
+/** A request's detail once `ready`: it is read from the journal, whose `done` line follows the host's store of the events. */
+async function detailUntil(cookie: string, id: string, ready: (detail: any) => boolean): Promise<any> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const detail = (await call(`/api/requests/${id}`, { cookie })).json();
+    if (ready(detail) || Date.now() > deadline) return detail;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
 async function listUntil(cookie: string, ready: (rows: any[]) => boolean, query = ""): Promise<any[]> {
   const deadline = Date.now() + 5_000;
   for (;;) {
@@ -280,7 +290,8 @@ describe("the inspector on its own port", () => {
     );
     // Queued, or coalesced behind a wake of an earlier test that no heartbeat has taken yet.
     expect(row.outcome).toMatch(/^(queued|coalesced)$/);
-    const detail = (await call(`/api/requests/${row.id}`, { cookie })).json();
+    // The list is fed from memory at once; the detail from the journal, which lists the outcome with its `done` line.
+    const detail = await detailUntil(cookie, row.id, (found) => found.outcome !== undefined);
     expect(detail.outcome).toBe(row.outcome);
     expect(detail.events).toEqual([
       { event: "session:system-event", id: expect.any(String), agentId: "main", outcome: row.outcome },
