@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { HMAC_ALGORITHMS, SIGNATURE_ENCODINGS, SIGNATURE_SCHEMES } from "../verify/signature-scheme.js";
 import { SESSION_MODES, WakeModeSchema } from "../vocabulary.js";
 import { secretField } from "./secret-schema.js";
+import { MaxConcurrentTurnsSchema } from "./turn-limits-schema.js";
 
 // Each field's `v.description` is its entry in docs/configuration.md and in the JSON Schemas (`npm run schemas`).
 
@@ -291,6 +292,7 @@ export const MappingSchema = v.strictObject({
     ),
     v.description("A larger body limit for this mapping's path, in bytes. Unset: `hooks.maxBodyBytes`."),
   ),
+  maxConcurrentTurns: MaxConcurrentTurnsSchema,
   allowUnsafeExternalContent: v.pipe(
     v.optional(v.boolean(), false),
     v.description("Dangerous: no safety wrapper around this mapping's text."),

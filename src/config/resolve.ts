@@ -30,6 +30,7 @@ import {
   TransformsSchema,
 } from "./schema.js";
 import { checkTrustedProxies } from "./trusted-proxies.js";
+import { DefaultTurnLimitsSchema, TurnLimitsConfigSchema, TurnLimitsSchema } from "./turn-limits-schema.js";
 
 /** A token shorter than this is accepted but logged as weak. */
 export const WEAK_TOKEN_LENGTH = 24;
@@ -110,6 +111,9 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   "hooks.admission": Object.keys(AdmissionSchema.entries),
   "hooks.store": [...new Set(StoreSchema.options.flatMap((option) => Object.keys(option.entries)))],
   "hooks.mailbox": Object.keys(MailboxConfigSchema.entries),
+  "hooks.limits": Object.keys(TurnLimitsConfigSchema.entries),
+  "hooks.limits.default": Object.keys(DefaultTurnLimitsSchema.entries),
+  "hooks.limits.agent": Object.keys(TurnLimitsSchema.entries),
 };
 const knownKeysAt = (at: string) => KNOWN_KEYS[at.replace(/\[\d+\]/g, "")];
 

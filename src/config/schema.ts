@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { ThinkingSchema } from "../vocabulary.js";
 import { MAX_MAPPING_BODY_BYTES, MappingSchema } from "./mapping-schema.js";
 import { secretField } from "./secret-schema.js";
+import { TurnLimitsConfigSchema } from "./turn-limits-schema.js";
 
 // Each field's `v.description` is its entry in docs/configuration.md and in the JSON Schemas (`npm run schemas`).
 
@@ -370,6 +371,12 @@ export const HooksConfigSchema = v.strictObject({
     v.optional(AdmissionSchema, {}),
     v.description(
       "What one client address (found as for `authFailures`), and all together, may hold before anything vouches for it: bodies on signed paths, read before their signature can be checked, and callers waiting for their agent turn.",
+    ),
+  ),
+  limits: v.pipe(
+    v.optional(TurnLimitsConfigSchema, {}),
+    v.description(
+      "Limits per hook: `default` for every mapping and `/agent`, `agent` for `/agent` alone; a mapping's own fields win ([Turns at a time](http.md#turns-at-a-time)).",
     ),
   ),
   mailbox: v.pipe(

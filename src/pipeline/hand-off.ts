@@ -1,17 +1,24 @@
-/** @module The hand-off: an admitted request's events go to the host once its record is durable, and what a crash left is finished at start. */
+/** @module The hand-off: an admitted request's events go to the host once its record is durable, its turns through their mapping's cap, and what a crash left is finished at start. */
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
 import type { RunCompletionTracker, RunDelivered, RunPublished } from "../actions/run-completion.js";
-import { errorMessage } from "../errors.js";
-import type { HookBus, PlannedEvent } from "../events.js";
+import { errorMessage, toHookError } from "../errors.js";
+import type { AgentTurn, HookBus, PlannedEvent } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Journal, JournalBacklog, Outcomes, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
+import { type AdmitAgentTurn, admitAgentTurns } from "./admit-turns.js";
 import { collectOutcomes, emitPlans } from "./emit.js";
+import { type Start, type TurnGate, type TurnPass, turnKey } from "./turn-gate.js";
 
 export interface HandOffDeps {
   journal: Journal;
   bus: HookBus;
   tracker: RunCompletionTracker;
   logger: HostLogger;
+  /** Where a turn waits for a slot when its mapping's `maxConcurrentTurns` are running. */
+  gate: TurnGate;
+  /** The host's admission, asked when a turn leaves that held no slot at its request (it waited, or a crash left it). */
+  admitAgentTurn?: AdmitAgentTurn | undefined;
+  turnAdmissionTimeoutMs: number;
 }
 
 /** Calls `finished` with every run's outcome once the last of `count` runs has published its summary. */
@@ -38,8 +45,10 @@ function deliveryOutcome(deps: HandOffDeps, requestId: string, runId: string): R
 }
 
 /**
- * The record's turns are written down as handed over before they are: after a crash a turn is reported
- * interrupted rather than run twice. A marker that cannot be written is logged; the turn still goes.
+ * The record's turns are written down as handed over before the first of them leaves: after a crash a turn is
+ * reported interrupted rather than run twice. A turn still waiting for its slot is not handed, so a restart runs it;
+ * one waiting behind a sibling of its record that already left is reported interrupted with it (one marker per
+ * record). A marker that cannot be written is logged; the turn still goes.
  */
 function markHanded(deps: HandOffDeps, requestId: string): void {
   try {
@@ -54,12 +63,95 @@ function markHanded(deps: HandOffDeps, requestId: string): void {
   }
 }
 
+/** Marks the record handed when the first of its turns leaves. */
+function handedOnce(deps: HandOffDeps, requestId: string): () => void {
+  let marked = false;
+  return () => {
+    if (marked) return;
+    marked = true;
+    markHanded(deps, requestId);
+  };
+}
+
+interface TurnStart {
+  run: PendingRun;
+  events: readonly PlannedEvent[];
+  /** The host admitted it with its request (it held a slot then): it is not asked again. */
+  admitted: boolean;
+  handed: () => void;
+  published: RunPublished;
+  delivered?: RunDelivered | undefined;
+}
+
+/**
+ * What the gate runs once the turn holds a slot: tracked, then emitted; the slot is the gate's again when its summary
+ * is out (any outcome). A turn the host did not admit with its request is admitted now, and a refusal is its outcome:
+ * its sender had its 202 long ago.
+ */
+function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
+  return (dequeued) => {
+    // Nobody takes turns (the host is stopping): it stays unhanded, and the next start runs it.
+    if (dequeued && deps.bus.listenerCount("session:agent-turn") === 0) return false;
+    const key = turnKey(turn.run.source);
+    turn.handed();
+    deps.tracker.track(
+      turn.run,
+      (status, reply) => {
+        deps.gate.release(key);
+        turn.published(status, reply);
+      },
+      turn.delivered,
+    );
+    const emit = () => {
+      for (const planned of turn.events) deps.bus.emit(planned.event, planned.payload as never);
+    };
+    const admit = deps.admitAgentTurn;
+    if (turn.admitted || admit === undefined) {
+      emit();
+      return true;
+    }
+    const agentTurn = turnOf(turn.events);
+    void admitAgentTurns(admit, agentTurn === undefined ? [] : [agentTurn], deps.turnAdmissionTimeoutMs).then(
+      () => {
+        try {
+          emit();
+        } catch (error) {
+          deps.logger.error(`emitting an agent turn failed: ${errorMessage(error)}`, {
+            runId: turn.run.runId,
+          });
+        }
+      },
+      (error: unknown) => {
+        const refusal = toHookError(error);
+        const cause = refusal.cause instanceof Error ? `: ${refusal.cause.message}` : "";
+        deps.logger.warn(`the gateway did not start a waiting agent turn: ${refusal.code}${cause}`, {
+          runId: turn.run.runId,
+          requestId: turn.run.source.requestId,
+        });
+        deps.tracker.notStarted(turn.run.runId, `not started: ${refusal.message}`);
+      },
+    );
+    return true;
+  };
+}
+
+function turnOf(events: readonly PlannedEvent[]): AgentTurn | undefined {
+  for (const planned of events) if (isTurn(planned)) return planned.payload;
+  return undefined;
+}
+
 /**
  * Emits an admitted request's events; the record is done once they are out and every run's summary is published.
  * Its `done` line carries what the host told of its system events meanwhile (queued, coalesced, duplicate), and so
- * does what this returns (a wake's answer says it).
+ * does what this returns (a wake's answer says it). Its turns go through the gate: at once when `pass` holds their
+ * slots (or one is free), else when a turn of their mapping ends.
  */
-export function handOff(deps: HandOffDeps, requestId: string, plans: readonly ActionPlan[]): Outcomes {
+export function handOff(
+  deps: HandOffDeps,
+  requestId: string,
+  plans: readonly ActionPlan[],
+  pass?: TurnPass,
+): Outcomes {
   const runs = plans.filter((plan) => plan.run !== undefined).length;
   const told = toldOutcomes();
   if (runs === 0) {
@@ -67,14 +159,36 @@ export function handOff(deps: HandOffDeps, requestId: string, plans: readonly Ac
     deps.journal.done(requestId, undefined, undefined, nonEmpty(told));
     return told;
   }
-  markHanded(deps, requestId);
   const published = whenAllPublished(runs, (outcomes) =>
     deps.journal.done(requestId, outcomes, undefined, nonEmpty(told)),
   );
-  emitPlans(plans, deps.bus, deps.tracker, told, (run) => ({
-    published: published(run),
-    delivered: deliveryOutcome(deps, requestId, run.runId),
-  }));
+  // A wake beside the turns does not wait for their slots.
+  emitPlans(
+    plans.filter((plan) => plan.run === undefined),
+    deps.bus,
+    deps.tracker,
+    told,
+  );
+  const handed = handedOnce(deps, requestId);
+  try {
+    for (const plan of plans) {
+      const { run } = plan;
+      if (run === undefined) continue;
+      const admitted = pass?.take(run.runId) ?? false;
+      const start = startTurn(deps, {
+        run,
+        events: plan.events,
+        admitted,
+        handed,
+        published: published(run),
+        delivered: deliveryOutcome(deps, requestId, run.runId),
+      });
+      deps.gate.enter(run, start, admitted);
+    }
+  } finally {
+    // A listener that threw left the rest unstarted (the record stays unfinished): their slots are free again.
+    pass?.cancel();
+  }
   return told;
 }
 
@@ -140,14 +254,30 @@ async function finishOne(
     if (handed) outcomes.push({ runId: run.runId, status: "interrupted" });
     else toRun.push(run);
   }
-  if (toRun.length > 0) markHanded(deps, record.id);
   // Emitted again after a crash: a host that kept them says `duplicate`.
   const told = toldOutcomes();
   const published = whenAllPublished(toRun.length, (done) =>
     deps.journal.done(record.id, [...outcomes, ...done], true, nonEmpty(told)),
   );
-  collectOutcomes(deps.bus, told, () => emitRecorded(deps, record, runs, handed, published, report));
-  if (toRun.length === 0) deps.journal.done(record.id, outcomes, true, nonEmpty(told));
+  collectOutcomes(deps.bus, told, () => emitRecorded(deps, record, runs, handed, report));
+  if (toRun.length === 0) {
+    deps.journal.done(record.id, outcomes, true, nonEmpty(told));
+    return;
+  }
+  // Through the gate like a new request's, in journal order: a backlog of turns does not start all at once.
+  const marked = handedOnce(deps, record.id);
+  for (const planned of turns) {
+    const run = runs.get(planned.payload.runId)!;
+    const start = startTurn(deps, {
+      run,
+      events: [planned],
+      admitted: false,
+      handed: marked,
+      published: published(run),
+    });
+    deps.gate.enter(run, start, false);
+    report.turnsRun++;
+  }
 }
 
 function emitRecorded(
@@ -155,7 +285,6 @@ function emitRecorded(
   record: UnfinishedRecord["record"],
   runs: ReadonlyMap<string, PendingRun>,
   handed: boolean,
-  published: (run: Pick<PendingRun, "runId">) => RunPublished,
   report: RecoveryReport,
 ): void {
   for (const planned of record.events) {
@@ -164,14 +293,9 @@ function emitRecorded(
       report.events++;
       continue;
     }
-    const run = runs.get(planned.payload.runId)!;
     if (handed) {
-      deps.tracker.interrupted(run);
+      deps.tracker.interrupted(runs.get(planned.payload.runId)!);
       report.turnsInterrupted++;
-    } else {
-      deps.tracker.track(run, published(run));
-      deps.bus.emit("session:agent-turn", planned.payload);
-      report.turnsRun++;
     }
   }
 }
