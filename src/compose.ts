@@ -136,6 +136,7 @@ export function composeHooks(
       async start() {
         try {
           tracker.start();
+          gate.resume();
           await store.open?.();
           // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
           await recoverFromJournal({
@@ -159,6 +160,7 @@ export function composeHooks(
           throw error;
         }
       },
+      drain: () => gate.pause(),
       stop,
     },
   };

@@ -174,7 +174,8 @@ export class RunCompletionTracker {
    */
   notStarted(runId: string, error: string): void {
     const tracked = this.pending.get(runId);
-    if (tracked !== undefined) this.finish(runId, { source: tracked.run.source, runId, status: "error", error });
+    if (tracked !== undefined)
+      this.finish(runId, { source: tracked.run.source, runId, status: "error", error });
   }
 
   private finish(runId: string, finished: AgentTurnFinished): void {

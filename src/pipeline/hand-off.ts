@@ -89,9 +89,7 @@ interface TurnStart {
  * its sender had its 202 long ago.
  */
 function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
-  return (dequeued) => {
-    // Nobody takes turns (the host is stopping): it stays unhanded, and the next start runs it.
-    if (dequeued && deps.bus.listenerCount("session:agent-turn") === 0) return false;
+  return () => {
     const key = turnKey(turn.run.source);
     turn.handed();
     deps.tracker.track(
@@ -108,7 +106,7 @@ function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
     const admit = deps.admitAgentTurn;
     if (turn.admitted || admit === undefined) {
       emit();
-      return true;
+      return;
     }
     const agentTurn = turnOf(turn.events);
     void admitAgentTurns(admit, agentTurn === undefined ? [] : [agentTurn], deps.turnAdmissionTimeoutMs).then(
@@ -131,7 +129,6 @@ function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
         deps.tracker.notStarted(turn.run.runId, `not started: ${refusal.message}`);
       },
     );
-    return true;
   };
 }
 

@@ -5,8 +5,8 @@ import { errorMessage } from "../errors.js";
 import type { HookBus } from "../events.js";
 import type { HostLogger, StoredEvent } from "../host/contract.js";
 import type { Journal } from "../journal/journal.js";
-import { type DuplicateDeps, rememberDeliveries } from "./duplicates.js";
 import type { AdmitAgentTurn } from "./admit-turns.js";
+import { type DuplicateDeps, rememberDeliveries } from "./duplicates.js";
 import { finishUnfinished } from "./hand-off.js";
 import type { TurnGate } from "./turn-gate.js";
 

@@ -14,11 +14,8 @@ export function turnKey(source: EventSource): TurnKey {
   return source.mappingId ?? "";
 }
 
-/**
- * Starts a turn on a slot it holds; `dequeued` when it waited for it. False: it could not leave now (nobody takes
- * turns: the host is stopping), and it waits on.
- */
-export type Start = (dequeued: boolean) => boolean;
+/** Starts a turn on a slot it holds. */
+export type Start = () => void;
 
 /**
  * The slots a request holds from before its admission until its hand-off, so a turn the host admitted (in OpenClaw:
@@ -57,6 +54,8 @@ export class TurnPass {
 export class TurnGate {
   private readonly running = new Map<TurnKey, number>();
   private readonly waiting = new Map<TurnKey, Start[]>();
+  /** The host is stopping: every turn waits, unhanded, for the next start. */
+  private paused = false;
 
   constructor(
     private caps: TurnCaps,
@@ -90,9 +89,11 @@ export class TurnGate {
    */
   enter(run: PendingRun, start: Start, claimed: boolean): boolean {
     const key = turnKey(run.source);
-    if (claimed || this.hasRoom(key)) {
+    if (claimed && this.paused) this.release(key);
+    else if (claimed || this.hasRoom(key)) {
       if (!claimed) this.take(key);
-      if (this.begin(key, start, false)) return false;
+      this.begin(start);
+      return false;
     }
     const queue = this.waiting.get(key);
     if (queue === undefined) this.waiting.set(key, [start]);
@@ -115,6 +116,15 @@ export class TurnGate {
     return sizes;
   }
 
+  /** The host takes no new work (it is stopping): no turn starts from now on; the waiting ones stay in the journal. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+  }
+
   /** Forgets waiting turns and counts: they stay unfinished in the journal, and the next start runs them. */
   stop(): void {
     this.waiting.clear();
@@ -122,43 +132,37 @@ export class TurnGate {
   }
 
   private hasRoom(key: TurnKey): boolean {
-    return !this.waiting.has(key) && (this.running.get(key) ?? 0) < this.caps(key);
+    return !this.paused && !this.waiting.has(key) && (this.running.get(key) ?? 0) < this.caps(key);
   }
 
   private take(key: TurnKey): void {
     this.running.set(key, (this.running.get(key) ?? 0) + 1);
   }
 
-  /** Runs `start` on a slot already taken; a start that cannot leave gives the slot back. */
-  private begin(key: TurnKey, start: Start, dequeued: boolean): boolean {
-    let left: boolean;
+  /** Runs `start` on a slot already taken. */
+  private begin(start: Start): void {
     try {
-      left = start(dequeued);
+      start();
     } catch (error) {
       // The turn is tracked before it is emitted: its deadline gives the slot back. Its record stays unfinished.
       this.logger.error(`an agent turn could not be started: ${errorMessage(error)}`);
-      return true;
     }
-    if (!left) {
-      const count = (this.running.get(key) ?? 1) - 1;
-      if (count > 0) this.running.set(key, count);
-      else this.running.delete(key);
-    }
-    return left;
   }
 
   private drain(key: TurnKey): void {
     const queue = this.waiting.get(key);
-    while (queue !== undefined && queue.length > 0 && (this.running.get(key) ?? 0) < this.caps(key)) {
+    while (
+      !this.paused &&
+      queue !== undefined &&
+      queue.length > 0 &&
+      (this.running.get(key) ?? 0) < this.caps(key)
+    ) {
       // Out of the queue before it starts: a turn that ends at once releases its slot from inside this loop.
       const start = queue.shift()!;
       this.take(key);
-      if (!this.begin(key, start, true)) {
-        // Nobody takes turns now (the host is stopping): it waits on, unhanded, for the next start.
-        queue.unshift(start);
-        return;
-      }
+      this.begin(start);
     }
-    if (queue !== undefined && queue.length === 0 && this.waiting.get(key) === queue) this.waiting.delete(key);
+    if (queue !== undefined && queue.length === 0 && this.waiting.get(key) === queue)
+      this.waiting.delete(key);
   }
 }
