@@ -7,10 +7,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentTurn, AgentTurnFinished } from "../../src/events.js";
+import { loadGatewayConfig } from "../../src/gateway/load-gateway-config.js";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
 import { cleanupCli, makeTempDir, pollFor, startServeProcess } from "../helpers/cli.js";
-import { baseConfig, postJson, readRecord, serveArgs, writeConfig } from "./support.js";
+import { AUTH, baseConfig, postJson, readRecord, serveArgs, writeConfig } from "./support.js";
 
 afterEach(cleanupCli);
 
@@ -178,6 +179,55 @@ describe("maxConcurrentTurns", () => {
       await turns.ended(build1.body.runId);
       await turns.startedCount(3);
       expect(turns.started[2]).toBe(build2.body.runId);
+    } finally {
+      writeFileSync(path.join(dir, "go-all"), "");
+      await gateway.close();
+    }
+  });
+
+  it("a reload keeps the waiting turns and applies its new cap at once; a caller waiting for a queued turn waits through the queue", async () => {
+    const dir = makeTempDir("turn-cap-");
+    const capped = (maxConcurrentTurns: number) =>
+      gatewayConfig(dir, { limits: { agent: { maxConcurrentTurns } } });
+    const file = writeConfig(dir, capped(1));
+    const loaded = loadGatewayConfig({ config: file });
+    const gateway = await startGateway({
+      config: loaded.raw,
+      configDir: loaded.configDir,
+      port: 0,
+      stateDir: path.join(dir, "state"),
+      logger: silentGatewayLogger,
+      stopTimeoutMs: 300,
+      source: { file, load: loaded.readAgain, watch: false },
+    });
+    try {
+      const turns = watchTurns(gateway);
+      const first = await postJson(`${gateway.url}/hooks/agent`, { message: "first", deliver: false });
+      const second = await postJson(`${gateway.url}/hooks/agent`, { message: "second", deliver: false });
+      const waited = postJson(`${gateway.url}/hooks/agent`, {
+        message: "third",
+        deliver: false,
+        waitForCompletion: true,
+      });
+      const queued = async () => {
+        const text = await (await fetch(gateway.metricsUrl!, { headers: AUTH })).text();
+        return Number(/^hooks_agent_turns_queued\{mapping=""\} (\d+)$/m.exec(text)?.[1]);
+      };
+      await turns.startedCount(1);
+      await expect.poll(queued).toBe(2);
+      expect(second.body.queued).toBe(true);
+
+      writeConfig(dir, capped(3));
+      expect(await gateway.reload("test")).toMatchObject({ applied: true, changed: ["hooks.limits"] });
+      await turns.startedCount(3);
+      expect(turns.started[0]).toBe(first.body.runId);
+      expect(turns.started[1]).toBe(second.body.runId);
+      expect(await queued()).toBe(0);
+
+      writeFileSync(path.join(dir, "go-all"), "");
+      const answer = await waited;
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ ok: true, queued: true, status: "ok", runId: turns.started[2] });
     } finally {
       writeFileSync(path.join(dir, "go-all"), "");
       await gateway.close();
