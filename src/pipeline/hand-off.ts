@@ -45,14 +45,14 @@ function deliveryOutcome(deps: HandOffDeps, requestId: string, runId: string): R
 }
 
 /**
- * The record's turns are written down as handed over before the first of them leaves: after a crash a turn is
- * reported interrupted rather than run twice. A turn still waiting for its slot is not handed, so a restart runs it;
- * one waiting behind a sibling of its record that already left is reported interrupted with it (one marker per
- * record). A marker that cannot be written is logged; the turn still goes.
+ * A turn is written down as handed over before it leaves: after a crash it is reported interrupted rather than run
+ * twice, while one still waiting for its slot is not handed, and a restart runs it. A record with one turn gets the
+ * plain marker; the turns of a fan-out are named as each leaves. A marker that cannot be written is logged; the turn
+ * still goes.
  */
-function markHanded(deps: HandOffDeps, requestId: string): void {
+function markHanded(deps: HandOffDeps, requestId: string, runIds?: readonly string[]): void {
   try {
-    deps.journal.handed(requestId);
+    deps.journal.handed(requestId, runIds);
   } catch (error) {
     deps.logger.error(
       `journal: the hand-over of an agent turn could not be recorded: ${errorMessage(error)}`,
@@ -63,14 +63,9 @@ function markHanded(deps: HandOffDeps, requestId: string): void {
   }
 }
 
-/** Marks the record handed when the first of its turns leaves. */
-function handedOnce(deps: HandOffDeps, requestId: string): () => void {
-  let marked = false;
-  return () => {
-    if (marked) return;
-    marked = true;
-    markHanded(deps, requestId);
-  };
+/** What marks each of a record's `turns` handed as it leaves: the whole record when it has one. */
+function handedMarker(deps: HandOffDeps, requestId: string, turns: number): (run: PendingRun) => void {
+  return turns === 1 ? () => markHanded(deps, requestId) : (run) => markHanded(deps, requestId, [run.runId]);
 }
 
 interface TurnStart {
@@ -78,7 +73,7 @@ interface TurnStart {
   events: readonly PlannedEvent[];
   /** The host admitted it with its request (it held a slot then): it is not asked again. */
   admitted: boolean;
-  handed: () => void;
+  handed: (run: PendingRun) => void;
   published: RunPublished;
   delivered?: RunDelivered | undefined;
 }
@@ -91,7 +86,7 @@ interface TurnStart {
 function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
   return () => {
     const key = turnKey(turn.run.source);
-    turn.handed();
+    turn.handed(turn.run);
     deps.tracker.track(
       turn.run,
       (status, reply) => {
@@ -166,7 +161,7 @@ export function handOff(
     deps.tracker,
     told,
   );
-  const handed = handedOnce(deps, requestId);
+  const handed = handedMarker(deps, requestId, runs);
   try {
     for (const plan of plans) {
       const { run } = plan;
@@ -238,33 +233,34 @@ export async function finishUnfinished(deps: HandOffDeps, backlog: JournalBacklo
 
 async function finishOne(
   deps: HandOffDeps,
-  { record, handed }: UnfinishedRecord,
+  { record, handed, handedRuns }: UnfinishedRecord,
   report: RecoveryReport,
 ): Promise<void> {
+  const went = new Set(handedRuns);
   const runs = new Map((record.runs ?? []).map((run) => [run.runId, run]));
   const turns = record.events.filter(isTurn);
   const outcomes: RunOutcome[] = [];
-  const toRun: PendingRun[] = [];
-  for (const turn of turns) {
-    const run = runs.get(turn.payload.runId);
-    if (run === undefined) throw new Error(`the record has no run for turn ${turn.payload.runId}`);
-    if (handed) outcomes.push({ runId: run.runId, status: "interrupted" });
-    else toRun.push(run);
+  const toRun: Array<{ run: PendingRun; planned: PlannedEvent }> = [];
+  for (const planned of turns) {
+    const run = runs.get(planned.payload.runId);
+    if (run === undefined) throw new Error(`the record has no run for turn ${planned.payload.runId}`);
+    if (handed || went.has(run.runId)) outcomes.push({ runId: run.runId, status: "interrupted" });
+    else toRun.push({ run, planned });
   }
   // Emitted again after a crash: a host that kept them says `duplicate`.
   const told = toldOutcomes();
   const published = whenAllPublished(toRun.length, (done) =>
     deps.journal.done(record.id, [...outcomes, ...done], true, nonEmpty(told)),
   );
-  collectOutcomes(deps.bus, told, () => emitRecorded(deps, record, runs, handed, report));
+  const interrupted = (runId: string) => handed || went.has(runId);
+  collectOutcomes(deps.bus, told, () => emitRecorded(deps, record, runs, interrupted, report));
   if (toRun.length === 0) {
     deps.journal.done(record.id, outcomes, true, nonEmpty(told));
     return;
   }
   // Through the gate like a new request's, in journal order: a backlog of turns does not start all at once.
-  const marked = handedOnce(deps, record.id);
-  for (const planned of turns) {
-    const run = runs.get(planned.payload.runId)!;
+  const marked = handedMarker(deps, record.id, turns.length);
+  for (const { run, planned } of toRun) {
     const start = startTurn(deps, {
       run,
       events: [planned],
@@ -281,7 +277,7 @@ function emitRecorded(
   deps: HandOffDeps,
   record: UnfinishedRecord["record"],
   runs: ReadonlyMap<string, PendingRun>,
-  handed: boolean,
+  interrupted: (runId: string) => boolean,
   report: RecoveryReport,
 ): void {
   for (const planned of record.events) {
@@ -290,7 +286,7 @@ function emitRecorded(
       report.events++;
       continue;
     }
-    if (handed) {
+    if (interrupted(planned.payload.runId)) {
       deps.tracker.interrupted(runs.get(planned.payload.runId)!);
       report.turnsInterrupted++;
     }

@@ -265,49 +265,82 @@ describe("maxConcurrentTurns", () => {
     }
   });
 
-  it("after a crash runs the waiting turns exactly once and reports the running one interrupted", async () => {
-    const dir = makeTempDir("turn-cap-");
-    const config = writeConfig(dir, gatewayConfig(dir, { limits: { agent: { maxConcurrentTurns: 1 } } }));
-    const { args, record } = serveArgs(dir, config);
-    // A killed gateway cannot remove the temp dirs of its turns: they go with the test's dir.
-    const serve = () => startServeProcess(args, { env: { TMPDIR: dir }, cwd: dir });
-    const first = await serve();
-    const runIds: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const answer = await postJson(`${first.url}/hooks/agent`, { message: `turn ${i}`, deliver: false });
-      expect(answer.status).toBe(202);
-      runIds.push(answer.body.runId);
-    }
-    await pollFor(() => (startsOf(turnLog(dir), runIds[0]!) === 1 ? true : undefined), "the first turn");
-    first.signal("SIGKILL");
-    await first.exited;
-    expect(turnLog(dir).filter((line) => line.what === "start")).toHaveLength(1);
+  it.each([
+    [
+      "three /agent turns",
+      {},
+      async (url: string) => {
+        const runIds: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const answer = await postJson(`${url}/hooks/agent`, { message: `turn ${i}`, deliver: false });
+          expect(answer.status).toBe(202);
+          runIds.push(answer.body.runId);
+        }
+        return runIds;
+      },
+    ],
+    [
+      "a fan-out of three turns in one request",
+      {
+        mappings: [
+          {
+            id: "batch",
+            match: { path: "batch" },
+            forEach: "items",
+            messageTemplate: "item {{items[0].n}}",
+            deliver: false,
+          },
+        ],
+      },
+      async (url: string) => {
+        const answer = await postJson(`${url}/hooks/batch`, { items: [{ n: 1 }, { n: 2 }, { n: 3 }] });
+        expect(answer.status).toBe(202);
+        expect(answer.body.queued).toBe(true);
+        return answer.body.runIds as string[];
+      },
+    ],
+  ])(
+    "after a crash runs the waiting turns exactly once and reports the running one interrupted: %s",
+    async (_, hooks, send) => {
+      const dir = makeTempDir("turn-cap-");
+      const capped = { ...hooks, limits: { default: { maxConcurrentTurns: 1 } } };
+      const config = writeConfig(dir, gatewayConfig(dir, capped));
+      const { args, record } = serveArgs(dir, config);
+      // A killed gateway cannot remove the temp dirs of its turns: they go with the test's dir.
+      const serve = () => startServeProcess(args, { env: { TMPDIR: dir }, cwd: dir });
+      const first = await serve();
+      const runIds = await send(first.url);
+      await pollFor(() => (startsOf(turnLog(dir), runIds[0]!) === 1 ? true : undefined), "the first turn");
+      first.signal("SIGKILL");
+      await first.exited;
+      expect(turnLog(dir).filter((line) => line.what === "start")).toHaveLength(1);
 
-    // Lets the orphaned first turn go too: whatever it does now, the gateway no longer waits for it.
-    writeFileSync(path.join(dir, "go-all"), "");
-    const second = await serve();
-    try {
-      const summaries = () =>
-        new Map(
-          readRecord(record)
-            .filter(
-              (line) => line.event === "session:system-event" && line.payload.eventId.endsWith(":summary"),
-            )
-            .map((line) => [line.payload.eventId.slice(0, -":summary".length), line.payload.raw as string]),
+      // Lets the orphaned first turn go too: whatever it does now, the gateway no longer waits for it.
+      writeFileSync(path.join(dir, "go-all"), "");
+      const second = await serve();
+      try {
+        const summaries = () =>
+          new Map(
+            readRecord(record)
+              .filter(
+                (line) => line.event === "session:system-event" && line.payload.eventId.endsWith(":summary"),
+              )
+              .map((line) => [line.payload.eventId.slice(0, -":summary".length), line.payload.raw as string]),
+          );
+        const all = await pollFor(
+          () => (runIds.every((runId) => summaries().has(runId)) ? summaries() : undefined),
+          "every turn's summary",
+          15_000,
         );
-      const all = await pollFor(
-        () => (runIds.every((runId) => summaries().has(runId)) ? summaries() : undefined),
-        "every turn's summary",
-        15_000,
-      );
-      expect(all.get(runIds[0]!)).toContain("interrupted by a restart");
-      expect(all.get(runIds[1]!)).toContain(`finished ${runIds[1]}`);
-      expect(all.get(runIds[2]!)).toContain(`finished ${runIds[2]}`);
-      const log = turnLog(dir);
-      expect(runIds.map((runId) => startsOf(log, runId))).toEqual([1, 1, 1]);
-    } finally {
-      second.signal("SIGTERM");
-      await second.exited;
-    }
-  });
+        expect(all.get(runIds[0]!)).toContain("interrupted by a restart");
+        expect(all.get(runIds[1]!)).toContain(`finished ${runIds[1]}`);
+        expect(all.get(runIds[2]!)).toContain(`finished ${runIds[2]}`);
+        const log = turnLog(dir);
+        expect(runIds.map((runId) => startsOf(log, runId))).toEqual([1, 1, 1]);
+      } finally {
+        second.signal("SIGTERM");
+        await second.exited;
+      }
+    },
+  );
 });
