@@ -199,8 +199,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     );
     exchange.resolution = resolution;
     // Slots held from here to the hand-off: a turn that will wait is neither admitted now nor started later twice.
-    const runs = resolution.plans.flatMap((plan) => (plan.run === undefined ? [] : [plan.run]));
-    const pass = runs.length > 0 ? deps.gate.claim(runs) : undefined;
+    const pass = resolution.plans.some((plan) => plan.run !== undefined)
+      ? deps.gate.claim(resolution.plans)
+      : undefined;
     progress.pass = pass;
     if (pass?.queued && resolution.body !== undefined) resolution.body.queued = true;
     const response = resolution.reply
@@ -210,8 +211,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         : jsonResponse(resolution.status, resolution.body, requestId, progress.extra);
     // The host first: a turn it will not run is refused here, with nothing journaled, so the sender's retry is safe.
     // A turn that waits for its slot is admitted when it leaves the queue: admitting it is starting it.
-    const startNow = resolution.plans.filter((plan) => plan.run !== undefined && pass?.holds(plan.run.runId));
-    if (deps.admitAgentTurn !== undefined && startNow.length > 0) {
+    if (deps.admitAgentTurn !== undefined && pass !== undefined) {
+      const startNow = resolution.plans.filter(
+        (plan) => plan.run !== undefined && pass.holds(plan.run.runId),
+      );
       await admitTurns(deps.admitAgentTurn, startNow, deps.turnAdmissionTimeoutMs);
     }
     const at = deps.clock.now();

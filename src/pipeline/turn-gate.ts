@@ -1,5 +1,5 @@
 /** @module The cap on agent turns running at once, per mapping (and for `/agent`): a turn past it waits in its mapping's queue, in order, until a turn of that mapping ends. */
-import type { PendingRun } from "../actions/plan-action.js";
+import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
 import { errorMessage } from "../errors.js";
 import type { EventSource } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
@@ -68,10 +68,11 @@ export class TurnGate {
     for (const key of [...this.waiting.keys()]) this.drain(key);
   }
 
-  /** Holds a slot for each run that can start now (nothing of its key waits, and its cap has room). */
-  claim(runs: readonly PendingRun[]): TurnPass {
+  /** Holds a slot for each of the plans' runs that can start now (nothing of its key waits, and its cap has room). */
+  claim(plans: readonly Pick<ActionPlan, "run">[]): TurnPass {
     const pass = new TurnPass(this);
-    for (const run of runs) {
+    for (const { run } of plans) {
+      if (run === undefined) continue;
       const key = turnKey(run.source);
       if (this.hasRoom(key)) {
         this.take(key);

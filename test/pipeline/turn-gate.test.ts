@@ -69,11 +69,11 @@ describe("TurnGate", () => {
 
   it("holds claimed slots for a request until its hand-off, and gives them back when it is refused", () => {
     const gate = new TurnGate(() => 1, QUIET);
-    const pass = gate.claim([run("a"), run("b")]);
+    const pass = gate.claim([{ run: run("a") }, { run: run("b") }]);
     expect([pass.holds("a"), pass.holds("b"), pass.queued]).toEqual([true, false, true]);
-    expect(gate.claim([run("c")]).queued).toBe(true);
+    expect(gate.claim([{ run: run("c") }]).queued).toBe(true);
     pass.cancel();
-    expect(gate.claim([run("d")]).queued).toBe(false);
+    expect(gate.claim([{ run: run("d") }]).queued).toBe(false);
   });
 
   it("starts nothing while paused, and a raised cap starts the waiting turns at once", () => {
