@@ -4,19 +4,19 @@ import * as v from "valibot";
 const AtLeastOne = v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be at least 1"));
 
 const CAP_RULE =
-  "Agent turns that run at once; later ones are accepted (202 with `queued: true`), journaled, and start in order as running ones end ([Turns at a time](http.md#turns-at-a-time)).";
+  "that run at once; later ones are accepted (202 with `queued: true`), journaled, and start in order as running ones end ([Turns at a time](http.md#turns-at-a-time)).";
 
 /** A mapping's own cap: unset, `hooks.limits.default` applies. */
 export const MaxConcurrentTurnsSchema = v.pipe(
   v.optional(AtLeastOne),
-  v.description(`${CAP_RULE} Unset: \`hooks.limits.default.maxConcurrentTurns\`.`),
+  v.description(`This mapping's agent turns ${CAP_RULE} Unset: \`hooks.limits.default.maxConcurrentTurns\`.`),
 );
 
 /** `hooks.limits.agent`: `/agent`'s own cap; unset, the default's. */
 export const TurnLimitsSchema = v.strictObject({
   maxConcurrentTurns: v.pipe(
     v.optional(AtLeastOne),
-    v.description(`${CAP_RULE} Unset: \`hooks.limits.default.maxConcurrentTurns\`.`),
+    v.description(`\`/agent\`'s turns ${CAP_RULE} Unset: \`hooks.limits.default.maxConcurrentTurns\`.`),
   ),
 });
 
@@ -24,7 +24,9 @@ export const TurnLimitsSchema = v.strictObject({
 export const DefaultTurnLimitsSchema = v.strictObject({
   maxConcurrentTurns: v.pipe(
     v.optional(AtLeastOne, 4),
-    v.description(`${CAP_RULE} Per mapping, and for \`/agent\`, unless they set their own.`),
+    v.description(
+      `The agent turns of one mapping, or of \`/agent\`, ${CAP_RULE} For each that sets none of its own.`,
+    ),
   ),
 });
 

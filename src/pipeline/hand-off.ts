@@ -236,7 +236,9 @@ async function finishOne(
   { record, handed, handedRuns }: UnfinishedRecord,
   report: RecoveryReport,
 ): Promise<void> {
+  // Handed over (the whole record, or this turn of a fan-out): it may have run, so it is not run again.
   const went = new Set(handedRuns);
+  const interrupted = (runId: string) => handed || went.has(runId);
   const runs = new Map((record.runs ?? []).map((run) => [run.runId, run]));
   const turns = record.events.filter(isTurn);
   const outcomes: RunOutcome[] = [];
@@ -244,7 +246,7 @@ async function finishOne(
   for (const planned of turns) {
     const run = runs.get(planned.payload.runId);
     if (run === undefined) throw new Error(`the record has no run for turn ${planned.payload.runId}`);
-    if (handed || went.has(run.runId)) outcomes.push({ runId: run.runId, status: "interrupted" });
+    if (interrupted(run.runId)) outcomes.push({ runId: run.runId, status: "interrupted" });
     else toRun.push({ run, planned });
   }
   // Emitted again after a crash: a host that kept them says `duplicate`.
@@ -252,7 +254,6 @@ async function finishOne(
   const published = whenAllPublished(toRun.length, (done) =>
     deps.journal.done(record.id, [...outcomes, ...done], true, nonEmpty(told)),
   );
-  const interrupted = (runId: string) => handed || went.has(runId);
   collectOutcomes(deps.bus, told, () => emitRecorded(deps, record, runs, interrupted, report));
   if (toRun.length === 0) {
     deps.journal.done(record.id, outcomes, true, nonEmpty(told));
