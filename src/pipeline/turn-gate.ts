@@ -22,6 +22,8 @@ export type Start = () => void;
  * started) is never queued after all, and turns that will wait are not admitted at request time.
  */
 export class TurnPass {
+  /** Some turn of the request had no slot: it waits, and the answer says so. */
+  queued = false;
   private readonly held = new Map<string, TurnKey>();
 
   constructor(private readonly gate: TurnGate) {}
@@ -30,9 +32,6 @@ export class TurnPass {
   holds(runId: string): boolean {
     return this.held.has(runId);
   }
-
-  /** Some turn of the request had no slot: it waits, and the answer says so. */
-  queued = false;
 
   /** @internal */
   hold(runId: string, key: TurnKey): void {
