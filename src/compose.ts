@@ -18,6 +18,7 @@ import { recoverFromJournal } from "./pipeline/recover.js";
 import type { CapturedRequest } from "./pipeline/request.js";
 import { Resolver } from "./pipeline/resolve.js";
 import { createPipeline, type Pipeline } from "./pipeline/run-pipeline.js";
+import { type TurnCaps, TurnGate } from "./pipeline/turn-gate.js";
 import { loadAllTransforms, type PreparedHooks, type TransformLoadReport } from "./prepare-hooks.js";
 import { credentialHeadersWith } from "./safety/credentials.js";
 import { secretRedactor } from "./safety/secret-redaction.js";
@@ -39,6 +40,8 @@ export interface CompositionContext {
   turnAdmissionTimeoutMs?: number | undefined;
   /** Whether `waitForCompletion` holds the answer for the turn (a replay answers at admission: no turn runs). */
   awaitCompletions: boolean;
+  /** Whether `maxConcurrentTurns` holds turns back (default); a replay runs none, so none ever waits there. */
+  capTurns?: boolean | undefined;
   /** The host's check, at start, that it still holds what the journal says it stored. */
   checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;
   /** Told each transform's load result once the service started. */
@@ -87,9 +90,14 @@ export function composeHooks(
     context.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
     metrics,
   );
+  const capTurns = context.capTurns ?? true;
+  // Outlives a config too: a reload keeps the turns waiting and gives the gate the new caps.
+  const gate = new TurnGate(capTurns ? turnCapsOf(prepared) : () => Number.POSITIVE_INFINITY, logger);
+  metrics.agentTurnsQueued?.(() => gate.queued());
   let current = buildPipeline(prepared, ports.verifiers, new Admission(config.admission), {
     ports,
     tracker,
+    gate,
     context,
   });
   // Recovery runs once, under the config the instance started with: its dedupe window is one a reload keeps.
@@ -97,6 +105,8 @@ export function composeHooks(
 
   const stop = async () => {
     tracker.stop();
+    // Waiting turns are still unhanded in the journal: the next start runs them.
+    gate.stop();
     await Promise.all([transformRunner.close(), store.close(), journal.close()]);
   };
   return {
@@ -118,7 +128,8 @@ export function composeHooks(
           const admission = isDeepStrictEqual(next.config.admission, current.prepared.config.admission)
             ? current.admission
             : new Admission(next.config.admission);
-          current = buildPipeline(next, verifiers, admission, { ports, tracker, context });
+          current = buildPipeline(next, verifiers, admission, { ports, tracker, gate, context });
+          if (capTurns) gate.setCaps(turnCapsOf(next));
         },
       };
     },
@@ -126,6 +137,7 @@ export function composeHooks(
       async start() {
         try {
           tracker.start();
+          gate.resume();
           await store.open?.();
           // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
           await recoverFromJournal({
@@ -133,6 +145,9 @@ export function composeHooks(
             duplicates,
             bus,
             tracker,
+            gate,
+            admitAgentTurn: context.admitAgentTurn,
+            turnAdmissionTimeoutMs: context.turnAdmissionTimeoutMs ?? TURN_ADMISSION_TIMEOUT_MS,
             logger,
             clock,
             checkStored: context.checkStored,
@@ -146,6 +161,7 @@ export function composeHooks(
           throw error;
         }
       },
+      drain: () => gate.pause(),
       stop,
     },
   };
@@ -154,7 +170,19 @@ export function composeHooks(
 interface Shared {
   ports: Ports;
   tracker: RunCompletionTracker;
+  gate: TurnGate;
   context: CompositionContext;
+}
+
+/**
+ * Each mapping's cap (its own `maxConcurrentTurns`, else `hooks.limits.default`'s), `/agent`'s (`hooks.limits.agent`,
+ * else the default); a mapping a reload removed counts against the default.
+ */
+function turnCapsOf({ config, mappings }: PreparedHooks): TurnCaps {
+  const byMapping = new Map(mappings.map((mapping) => [mapping.id, mapping.maxConcurrentTurns]));
+  const fallback = config.limits.default.maxConcurrentTurns;
+  const agent = config.limits.agent?.maxConcurrentTurns ?? fallback;
+  return (key) => (key === "" ? agent : (byMapping.get(key) ?? fallback));
 }
 
 interface Built {
@@ -172,7 +200,7 @@ function buildPipeline(
   prepared: PreparedHooks,
   verifiers: Verifiers,
   admission: Admission,
-  { ports, tracker, context }: Shared,
+  { ports, tracker, gate, context }: Shared,
 ): Built {
   const { config, mappings, signedPaths } = prepared;
   const { logger, bus } = context;
@@ -240,6 +268,7 @@ function buildPipeline(
     }),
     admitAgentTurn: context.admitAgentTurn,
     turnAdmissionTimeoutMs: context.turnAdmissionTimeoutMs ?? TURN_ADMISSION_TIMEOUT_MS,
+    gate,
     journal,
     storePayloads: config.journal.storePayloads,
     clock,

@@ -214,6 +214,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
           await hooks.service.start();
           await feed.start();
         },
+        drain: () => hooks.service.drain?.(),
         async stop() {
           await feed.stop();
           await hooks.service.stop();

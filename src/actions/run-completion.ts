@@ -168,6 +168,16 @@ export class RunCompletionTracker {
     this.metrics.turnFinished("interrupted");
   }
 
+  /**
+   * Ends a tracked run the host would not start when it left its mapping's queue: published like a failed turn (the
+   * sender had its 202 when it was queued).
+   */
+  notStarted(runId: string, error: string): void {
+    const tracked = this.pending.get(runId);
+    if (tracked !== undefined)
+      this.finish(runId, { source: tracked.run.source, runId, status: "error", error });
+  }
+
   private finish(runId: string, finished: AgentTurnFinished): void {
     const tracked = this.pending.get(runId);
     if (!tracked) return;

@@ -1,4 +1,4 @@
-/** @module The limits a hook may have (`hooks.limits.*` and a mapping's own): one declaration, shared by both places. */
+/** @module The limits a hook may have (`hooks.limits.*` and a mapping's own: a rate, and agent turns at a time): one declaration for both places. */
 import * as v from "valibot";
 
 // Each field's `v.description` is its entry in docs/configuration.md and in the JSON Schemas (`npm run schemas`).
@@ -33,24 +33,70 @@ export const RateLimitSchema = v.strictObject({
 
 export type RateLimit = v.InferOutput<typeof RateLimitSchema>;
 
+const CAP_RULE =
+  "that run at once; later ones are accepted (202 with `queued: true`), journaled, and start in order as running ones end ([Turns at a time](http.md#turns-at-a-time)).";
+
+const RateLimitField = v.pipe(
+  v.optional(RateLimitSchema),
+  v.description(
+    "How many authenticated requests the hook accepts per window; past it, 429 `RATE_LIMITED` with `Retry-After`, counted in `hooks.store` so several gateways share one budget ([Rate limits](http.md#rate-limits)). Unset: no limit of its own (`hooks.limits.default`'s applies). Many senders (GitHub among them) do not retry a 429: what is refused is lost unless the sender retries.",
+  ),
+);
+
+/** The limits of one hook that sets its own: a mapping (its fields), or `/agent`. Unset fields take the default's. */
 export const HookLimitsSchema = v.strictObject({
-  rateLimit: v.pipe(
-    v.optional(RateLimitSchema),
-    v.description(
-      "How many authenticated requests the hook accepts per window; past it, 429 `RATE_LIMITED` with `Retry-After`, counted in `hooks.store` so several gateways share one budget ([Rate limits](http.md#rate-limits)). Unset: no limit of its own (`hooks.limits.default`'s applies). Many senders (GitHub among them) do not retry a 429: what is refused is lost unless the sender retries.",
-    ),
+  rateLimit: RateLimitField,
+  maxConcurrentTurns: v.pipe(
+    v.optional(PositiveInt),
+    v.description(`This hook's agent turns ${CAP_RULE} Unset: \`hooks.limits.default.maxConcurrentTurns\`.`),
   ),
 });
 
 export type HookLimits = v.InferOutput<typeof HookLimitsSchema>;
 
-export const HooksLimitsSchema = v.strictObject({
-  default: v.pipe(
-    v.optional(HookLimitsSchema),
+/** `/wake` starts no turns: a rate is all it can limit. */
+const WakeLimitsSchema = v.strictObject({ rateLimit: RateLimitField });
+
+/** `hooks.limits.default`: the one place the default cap (4) is declared. No rate is limited by default. */
+const DefaultLimitsSchema = v.strictObject({
+  rateLimit: v.pipe(
+    v.optional(RateLimitSchema),
     v.description(
-      "Limits of every hook that sets none of its own: each mapping without its own `rateLimit`, `/wake` and `/agent` without theirs below.",
+      "The rate limit of every hook without its own ([Rate limits](http.md#rate-limits)). Unset: none. Many senders (GitHub among them) do not retry a 429.",
     ),
   ),
-  wake: v.pipe(v.optional(HookLimitsSchema), v.description("Limits of `POST <hooks.path>/wake`.")),
+  maxConcurrentTurns: v.pipe(
+    v.optional(PositiveInt, 4),
+    v.description(
+      `The agent turns of one mapping, or of \`/agent\`, ${CAP_RULE} For each that sets none of its own.`,
+    ),
+  ),
+});
+
+export const HooksLimitsSchema = v.strictObject({
+  default: v.pipe(
+    v.optional(DefaultLimitsSchema, {}),
+    v.description(
+      "Limits of every hook that sets none of its own: each mapping without its own, `/wake` and `/agent` without theirs below.",
+    ),
+  ),
+  wake: v.pipe(v.optional(WakeLimitsSchema), v.description("Limits of `POST <hooks.path>/wake`.")),
   agent: v.pipe(v.optional(HookLimitsSchema), v.description("Limits of `POST <hooks.path>/agent`.")),
 });
+
+export type HooksLimits = v.InferOutput<typeof HooksLimitsSchema>;
+
+/** Every key `hooks.limits` takes, by config path (for the did-you-mean hints). */
+export const LIMITS_KEYS: Readonly<Record<string, readonly string[]>> = {
+  "hooks.limits": Object.keys(HooksLimitsSchema.entries),
+  "hooks.limits.default": Object.keys(DefaultLimitsSchema.entries),
+  "hooks.limits.wake": Object.keys(WakeLimitsSchema.entries),
+  "hooks.limits.agent": Object.keys(HookLimitsSchema.entries),
+  ...Object.fromEntries(
+    Object.keys(HooksLimitsSchema.entries).map((hook) => [
+      `hooks.limits.${hook}.rateLimit`,
+      Object.keys(RateLimitSchema.entries),
+    ]),
+  ),
+  "hooks.mappings.rateLimit": Object.keys(RateLimitSchema.entries),
+};

@@ -5,7 +5,7 @@ import { CHANNEL_IDS } from "../vocabulary.js";
 import { type AgentPolicy, createAgentPolicy, type HostAgents, ONE_AGENT } from "./agents.js";
 import { normalizeHooksPath } from "./hooks-path.js";
 import { type ConfigIssue, fromValibotIssues, withoutIssuesAt } from "./issues.js";
-import { HookLimitsSchema, HooksLimitsSchema, RateLimitSchema } from "./limits-schema.js";
+import { LIMITS_KEYS } from "./limits-schema.js";
 import {
   MappingMatchSchema,
   MappingResponseSchema,
@@ -111,14 +111,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   "hooks.admission": Object.keys(AdmissionSchema.entries),
   "hooks.store": [...new Set(StoreSchema.options.flatMap((option) => Object.keys(option.entries)))],
   "hooks.mailbox": Object.keys(MailboxConfigSchema.entries),
-  "hooks.mappings.rateLimit": Object.keys(RateLimitSchema.entries),
-  "hooks.limits": Object.keys(HooksLimitsSchema.entries),
-  ...Object.fromEntries(
-    Object.keys(HooksLimitsSchema.entries).flatMap((hook) => [
-      [`hooks.limits.${hook}`, Object.keys(HookLimitsSchema.entries)],
-      [`hooks.limits.${hook}.rateLimit`, Object.keys(RateLimitSchema.entries)],
-    ]),
-  ),
+  ...LIMITS_KEYS,
 };
 const knownKeysAt = (at: string) => KNOWN_KEYS[at.replace(/\[\d+\]/g, "")];
 

@@ -340,7 +340,7 @@ export const HooksConfigSchema = v.strictObject({
   limits: v.pipe(
     v.optional(HooksLimitsSchema, {}),
     v.description(
-      "Limits per hook ([Rate limits](http.md#rate-limits)). `default` applies to every hook without its own: each mapping without its own `rateLimit`, `/wake` and `/agent` without `wake`'s or `agent`'s. No rate is limited unless set here or on a mapping.",
+      "Limits per hook: a rate ([Rate limits](http.md#rate-limits)) and agent turns at a time ([Turns at a time](http.md#turns-at-a-time)). `default` applies to every hook without its own: each mapping without its own fields, `/wake` and `/agent` without `wake`'s or `agent`'s. No rate is limited unless set here or on a mapping; agent turns run at most 4 at a time per hook.",
     ),
   ),
   dedupe: v.pipe(

@@ -327,6 +327,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     // A reload under way finishes first: it swaps a config, or leaves the running one, never half of either.
     await reloader?.close();
     const deadline = Date.now() + stopTimeoutMs;
+    // No new work from here: agent turns waiting for a slot stay in the journal for the next start, instead of
+    // starting as running ones end and being cut at the deadline.
+    for (const service of services) service.drain?.();
     await inspector?.close();
     logger.info("stopping: no new connections; finishing in-flight requests and agent turns", {
       requests: listening.inFlight,

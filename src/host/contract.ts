@@ -32,6 +32,11 @@ export interface HttpRoute {
 export interface HostService {
   id: string;
   start(): void | Promise<void>;
+  /**
+   * Optional: the host is about to stop and takes no new work; called before it waits for the work under way. The
+   * plugin starts no more of the agent turns waiting for a slot: they stay in the journal for the next start.
+   */
+  drain?(): void;
   stop(): void | Promise<void>;
 }
 

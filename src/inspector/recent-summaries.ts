@@ -35,7 +35,7 @@ export async function readRecentSummaries(dir: string, rows: number): Promise<In
     await readSegment(segment.file, (line) => {
       switch (line.t) {
         case "admitted": {
-          const { t: _t, handed: _handed, ...record } = line;
+          const { t: _t, handed: _handed, handedRuns: _runs, ...record } = line;
           found.set(line.id, admittedSummary(record));
           return;
         }

@@ -59,6 +59,8 @@ export class RecentDeliveries {
 export interface ScannedRecord {
   record: AdmittedLine;
   handed: boolean;
+  /** Its turns that went, when only some did. */
+  handedRuns?: string[] | undefined;
   seq: number;
 }
 
@@ -82,7 +84,12 @@ export class BacklogScan {
     segment.newestAt = Math.max(segment.newestAt, line.at);
     if (line.t === "admitted") {
       // A record carried forward from an expired segment says in itself whether its turns were handed over.
-      this.admitted.set(line.id, { record: line, handed: line.handed === true, seq: segment.seq });
+      this.admitted.set(line.id, {
+        record: line,
+        handed: line.handed === true,
+        handedRuns: line.handedRuns,
+        seq: segment.seq,
+      });
       if (line.delivery !== undefined) {
         segment.holdsDeliveries = true;
         this.deliveries.add({ key: line.delivery, response: line.response, at: line.at });
@@ -95,7 +102,9 @@ export class BacklogScan {
       }
     } else if (line.t === "handed") {
       const entry = this.admitted.get(line.id);
-      if (entry) entry.handed = true;
+      if (entry && line.runs === undefined) entry.handed = true;
+      else if (entry && line.runs !== undefined)
+        entry.handedRuns = [...(entry.handedRuns ?? []), ...line.runs];
     } else if (line.t === "done") {
       const entry = this.admitted.get(line.id);
       if (entry) this.stored.add(entry.record);

@@ -29,7 +29,12 @@ const CheckpointSchema = v.object({
   segments: v.array(SegmentFactsSchema),
   /** Records not finished at that point, without their stored request (which a recovery never needs). */
   unfinished: v.array(
-    v.object({ seq: v.number(), handed: v.boolean(), record: v.omit(AdmittedLineSchema, ["t", "handed"]) }),
+    v.object({
+      seq: v.number(),
+      handed: v.boolean(),
+      handedRuns: v.optional(v.array(v.string())),
+      record: v.omit(AdmittedLineSchema, ["t", "handed", "handedRuns"]),
+    }),
   ),
   /** Delivery ids within their window, newest last. */
   deliveries: v.array(v.object({ key: v.string(), response: JournalResponseSchema, at: v.number() })),

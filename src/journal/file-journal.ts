@@ -67,6 +67,8 @@ interface InFlight {
   record: AdmittedRecord;
   seq: number;
   handed: boolean;
+  /** Its turns that went, when only some did. */
+  handedRuns?: string[] | undefined;
 }
 
 export class FileJournal implements Journal {
@@ -164,10 +166,16 @@ export class FileJournal implements Journal {
    * Written at once, before the turns go out, so that the turn starts as the answer leaves; not synced: it
    * survives a crash of the process, and a power cut in the moment after may cost a turn run twice.
    */
-  handed(id: string): void {
+  handed(id: string, runIds?: readonly string[]): void {
     const entry = this.inFlight.get(id);
-    if (entry) entry.handed = true;
-    this.log.writeNow(JSON.stringify({ t: "handed", id, at: this.settings.clock.now() }));
+    const at = this.settings.clock.now();
+    if (runIds === undefined) {
+      if (entry) entry.handed = true;
+      this.log.writeNow(JSON.stringify({ t: "handed", id, at }));
+      return;
+    }
+    if (entry) entry.handedRuns = [...(entry.handedRuns ?? []), ...runIds];
+    this.log.writeNow(JSON.stringify({ t: "handed", id, at, runs: runIds }));
   }
 
   done(id: string, runs?: readonly RunOutcome[], recovered?: boolean, outcomes?: Outcomes): void {
@@ -271,16 +279,16 @@ export class FileJournal implements Journal {
     this.startSegment(lastSeq + 1, now);
     this.log.openFile(lastSeq + 1, segmentFile(dir, lastSeq + 1));
     const unfinished: UnfinishedRecord[] = [];
-    for (const [id, { record, handed, seq }] of admitted) {
-      const { t: _t, handed: _handed, ...rest } = record;
-      unfinished.push({ record: rest, handed });
+    for (const [id, { record, handed, handedRuns, seq }] of admitted) {
+      const { t: _t, handed: _handed, handedRuns: _runs, ...rest } = record;
+      unfinished.push({ record: rest, handed, handedRuns });
       const { request: _request, ...kept } = rest;
       // Read back whole; kept in memory (and in checkpoints, carried-forward lines) as the pipeline hands records
       // over: a large payload once.
       kept.events = compactEvents(rest.events);
       // A record whose segment is gone (carried forward while a checkpoint named the old one) belongs to the newest.
       const owner = this.segments.get(seq) ?? this.segments.get(lastSeq + 1)!;
-      this.inFlight.set(id, { record: kept, seq: owner.seq, handed });
+      this.inFlight.set(id, { record: kept, seq: owner.seq, handed, handedRuns });
       owner.unfinished++;
     }
     // Oldest first, as admitted: a copy carried forward sits in a later file than records admitted after it.
@@ -323,7 +331,9 @@ export class FileJournal implements Journal {
         holdsDeliveries,
         ...(compacted ? { compacted } : {}),
       })),
-      unfinished: [...this.inFlight.values()].map(({ record, seq, handed }) => ({ seq, handed, record })),
+      unfinished: [...this.inFlight.values()].map(({ record, seq, handed, handedRuns }) =>
+        handedRuns === undefined ? { seq, handed, record } : { seq, handed, handedRuns, record },
+      ),
       deliveries: this.deliveries.since(now - this.settings.deliveryWindowMs),
       stored: this.stored.snapshot(),
     };
@@ -448,7 +458,12 @@ export class FileJournal implements Journal {
     for (const [id, entry] of this.inFlight) {
       if (entry.seq !== segment.seq) continue;
       // Durable before the old segment goes; the hand-over is part of the copied line, not a marker beside it.
-      const line = { t: "admitted", ...entry.record, ...(entry.handed ? { handed: true } : {}) };
+      const line = {
+        t: "admitted",
+        ...entry.record,
+        ...(entry.handed ? { handed: true } : {}),
+        ...(entry.handedRuns === undefined ? {} : { handedRuns: entry.handedRuns }),
+      };
       await this.log.append(JSON.stringify(line), (seq) => {
         // The record may have been finished while it was being copied.
         if (this.inFlight.get(id) !== entry) return;

@@ -3,7 +3,7 @@ import type { StoredEvent } from "../host/contract.js";
 import type { AdmittedLine, AnsweredLine, JournalRun, Outcomes, RunOutcome } from "./records.js";
 
 /** An accepted request, as the pipeline hands it over (the journal stamps the line kind). */
-export type AdmittedRecord = Omit<AdmittedLine, "t" | "handed">;
+export type AdmittedRecord = Omit<AdmittedLine, "t" | "handed" | "handedRuns">;
 /** A request answered without admission (a refusal, a duplicate). */
 export type AnsweredRecord = Omit<AnsweredLine, "t">;
 
@@ -23,6 +23,8 @@ export interface UnfinishedRecord {
   record: AdmittedRecord;
   /** Its agent turns went to the host: they may have run, so they are not run again. */
   handed: boolean;
+  /** Those of its turns that went, when only some did (the others waited for a slot and run now). */
+  handedRuns?: readonly string[] | undefined;
 }
 
 /** A delivery id a previous run accepted, still within its window. */
@@ -49,8 +51,11 @@ export interface Journal {
    * The journal takes the record over: the caller does not read or change it afterwards.
    */
   admit(record: AdmittedRecord): Promise<void>;
-  /** The record's agent turns are about to go to the host; written before they do, so a turn is not run twice. */
-  handed(id: string): void;
+  /**
+   * The record's agent turns are about to go to the host; written before they do, so a turn is not run twice.
+   * `runIds`: only these of them (a record's turns waiting for their mapping's slots leave one by one).
+   */
+  handed(id: string, runIds?: readonly string[]): void;
   /**
    * Everything the record caused has happened; `outcomes` is what the host told of its system events while they were
    * emitted (event id → queued, coalesced, duplicate).

@@ -45,8 +45,8 @@ export async function loadJournal(settings: LoadSettings): Promise<LoadedJournal
   const scan = new BacklogScan(deliveries, stored);
   const facts = new Map((checkpoint?.segments ?? []).map((known) => [known.seq, known]));
   for (const delivery of checkpoint?.deliveries ?? []) deliveries.add(delivery);
-  for (const { record, handed, seq } of checkpoint?.unfinished ?? []) {
-    scan.admitted.set(record.id, { record: { t: "admitted", ...record }, handed, seq });
+  for (const { record, handed, handedRuns, seq } of checkpoint?.unfinished ?? []) {
+    scan.admitted.set(record.id, { record: { t: "admitted", ...record }, handed, handedRuns, seq });
   }
   const segments: SegmentState[] = [];
   let unreadable = 0;

@@ -153,7 +153,7 @@ function finishedState(runs: readonly RunOutcome[] | undefined): JournalState {
 }
 
 function admittedEntry(line: AdmittedLine, keep: boolean): JournalEntry {
-  const { t: _t, handed: _handed, ...record } = line;
+  const { t: _t, handed: _handed, handedRuns: _runs, ...record } = line;
   return {
     ...named(line),
     status: line.response.status,

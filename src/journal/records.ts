@@ -82,12 +82,23 @@ export const AdmittedLineSchema = v.object({
   request: v.optional(JournalRequestSchema),
   /** Set on a copy carried forward from an expiring segment whose turns had been handed over. */
   handed: v.optional(v.boolean()),
+  /** On such a copy: the turns that had been handed over, when only some had (the others waited for a slot). */
+  handedRuns: v.optional(v.array(v.string())),
   /** The journal key of the request this one replays (the inspector's replay), when it is a replay. */
   replayOf: v.optional(v.string()),
 });
 
 /** The record's agent turns went to the host: after a restart they are reported interrupted, never run again. */
-export const HandedLineSchema = v.object({ t: v.literal("handed"), id: v.string(), at: v.number() });
+export const HandedLineSchema = v.object({
+  t: v.literal("handed"),
+  id: v.string(),
+  at: v.number(),
+  /**
+   * The turns that went, when a record's turns leave one by one (a fan-out waiting for its mapping's slots); unset:
+   * all of them. A reader that does not know the field takes the whole record as handed: interrupted, never twice.
+   */
+  runs: v.optional(v.array(v.string())),
+});
 
 /** What a finished turn's reply was, without its text: words for a person, silence (`NO_REPLY`, a heartbeat's ack), or nothing. */
 export const ReplyKindSchema = v.picklist(["text", "silent", "empty"]);

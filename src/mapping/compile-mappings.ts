@@ -52,6 +52,8 @@ export interface CompiledMapping {
   transform?: TransformRef;
   forEach?: string;
   maxBodyBytes: number;
+  /** Its agent turns that run at once: its own `maxConcurrentTurns`, else `hooks.limits.default`'s. */
+  maxConcurrentTurns: number;
   allowUnsafe: boolean;
   contentSource: ExternalSource;
   /** The operator's text before the wrapped content (`instructions`), trimmed; undefined when unset or empty. */
@@ -103,6 +105,7 @@ function compileOne(
     sessionMode: mapping.sessionMode,
     templates: {},
     maxBodyBytes: mapping.maxBodyBytes ?? config.maxBodyBytes,
+    maxConcurrentTurns: mapping.maxConcurrentTurns ?? config.limits.default.maxConcurrentTurns,
     allowUnsafe: mapping.allowUnsafeExternalContent,
     contentSource: "Webhook",
     // Always set, so every compiled mapping has one shape (the engine reads it per request).

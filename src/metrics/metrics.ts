@@ -66,6 +66,8 @@ export interface HookMetrics {
   journalBacklog?(read: () => JournalPending): void;
   /** Where a scrape reads how many agent turns the plugin waits on: read, not counted, so a stop cannot skew it. */
   agentTurnsInFlight?(read: () => number): void;
+  /** Where a scrape reads the agent turns waiting for a slot, by mapping id (`""`: `/agent`). */
+  agentTurnsQueued?(read: () => ReadonlyMap<string, number>): void;
   /**
    * A reload's mappings: their paths and ids become label values too. Those of the config before stay, so a series
    * already scraped goes on (the set grows only with the operator's edits, never with what a sender sends).

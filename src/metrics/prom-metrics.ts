@@ -56,6 +56,7 @@ export class PromMetrics implements HookMetrics {
   private readonly transformDurations = new Map<string, HistogramChild>();
   private readJournal: (() => JournalPending) | undefined;
   private readTurnsInFlight: (() => number) | undefined;
+  private readTurnsQueued: (() => ReadonlyMap<string, number>) | undefined;
 
   private readonly requestsTotal: Counter<"hook" | "mapping" | "status">;
   private readonly requestDuration: Histogram<"hook">;
@@ -158,6 +159,24 @@ export class PromMetrics implements HookMetrics {
         this.set(inFlight());
       },
     });
+    const queued = () => this.readTurnsQueued?.();
+    const mappingLabel = (id: string) => this.mappingLabel(id);
+    const seen = new Set<string>();
+    new Gauge({
+      name: "hooks_agent_turns_queued",
+      help: "Agent turns accepted and waiting for a slot under their mapping's maxConcurrentTurns, by mapping.",
+      labelNames: ["mapping"],
+      registers,
+      collect() {
+        // A queue that emptied reads 0 rather than vanishing; a mapping's series appears with its first wait.
+        for (const label of seen) this.labels(label).set(0);
+        for (const [key, count] of queued() ?? []) {
+          const label = mappingLabel(key);
+          seen.add(label);
+          this.labels(label).inc(count);
+        }
+      },
+    });
     this.turnsTotal = new Counter({
       name: "hooks_agent_turns_total",
       help: "Agent turns finished, by outcome (ok, error, timeout, interrupted).",
@@ -246,6 +265,10 @@ export class PromMetrics implements HookMetrics {
 
   agentTurnsInFlight(read: () => number): void {
     this.readTurnsInFlight = read;
+  }
+
+  agentTurnsQueued(read: () => ReadonlyMap<string, number>): void {
+    this.readTurnsQueued = read;
   }
 
   turnFinished(outcome: TurnOutcome): void {

@@ -26,6 +26,15 @@ export async function admitTurns(
     for (const planned of plan.events)
       if (planned.event === "session:agent-turn") turns.push(planned.payload);
   }
+  await admitAgentTurns(admit, turns, timeoutMs);
+}
+
+/** The same for a list of turns: those of a request that start at once, or one leaving its mapping's queue. */
+export async function admitAgentTurns(
+  admit: AdmitAgentTurn,
+  turns: readonly AgentTurn[],
+  timeoutMs: number,
+): Promise<void> {
   if (turns.length === 0) return;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {

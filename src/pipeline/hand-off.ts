@@ -1,17 +1,24 @@
-/** @module The hand-off: an admitted request's events go to the host once its record is durable, and what a crash left is finished at start. */
+/** @module The hand-off: an admitted request's events go to the host once its record is durable, its turns through their mapping's cap, and what a crash left is finished at start. */
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
 import type { RunCompletionTracker, RunDelivered, RunPublished } from "../actions/run-completion.js";
-import { errorMessage } from "../errors.js";
-import type { HookBus, PlannedEvent } from "../events.js";
+import { errorMessage, toHookError } from "../errors.js";
+import type { AgentTurn, HookBus, PlannedEvent } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Journal, JournalBacklog, Outcomes, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
+import { type AdmitAgentTurn, admitAgentTurns } from "./admit-turns.js";
 import { collectOutcomes, emitPlans } from "./emit.js";
+import { type Start, type TurnGate, type TurnPass, turnKey } from "./turn-gate.js";
 
 export interface HandOffDeps {
   journal: Journal;
   bus: HookBus;
   tracker: RunCompletionTracker;
   logger: HostLogger;
+  /** Where a turn waits for a slot when its mapping's `maxConcurrentTurns` are running. */
+  gate: TurnGate;
+  /** The host's admission, asked when a turn leaves that held no slot at its request (it waited, or a crash left it). */
+  admitAgentTurn?: AdmitAgentTurn | undefined;
+  turnAdmissionTimeoutMs: number;
 }
 
 /** Calls `finished` with every run's outcome once the last of `count` runs has published its summary. */
@@ -38,12 +45,14 @@ function deliveryOutcome(deps: HandOffDeps, requestId: string, runId: string): R
 }
 
 /**
- * The record's turns are written down as handed over before they are: after a crash a turn is reported
- * interrupted rather than run twice. A marker that cannot be written is logged; the turn still goes.
+ * A turn is written down as handed over before it leaves: after a crash it is reported interrupted rather than run
+ * twice, while one still waiting for its slot is not handed, and a restart runs it. A record with one turn gets the
+ * plain marker; the turns of a fan-out are named as each leaves. A marker that cannot be written is logged; the turn
+ * still goes.
  */
-function markHanded(deps: HandOffDeps, requestId: string): void {
+function markHanded(deps: HandOffDeps, requestId: string, runIds?: readonly string[]): void {
   try {
-    deps.journal.handed(requestId);
+    deps.journal.handed(requestId, runIds);
   } catch (error) {
     deps.logger.error(
       `journal: the hand-over of an agent turn could not be recorded: ${errorMessage(error)}`,
@@ -54,12 +63,87 @@ function markHanded(deps: HandOffDeps, requestId: string): void {
   }
 }
 
+/** What marks each of a record's `turns` handed as it leaves: the whole record when it has one. */
+function handedMarker(deps: HandOffDeps, requestId: string, turns: number): (run: PendingRun) => void {
+  return turns === 1 ? () => markHanded(deps, requestId) : (run) => markHanded(deps, requestId, [run.runId]);
+}
+
+interface TurnStart {
+  run: PendingRun;
+  events: readonly PlannedEvent[];
+  /** The host admitted it with its request (it held a slot then): it is not asked again. */
+  admitted: boolean;
+  handed: (run: PendingRun) => void;
+  published: RunPublished;
+  delivered?: RunDelivered | undefined;
+}
+
+/**
+ * What the gate runs once the turn holds a slot: tracked, then emitted; the slot is the gate's again when its summary
+ * is out (any outcome). A turn the host did not admit with its request is admitted now, and a refusal is its outcome:
+ * its sender had its 202 long ago.
+ */
+function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
+  return () => {
+    const key = turnKey(turn.run.source);
+    turn.handed(turn.run);
+    deps.tracker.track(
+      turn.run,
+      (status, reply) => {
+        deps.gate.release(key);
+        turn.published(status, reply);
+      },
+      turn.delivered,
+    );
+    const emit = () => {
+      for (const planned of turn.events) deps.bus.emit(planned.event, planned.payload as never);
+    };
+    const admit = deps.admitAgentTurn;
+    if (turn.admitted || admit === undefined) {
+      emit();
+      return;
+    }
+    const agentTurn = turnOf(turn.events);
+    void admitAgentTurns(admit, agentTurn === undefined ? [] : [agentTurn], deps.turnAdmissionTimeoutMs).then(
+      () => {
+        try {
+          emit();
+        } catch (error) {
+          deps.logger.error(`emitting an agent turn failed: ${errorMessage(error)}`, {
+            runId: turn.run.runId,
+          });
+        }
+      },
+      (error: unknown) => {
+        const refusal = toHookError(error);
+        const cause = refusal.cause instanceof Error ? `: ${refusal.cause.message}` : "";
+        deps.logger.warn(`the gateway did not start a waiting agent turn: ${refusal.code}${cause}`, {
+          runId: turn.run.runId,
+          requestId: turn.run.source.requestId,
+        });
+        deps.tracker.notStarted(turn.run.runId, `not started: ${refusal.message}`);
+      },
+    );
+  };
+}
+
+function turnOf(events: readonly PlannedEvent[]): AgentTurn | undefined {
+  for (const planned of events) if (isTurn(planned)) return planned.payload;
+  return undefined;
+}
+
 /**
  * Emits an admitted request's events; the record is done once they are out and every run's summary is published.
  * Its `done` line carries what the host told of its system events meanwhile (queued, coalesced, duplicate), and so
- * does what this returns (a wake's answer says it).
+ * does what this returns (a wake's answer says it). Its turns go through the gate: at once when `pass` holds their
+ * slots (or one is free), else when a turn of their mapping ends.
  */
-export function handOff(deps: HandOffDeps, requestId: string, plans: readonly ActionPlan[]): Outcomes {
+export function handOff(
+  deps: HandOffDeps,
+  requestId: string,
+  plans: readonly ActionPlan[],
+  pass?: TurnPass,
+): Outcomes {
   const runs = plans.filter((plan) => plan.run !== undefined).length;
   const told = toldOutcomes();
   if (runs === 0) {
@@ -67,14 +151,36 @@ export function handOff(deps: HandOffDeps, requestId: string, plans: readonly Ac
     deps.journal.done(requestId, undefined, undefined, nonEmpty(told));
     return told;
   }
-  markHanded(deps, requestId);
   const published = whenAllPublished(runs, (outcomes) =>
     deps.journal.done(requestId, outcomes, undefined, nonEmpty(told)),
   );
-  emitPlans(plans, deps.bus, deps.tracker, told, (run) => ({
-    published: published(run),
-    delivered: deliveryOutcome(deps, requestId, run.runId),
-  }));
+  // A wake beside the turns does not wait for their slots.
+  emitPlans(
+    plans.filter((plan) => plan.run === undefined),
+    deps.bus,
+    deps.tracker,
+    told,
+  );
+  const handed = handedMarker(deps, requestId, runs);
+  try {
+    for (const plan of plans) {
+      const { run } = plan;
+      if (run === undefined) continue;
+      const admitted = pass?.take(run.runId) ?? false;
+      const start = startTurn(deps, {
+        run,
+        events: plan.events,
+        admitted,
+        handed,
+        published: published(run),
+        delivered: deliveryOutcome(deps, requestId, run.runId),
+      });
+      deps.gate.enter(run, start, admitted);
+    }
+  } finally {
+    // A listener that threw left the rest unstarted (the record stays unfinished): their slots are free again.
+    pass?.cancel();
+  }
   return told;
 }
 
@@ -127,35 +233,52 @@ export async function finishUnfinished(deps: HandOffDeps, backlog: JournalBacklo
 
 async function finishOne(
   deps: HandOffDeps,
-  { record, handed }: UnfinishedRecord,
+  { record, handed, handedRuns }: UnfinishedRecord,
   report: RecoveryReport,
 ): Promise<void> {
+  // Handed over (the whole record, or this turn of a fan-out): it may have run, so it is not run again.
+  const went = new Set(handedRuns);
+  const interrupted = (runId: string) => handed || went.has(runId);
   const runs = new Map((record.runs ?? []).map((run) => [run.runId, run]));
   const turns = record.events.filter(isTurn);
   const outcomes: RunOutcome[] = [];
-  const toRun: PendingRun[] = [];
-  for (const turn of turns) {
-    const run = runs.get(turn.payload.runId);
-    if (run === undefined) throw new Error(`the record has no run for turn ${turn.payload.runId}`);
-    if (handed) outcomes.push({ runId: run.runId, status: "interrupted" });
-    else toRun.push(run);
+  const toRun: Array<{ run: PendingRun; planned: PlannedEvent }> = [];
+  for (const planned of turns) {
+    const run = runs.get(planned.payload.runId);
+    if (run === undefined) throw new Error(`the record has no run for turn ${planned.payload.runId}`);
+    if (interrupted(run.runId)) outcomes.push({ runId: run.runId, status: "interrupted" });
+    else toRun.push({ run, planned });
   }
-  if (toRun.length > 0) markHanded(deps, record.id);
   // Emitted again after a crash: a host that kept them says `duplicate`.
   const told = toldOutcomes();
   const published = whenAllPublished(toRun.length, (done) =>
     deps.journal.done(record.id, [...outcomes, ...done], true, nonEmpty(told)),
   );
-  collectOutcomes(deps.bus, told, () => emitRecorded(deps, record, runs, handed, published, report));
-  if (toRun.length === 0) deps.journal.done(record.id, outcomes, true, nonEmpty(told));
+  collectOutcomes(deps.bus, told, () => emitRecorded(deps, record, runs, interrupted, report));
+  if (toRun.length === 0) {
+    deps.journal.done(record.id, outcomes, true, nonEmpty(told));
+    return;
+  }
+  // Through the gate like a new request's, in journal order: a backlog of turns does not start all at once.
+  const marked = handedMarker(deps, record.id, turns.length);
+  for (const { run, planned } of toRun) {
+    const start = startTurn(deps, {
+      run,
+      events: [planned],
+      admitted: false,
+      handed: marked,
+      published: published(run),
+    });
+    deps.gate.enter(run, start, false);
+    report.turnsRun++;
+  }
 }
 
 function emitRecorded(
   deps: HandOffDeps,
   record: UnfinishedRecord["record"],
   runs: ReadonlyMap<string, PendingRun>,
-  handed: boolean,
-  published: (run: Pick<PendingRun, "runId">) => RunPublished,
+  interrupted: (runId: string) => boolean,
   report: RecoveryReport,
 ): void {
   for (const planned of record.events) {
@@ -164,14 +287,9 @@ function emitRecorded(
       report.events++;
       continue;
     }
-    const run = runs.get(planned.payload.runId)!;
-    if (handed) {
-      deps.tracker.interrupted(run);
+    if (interrupted(planned.payload.runId)) {
+      deps.tracker.interrupted(runs.get(planned.payload.runId)!);
       report.turnsInterrupted++;
-    } else {
-      deps.tracker.track(run, published(run));
-      deps.bus.emit("session:agent-turn", planned.payload);
-      report.turnsRun++;
     }
   }
 }

@@ -5,14 +5,20 @@ import { errorMessage } from "../errors.js";
 import type { HookBus } from "../events.js";
 import type { HostLogger, StoredEvent } from "../host/contract.js";
 import type { Journal } from "../journal/journal.js";
+import type { AdmitAgentTurn } from "./admit-turns.js";
 import { type DuplicateDeps, rememberDeliveries } from "./duplicates.js";
 import { finishUnfinished } from "./hand-off.js";
+import type { TurnGate } from "./turn-gate.js";
 
 export interface RecoveryDeps {
   journal: Journal;
   duplicates: DuplicateDeps;
   bus: HookBus;
   tracker: RunCompletionTracker;
+  /** The turns left unhanded run through it, as a new request's do. */
+  gate: TurnGate;
+  admitAgentTurn?: AdmitAgentTurn | undefined;
+  turnAdmissionTimeoutMs: number;
   logger: HostLogger;
   clock: Clock;
   /** The host's check that it still holds what the journal says it stored (see the host contract). */

@@ -40,6 +40,7 @@ import {
   replayedResponse,
 } from "./respond.js";
 import { checkMethod, hookName, notFound, type RequestTarget, splitTarget } from "./route.js";
+import type { TurnGate, TurnPass } from "./turn-gate.js";
 import { type Answer, awaitOutcome, readSigned } from "./within-budget.js";
 
 export interface PipelineDeps {
@@ -72,6 +73,8 @@ export interface PipelineDeps {
   admitAgentTurn?: AdmitAgentTurn | undefined;
   /** How long the host may take to admit a request's agent turns. */
   turnAdmissionTimeoutMs: number;
+  /** Where agent turns past their mapping's `maxConcurrentTurns` wait (shared by every config of the instance). */
+  gate: TurnGate;
   /** Where accepted requests are recorded before their answer, and through whose hand-off their events leave. */
   journal: Journal;
   /** Whether a journal record keeps the request's body and headers (`hooks.journal.storePayloads`). */
@@ -115,7 +118,15 @@ export type Pipeline = (request: PipelineRequest, responder: Responder) => Promi
  */
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { journal } = deps;
-  const handOffDeps = { journal, bus: deps.bus, tracker: deps.tracker, logger: deps.logger };
+  const handOffDeps = {
+    journal,
+    bus: deps.bus,
+    tracker: deps.tracker,
+    logger: deps.logger,
+    gate: deps.gate,
+    admitAgentTurn: deps.admitAgentTurn,
+    turnAdmissionTimeoutMs: deps.turnAdmissionTimeoutMs,
+  };
 
   /** Everything from the method check to the answer; throws a HookError for a refusal. */
   async function serve(request: PipelineRequest, target: RequestTarget, progress: Progress): Promise<Answer> {
@@ -235,14 +246,24 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }),
     );
     exchange.resolution = resolution;
+    // Slots held from here to the hand-off: a turn that will wait is neither admitted now nor started later twice.
+    const pass = resolution.plans.some((plan) => plan.run !== undefined)
+      ? deps.gate.claim(resolution.plans)
+      : undefined;
+    progress.pass = pass;
+    if (pass?.queued && resolution.body !== undefined) resolution.body.queued = true;
     const response = resolution.reply
       ? fixedResponse(resolution.reply, requestId, progress.extra)
       : resolution.body === undefined
         ? noContentResponse(requestId, progress.extra)
         : jsonResponse(resolution.status, resolution.body, requestId, progress.extra);
     // The host first: a turn it will not run is refused here, with nothing journaled, so the sender's retry is safe.
-    if (deps.admitAgentTurn !== undefined && resolution.plans.some((plan) => plan.run !== undefined)) {
-      await admitTurns(deps.admitAgentTurn, resolution.plans, deps.turnAdmissionTimeoutMs);
+    // A turn that waits for its slot is admitted when it leaves the queue: admitting it is starting it.
+    if (deps.admitAgentTurn !== undefined && pass !== undefined) {
+      const startNow = resolution.plans.filter(
+        (plan) => plan.run !== undefined && pass.holds(plan.run.runId),
+      );
+      await admitTurns(deps.admitAgentTurn, startNow, deps.turnAdmissionTimeoutMs);
     }
     const at = deps.clock.now();
     await admit(journal, {
@@ -273,7 +294,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       // duplicate arriving meanwhile gets this answer, not a second run.
       let answer = response;
       try {
-        const told = handOff(handOffDeps, progress.journalKey.id, resolution.plans);
+        const told = handOff(handOffDeps, progress.journalKey.id, resolution.plans, pass);
         answer = withEventOutcome(answer, resolution, told, requestId, progress.extra);
       } catch (error) {
         // A failing listener leaves the admitted answer; the record stays unfinished for the next start.
@@ -306,7 +327,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
     await progress.ticket?.settle(response);
     const emit = () => {
-      handOff(handOffDeps, progress.journalKey.id, resolution.plans);
+      handOff(handOffDeps, progress.journalKey.id, resolution.plans, pass);
     };
     if (run === undefined || !deps.awaitCompletions) return { response, after: emit };
     const answer = await awaitOutcome(deps, {
@@ -367,6 +388,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     exchange.status = error.status;
     logFailure(deps.logger, error, exchange, "hook request failed");
     await progress.ticket?.settle(undefined);
+    // Not accepted: the slots its turns held are free again.
+    progress.pass?.cancel();
     progress.code = error.code;
     progress.reason = error.reason ?? (error.code === "NOT_FOUND" ? "NO_MAPPING" : error.code);
     progress.error = error.message;
@@ -477,6 +500,8 @@ interface Progress {
   admittedAt: number | undefined;
   /** Its key in the journal (see journalKeyFor). */
   journalKey: { id: string; requestId?: string };
+  /** The slots its agent turns hold until their hand-off. */
+  pass?: TurnPass | undefined;
 }
 
 function noteAuthenticated(progress: Progress, auth: Authenticated): void {

@@ -111,7 +111,7 @@ export class ReplayPipeline {
     });
     // Nobody listens on this bus: what a fixture would cause is read from its plan.
     const bus: HookBus = new EventEmitter();
-    this.hooks = composeHooks(prepared, ports, { logger, bus, awaitCompletions: false });
+    this.hooks = composeHooks(prepared, ports, { logger, bus, awaitCompletions: false, capTurns: false });
   }
 
   /** Stops the transform workers a replay started; the pipeline is not used after this. */

@@ -398,7 +398,8 @@ async function startHolding(admission: { waitersPerAddress: number; waiters: num
     dir,
     baseConfig(
       { runner: { kind: "command", command: process.execPath, args: ["agent.mjs"] } },
-      { admission },
+      // Every held turn runs at once: these tests count waiting callers, not turns waiting for a slot.
+      { admission, limits: { agent: { maxConcurrentTurns: 16 } } },
     ),
   );
   const gateway: Serve = await startServe(serveArgs(dir, config).args, { cwd: dir });

@@ -217,6 +217,34 @@ describe("what a restart finds", () => {
     expect(unfinished[0]!.record.events[0]).toEqual(record("emitted-not-done").events[0]);
   });
 
+  it.each(["a crash", "a clean stop (its checkpoint)", "a carry-forward past retainHours"])(
+    "names the turns of a record handed one by one after %s",
+    async (how) => {
+      const j = journal({ retainHours: 1 });
+      await j.open();
+      await j.admit(record("fan-out"));
+      await j.admit(record("whole"));
+      j.handed("fan-out", ["run-1"]);
+      j.handed("fan-out", ["run-2"]);
+      j.handed("whole");
+      if (how.startsWith("a carry-forward")) {
+        now += 3 * HOUR;
+        await j.admit(record("later"));
+        await j.compact();
+      }
+      if (!how.startsWith("a crash")) await j.close();
+      const { unfinished } = await journal({ retainHours: 1 }).open();
+      expect(
+        unfinished
+          .filter(({ record }) => record.id !== "later")
+          .map(({ record, handed, handedRuns }) => [record.id, handed, handedRuns]),
+      ).toEqual([
+        ["fan-out", false, ["run-1", "run-2"]],
+        ["whole", true, undefined],
+      ]);
+    },
+  );
+
   it("skips a torn last line (a crash mid-write) and says so", async () => {
     const j = journal();
     await j.open();

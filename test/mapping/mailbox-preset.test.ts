@@ -109,7 +109,10 @@ describe("mailbox preset", () => {
     const messages = Array.from({ length: 40 }, (_, i) => message(`big${i}`, { body: "b".repeat(19_000) }));
     const response = await post(`${host.url}/hooks/mailbox`, { source: "mailbox", messages }, AUTH);
     expect(response.status).toBe(202);
-    expect(host.eventsOf("session:agent-turn")).toHaveLength(40);
+    expect(response.body.runIds).toHaveLength(40);
+    // Four start at once (maxConcurrentTurns), the rest as they end.
+    expect(response.body.queued).toBe(true);
+    expect(host.eventsOf("session:agent-turn")).toHaveLength(4);
     // Other hooks keep the global limit.
     expect((await post(`${host.url}/hooks/wake`, { text: "w".repeat(70_000) }, AUTH)).status).toBe(413);
   });

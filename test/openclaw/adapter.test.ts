@@ -412,3 +412,52 @@ describe("OpenClaw adapter: metrics", () => {
     },
   );
 });
+
+describe("OpenClaw adapter: turns past maxConcurrentTurns", () => {
+  it("starts a waiting turn in OpenClaw only when it leaves the queue, and a refusal then is the turn's outcome", async () => {
+    const fake = fakeOpenClaw({ pluginConfig: enabled({ limits: { agent: { maxConcurrentTurns: 1 } } }) });
+    const done = new Set<string>();
+    fake.waitResult = (runId) =>
+      done.has(runId)
+        ? { status: "ok", terminalReply: { disposition: "visible", text: `done ${runId}` } }
+        : { status: "pending" };
+    const run = fake.api.runtime.subagent.run;
+    const refused = new Set<string>();
+    fake.api.runtime.subagent.run = async (params) => {
+      if (refused.has(params.idempotencyKey ?? "")) throw new Error('Session "x" is archived.');
+      return run(params);
+    };
+    const { post } = await serve(fake);
+    const answer = async (body: unknown) => {
+      const response = await post("agent", body);
+      return {
+        status: response.status,
+        body: (await response.json()) as { runId: string; queued?: boolean },
+      };
+    };
+    const first = await answer({ message: "first", name: "First" });
+    const second = await answer({ message: "second", name: "Second" });
+    const third = await answer({ message: "third", name: "Third" });
+    expect([first.status, second.status, third.status]).toEqual([202, 202, 202]);
+    expect([first.body.queued, second.body.queued, third.body.queued]).toEqual([undefined, true, true]);
+    // Admitting is starting: the waiting turns are not in OpenClaw yet.
+    expect(fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([first.body.runId]);
+
+    refused.add(third.body.runId);
+    done.add(first.body.runId);
+    await expect
+      .poll(() => fake.runs.map((accepted) => accepted.idempotencyKey), { timeout: 5_000 })
+      .toEqual([first.body.runId, second.body.runId]);
+    done.add(second.body.runId);
+    // The third is admitted as the second ends; OpenClaw refuses it, and that is its summary, not an HTTP answer.
+    // Summaries waiting for the same heartbeat are handed to OpenClaw as one event.
+    const queued = () =>
+      (fake.queue.queues.get("agent:main:main") ?? []).map((event) => event.text).join("\n");
+    await expect.poll(queued, { timeout: 5_000 }).toMatch(/\nThird \(error\)/);
+    const text = queued();
+    expect(text).toMatch(/\nFirst: [\s\S]*done /);
+    expect(text).toMatch(/\nSecond: [\s\S]*done /);
+    expect(text).toMatch(/\nThird \(error\): not started: The agent turn's session is not free for it/);
+    expect(fake.runs).toHaveLength(2);
+  });
+});

@@ -1,0 +1,92 @@
+/** @module The turn gate alone: slots per key, FIFO waits, a turn that ends inside its own start, a pause, a new cap. */
+import { describe, expect, it } from "vitest";
+import type { PendingRun } from "../../src/actions/plan-action.js";
+import { TurnGate, turnKey } from "../../src/pipeline/turn-gate.js";
+
+const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
+
+function run(runId: string, mappingId?: string): PendingRun {
+  const source =
+    mappingId === undefined
+      ? { hook: "agent", requestId: runId }
+      : { hook: mappingId, mappingId, requestId: runId };
+  return {
+    runId,
+    name: runId,
+    wakeMode: "now",
+    deliver: false,
+    channel: "last",
+    timeoutSeconds: 60,
+    source,
+    untrusted: true,
+    contentSource: "Webhook",
+  };
+}
+
+describe("TurnGate", () => {
+  it("starts turns up to the cap, then one per release, in the order they came", () => {
+    const gate = new TurnGate(() => 2, QUIET);
+    const started: string[] = [];
+    const waited = ["a", "b", "c", "d"].map((id) => gate.enter(run(id), () => started.push(id), false));
+    expect(waited).toEqual([false, false, true, true]);
+    expect(started).toEqual(["a", "b"]);
+    expect(gate.queued()).toEqual(new Map([["", 2]]));
+    gate.release("");
+    expect(started).toEqual(["a", "b", "c"]);
+    gate.release("");
+    gate.release("");
+    expect(started).toEqual(["a", "b", "c", "d"]);
+    expect(gate.queued()).toEqual(new Map());
+  });
+
+  it("a turn that ends within its own start hands its slot on once, not twice", () => {
+    const gate = new TurnGate(() => 1, QUIET);
+    const started: string[] = [];
+    const key = turnKey(run("x", "m").source);
+    gate.enter(run("a", "m"), () => started.push("a"), false);
+    for (const id of ["b", "c", "d"]) {
+      gate.enter(
+        run(id, "m"),
+        () => {
+          started.push(id);
+          gate.release(key);
+        },
+        false,
+      );
+    }
+    gate.release(key);
+    expect(started).toEqual(["a", "b", "c", "d"]);
+  });
+
+  it("keeps each key to its own queue", () => {
+    const gate = new TurnGate(() => 1, QUIET);
+    const started: string[] = [];
+    gate.enter(run("a1", "a"), () => started.push("a1"), false);
+    gate.enter(run("a2", "a"), () => started.push("a2"), false);
+    gate.enter(run("b1", "b"), () => started.push("b1"), false);
+    expect(started).toEqual(["a1", "b1"]);
+  });
+
+  it("holds claimed slots for a request until its hand-off, and gives them back when it is refused", () => {
+    const gate = new TurnGate(() => 1, QUIET);
+    const pass = gate.claim([{ run: run("a") }, { run: run("b") }]);
+    expect([pass.holds("a"), pass.holds("b"), pass.queued]).toEqual([true, false, true]);
+    expect(gate.claim([{ run: run("c") }]).queued).toBe(true);
+    pass.cancel();
+    expect(gate.claim([{ run: run("d") }]).queued).toBe(false);
+  });
+
+  it("starts nothing while paused, and a raised cap starts the waiting turns at once", () => {
+    const gate = new TurnGate(() => 1, QUIET);
+    const started: string[] = [];
+    gate.enter(run("a"), () => started.push("a"), false);
+    gate.enter(run("b"), () => started.push("b"), false);
+    gate.enter(run("c"), () => started.push("c"), false);
+    gate.pause();
+    gate.release("");
+    expect(started).toEqual(["a"]);
+    gate.resume();
+    gate.setCaps(() => 3);
+    expect(started).toEqual(["a", "b", "c"]);
+  });
+});
