@@ -1,5 +1,5 @@
-/** @module The plugin inside the real OpenClaw gateway: wake, no loss past OpenClaw's 20-event queue, agent turn and summary, a mapped hook, 401, hot reload of its config. */
-import { randomBytes } from "node:crypto";
+/** @module The plugin inside the real OpenClaw gateway: wake, no loss past OpenClaw's 20-event queue, agent turn and summary, a mapped hook, Meta's handshake, a turn cap, 401, hot reload of its config. */
+import { createHmac, randomBytes } from "node:crypto";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -47,6 +47,8 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
   const builtInToken = hex(24);
   const gatewayToken = hex(24);
   const wrongToken = hex(24);
+  const metaAppSecret = hex(16);
+  const metaVerifyToken = hex(12);
   let stub: StubModel;
   let gateway: OpenClawGateway;
 
@@ -91,6 +93,25 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
                     wakeMode: "now",
                     textTemplate: "Monitor {{payload.check}} is {{payload.state}}",
                     instructions: "OPERATOR-NOTE: tell the user which check changed.",
+                  },
+                  {
+                    // A Meta sender: its subscription GET and its signed POSTs on one path.
+                    id: "whatsapp",
+                    match: { path: "whatsapp" },
+                    action: "wake",
+                    wakeMode: "now",
+                    textTemplate: "WhatsApp says {{payload.text}}",
+                    verify: { scheme: "meta", secret: metaAppSecret, verifyToken: metaVerifyToken },
+                  },
+                  {
+                    // One turn at a time: the next waits in the plugin, admitted by OpenClaw only when it starts.
+                    id: "serial",
+                    match: { path: "serial" },
+                    action: "agent",
+                    name: "Serial",
+                    wakeMode: "now",
+                    messageTemplate: "AGENT-TASK-{{payload.task}}",
+                    maxConcurrentTurns: 1,
                   },
                 ],
               },
@@ -213,6 +234,58 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
     PROMPT_TIMEOUT_MS + 10_000,
   );
 
+  it(
+    "Meta's subscription GET and a signed delivery pass through OpenClaw's route",
+    async () => {
+      const challenge = `${hex(5)}`;
+      const subscribe = (token: string) =>
+        fetch(
+          `${gateway.url}/intake/whatsapp?hub.mode=subscribe&hub.verify_token=${token}&hub.challenge=${challenge}`,
+        );
+      const answered = await subscribe(metaVerifyToken);
+      expect(answered.status).toBe(200);
+      expect(answered.headers.get("content-type")).toMatch(/^text\/plain/);
+      expect(await answered.text()).toBe(challenge);
+      expect((await subscribe(hex(12))).status).toBe(403);
+      // Signed the way Meta documents it: HMAC-SHA256 of the exact body, keyed with the app secret.
+      const marker = `META-${hex(6)}`;
+      const body = JSON.stringify({ text: marker });
+      const signature = `sha256=${createHmac("sha256", metaAppSecret).update(body).digest("hex")}`;
+      const delivered = await fetch(`${gateway.url}/intake/whatsapp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-hub-signature-256": signature },
+        body,
+      });
+      expect(delivered.status).toBe(200);
+      await prompt((text) => text.includes(`WhatsApp says ${marker}`));
+    },
+    PROMPT_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    "a turn over its mapping's cap waits in the plugin, then runs once: both turns' summaries arrive",
+    async () => {
+      const tasks = [hex(6), hex(6)];
+      const answers: Array<Record<string, unknown>> = [];
+      for (const task of tasks) {
+        const response = await post("/intake/serial", { task });
+        expect(response.status).toBe(202);
+        answers.push((await response.json()) as Record<string, unknown>);
+      }
+      expect(answers[0]?.queued).toBeUndefined();
+      expect(answers[1]).toMatchObject({ ok: true, queued: true });
+      for (const task of tasks) {
+        await prompt((text) => text.includes(`REPLY-${task}`) && text.includes("Serial:"));
+        // Admitted once when it left the queue: one run asked the model for the task (its prompt, without a reply).
+        const asked = stub.prompts.filter(
+          (text) => text.includes(`AGENT-TASK-${task}`) && !text.includes(`REPLY-${task}`),
+        );
+        expect(asked).toHaveLength(1);
+      }
+    },
+    3 * PROMPT_TIMEOUT_MS,
+  );
+
   it("an agent named in the request runs when allowed; one outside hooks.allowedAgentIds is refused", async () => {
     const allowed = await post("/intake/agent", { message: "agent check", agentId: "main", deliver: false });
     expect(allowed.status).toBe(202);
@@ -235,7 +308,14 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
   });
 
   it("no token reaches a log or the model", () => {
-    for (const secret of [pluginToken, builtInToken, gatewayToken, wrongToken]) {
+    for (const secret of [
+      pluginToken,
+      builtInToken,
+      gatewayToken,
+      wrongToken,
+      metaAppSecret,
+      metaVerifyToken,
+    ]) {
       expect(gateway.containsInLogs(secret)).toBe(false);
       expect(stub.prompts.some((text) => text.includes(secret))).toBe(false);
     }
