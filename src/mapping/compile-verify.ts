@@ -157,6 +157,10 @@ export function verifyWarnings(signedPaths: ReadonlyMap<string, PathVerification
       warnings.push(
         `${at}: its id header ${options.idHeader} is not signed: a copy with a new id would be a new delivery, so ${sameBody} (a copy is refused anyway once its timestamp is older than toleranceSeconds). If the sender signs its id, add {id} to signedContent.`,
       );
+    } else {
+      warnings.push(
+        `${at}: the sender signs no delivery id: the plugin takes the same signed timestamp and body as the same delivery (a copy is refused anyway once its timestamp is older than toleranceSeconds), and a retry the sender signs anew runs again. If the sender sends an id, name it in idHeader and add {id} to signedContent.`,
+      );
     }
   }
   return warnings;

@@ -93,7 +93,7 @@ export function createAuthenticator(deps: AuthenticateDeps): Authenticator {
 
   const accepted = (input: AuthenticateInput, viaQuery: boolean): Authenticated => {
     // Accepted credentials clear the address's failures; the answer does not wait for that.
-    failures.succeeded(input.client, input.requestId);
+    if (input.verifier.weak !== true) failures.succeeded(input.client, input.requestId);
     if (viaQuery) warnAboutQueryToken(input.requestId);
     return { viaQuery };
   };

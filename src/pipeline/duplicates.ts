@@ -30,7 +30,8 @@ export function deliveryIdOf(
   verifier: Verifier,
   headers: IncomingHttpHeaders,
   body: unknown,
-  rawBody: Buffer,
+  /** The bytes its signature was verified on; undefined when no signature let it in. */
+  rawBody: Buffer | undefined,
 ): string | undefined {
   const fromSender = verifier.deliveryId?.(headers, body, rawBody);
   if (fromSender !== undefined && fromSender !== "") return fromSender;

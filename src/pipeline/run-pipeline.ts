@@ -145,6 +145,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // then is the query read for the challenge. No body, no mapping, no event.
     const { handshake } = verifier;
     if (request.method === "GET" && handshake !== undefined) {
+      // A token that travels in URLs gets no way past the limit on failures, and clears none.
+      await deps.authenticate.refuseThrottled(credentials);
       noteAuthenticated(progress, await deps.authenticate({ ...credentials, verifier: handshake }));
       const response = challengeResponse(handshake.challengeOf(query), requestId);
       exchange.status = response.status;
@@ -221,7 +223,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       exchange.status = response.status;
       return { response };
     }
-    const deliveryId = deliveryIdOf(verifier, request.headers, body, raw);
+    // Known by its signed material only when its signature let it in; with the token, by the id it was sent with.
+    const deliveryId = deliveryIdOf(verifier, request.headers, body, byToken === undefined ? raw : undefined);
     if (deliveryId !== undefined) {
       const verdict = await checkDuplicate(deps.duplicates, hook, deliveryId);
       if (verdict.kind === "duplicate") {

@@ -54,7 +54,10 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
         signature: failure,
       };
     },
-    deliveryId: (headers, body, rawBody) => signedDeliveryId(scheme, settings, { headers, body, rawBody }),
+    deliveryId: (headers, body, rawBody) =>
+      rawBody === undefined
+        ? scheme.deliveryId(headers, body, settings)
+        : signedDeliveryId(scheme, settings, { headers, body, rawBody }),
     ...(scheme.getHandshake &&
       settings.verifyToken !== undefined && {
         handshake: createHandshakeVerifier(settings.scheme, scheme.getHandshake, settings.verifyToken),
@@ -76,6 +79,7 @@ function createHandshakeVerifier(
     kind,
     needsBody: false,
     acceptsToken: false,
+    weak: true,
     async verify(request): Promise<AuthVerdict> {
       const sent = handshake.verifyTokenOf(request.query);
       if (sent !== undefined && matches(sent)) return { ok: true, viaQuery: false };

@@ -19,6 +19,22 @@ export function signsDeliveryId(scheme: SignatureScheme, settings: SignatureSett
 }
 
 /**
+ * The signed timestamp of an `hmac` sender that sends no id header at all, as sent; undefined otherwise. With an
+ * unsigned id header the body alone keys the delivery: its retries, signed anew, repeat that body.
+ */
+function signedTimestampWithoutId(
+  settings: SignatureSettings,
+  headers: IncomingHttpHeaders,
+): string | undefined {
+  const { hmac } = settings;
+  if (hmac === undefined || hmac.idHeader !== undefined || hmac.timestampHeader === undefined)
+    return undefined;
+  if (!hmac.signedContent.includes("{timestamp}")) return undefined;
+  const value = headers[hmac.timestampHeader];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
  * The sender's id where the signature covers it. Where it does not (GitHub's and Twilio's id headers, an `hmac`
  * mapping's unsigned `idHeader`), anyone holding one signed delivery could send it again under a new id: the delivery
  * is known by the digest of its body instead, which the signature vouches for. Each of those senders signs the body
@@ -31,5 +47,12 @@ export function signedDeliveryId(
   delivery: SignedDelivery,
 ): string | undefined {
   if (signsDeliveryId(scheme, settings)) return scheme.deliveryId(delivery.headers, delivery.body, settings);
+  const timestamp = signedTimestampWithoutId(settings, delivery.headers);
+  if (timestamp !== undefined) {
+    // Nothing names the delivery but its signed timestamp and body: two events with one body are two deliveries,
+    // and a copy of one (same timestamp, same body) is refused anyway once its timestamp is too old.
+    const digest = createHash("sha256").update(`${timestamp}\n`).update(delivery.rawBody).digest("base64url");
+    return `signed-sha256:${digest}`;
+  }
   return `body-sha256:${createHash("sha256").update(delivery.rawBody).digest("base64url")}`;
 }

@@ -52,10 +52,16 @@ export interface Verifier {
    */
   checkToken?(request: CredentialsView): Promise<AuthVerdict | undefined>;
   /**
-   * What a delivery is known by for duplicates: its sender's id, or (where a copy could change that id) the digest of
-   * the signed body; undefined when there is neither.
+   * A credential that travels in URLs (Meta's verify token): accepted, it neither clears the address's failed
+   * authentications nor gets past their limit, so knowing it cannot buy more guesses at the hook token.
    */
-  deliveryId?(headers: IncomingHttpHeaders, body: unknown, rawBody: Buffer): string | undefined;
+  readonly weak?: boolean;
+  /**
+   * What a delivery is known by for duplicates: its sender's id, or (where a copy could change that id) the digest of
+   * the signed body; undefined when there is neither. `rawBody` is undefined when the request got in by the hook
+   * token, not by its signature: then only the sender's own id counts, as sent.
+   */
+  deliveryId?(headers: IncomingHttpHeaders, body: unknown, rawBody: Buffer | undefined): string | undefined;
   /** Present on the paths that take the sender's subscription GET (Meta): judges it. */
   readonly handshake?: HandshakeVerifier | undefined;
   /** A verified body that is a handshake, not a delivery (Slack's `url_verification`): its challenge. */

@@ -205,18 +205,38 @@ describe("meta: the subscription GET and X-Hub-Signature-256, through the refere
     // Guessed hook tokens and verify tokens count together.
     const bearer = { authorization: "Bearer wrong", "content-type": "application/json" };
     expect((await sendRaw(host, "wake", '{"text":"x"}', bearer)).status).toBe(429);
-    // The right verify token still gets in, as the right hook token does, and the request is counted as a 200.
-    expect(await get(host.url, `whatsapp?${subscribe(VERIFY_TOKEN)}`)).toMatchObject({
-      status: 200,
-      text: "1158201444",
-    });
+    // The verify token travels in URLs: it gets no way past the limit, unlike the hook token.
+    expect((await get(host.url, `whatsapp?${subscribe(VERIFY_TOKEN)}`)).status).toBe(429);
     expect(host.eventsOf("hooks:request").map((request) => [request.method, request.status])).toEqual([
       ["GET", 403],
       ["GET", 403],
       ["GET", 429],
       ["POST", 429],
-      ["GET", 200],
+      ["GET", 429],
     ]);
+  });
+
+  it("a right verify token clears no failures: guesses at the hook token stay throttled", async () => {
+    host = await startTestHost(
+      createHooksPlugin(),
+      {
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          authFailures: { limit: 3, windowSeconds: 60 },
+          mappings: [metaMapping],
+        },
+      },
+      { configDir: REPO_ROOT },
+    );
+    const guess = { authorization: "Bearer wrong", "content-type": "application/json" };
+    const statuses: number[] = [];
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 2; i++) statuses.push((await sendRaw(host, "wake", '{"text":"x"}', guess)).status);
+      statuses.push((await get(host.url, `whatsapp?${subscribe(VERIFY_TOKEN)}`)).status);
+    }
+    // Two guesses, a handshake, two more: the fourth guess is over the limit of 3, the handshake did not reset it.
+    expect(statuses).toEqual([401, 401, 200, 401, 429, 429]);
   });
 
   it("a meta mapping needs its verify token; no other scheme takes one, and it must not be the app secret", async () => {

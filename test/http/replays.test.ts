@@ -5,7 +5,7 @@ import Stripe from "stripe";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MappingInput } from "../../src/config/mapping-schema.js";
-import { sendRaw, startSignedHost } from "../helpers/signed-host.js";
+import { SENDERS_TOKEN, sendRaw, startSignedHost } from "../helpers/signed-host.js";
 import type { TestHost } from "../helpers/test-host.js";
 
 const stripe = new Stripe("sk_test_not_used");
@@ -265,5 +265,52 @@ describe("hmac: an id header is the delivery id only where the signature covers 
     // The same body under another signed id is another delivery: the sender said so, and signed it.
     expect((await send("signed", body, headers(`d-3.${body}`, "d-3"))).replay).toBeNull();
     expect(wakes()).toEqual(["order.created", "order.created"]);
+  });
+
+  it("no id header, a signed timestamp: the same body at another time is another delivery, a copy is not", async () => {
+    await start([
+      {
+        id: "doorbell",
+        match: { path: "doorbell" },
+        action: "wake",
+        textTemplate: "{{event}}",
+        verify: { scheme: "hmac", secret, header: "x-signature", timestampHeader: "x-timestamp" },
+      },
+    ]);
+    const body = JSON.stringify({ event: "ring" });
+    const signedAt = (seconds: number) => ({
+      "content-type": "application/json",
+      "x-timestamp": String(seconds),
+      "x-signature": createHmac("sha256", secret).update(`${seconds}.${body}`).digest("hex"),
+    });
+    const now = Math.floor(Date.now() / 1000);
+    expect((await send("doorbell", body, signedAt(now))).replay).toBeNull();
+    expect((await send("doorbell", body, signedAt(now))).replay).toBe("true");
+    expect((await send("doorbell", body, signedAt(now - 5))).replay).toBeNull();
+    expect(wakes()).toEqual(["ring", "ring"]);
+  });
+});
+
+describe("a request the hook token let in on a signed path", () => {
+  it("is known by the id it was sent with, not by its body: another Idempotency-Key is another request", async () => {
+    await start([
+      {
+        id: "gh",
+        match: { path: "github" },
+        action: "wake",
+        textTemplate: "{{action}}",
+        verify: { scheme: "github", secret: "github-secret-0123" },
+      },
+    ]);
+    const body = JSON.stringify({ action: "opened" });
+    const withKey = (key: string) => ({
+      "content-type": "application/json",
+      authorization: `Bearer ${SENDERS_TOKEN}`,
+      "idempotency-key": key,
+    });
+    expect((await send("github", body, withKey("k-1"))).replay).toBeNull();
+    expect((await send("github", body, withKey("k-2"))).replay).toBeNull();
+    expect((await send("github", body, withKey("k-1"))).replay).toBe("true");
+    expect(wakes()).toEqual(["opened", "opened"]);
   });
 });
