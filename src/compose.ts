@@ -19,7 +19,12 @@ import type { CapturedRequest } from "./pipeline/request.js";
 import { Resolver } from "./pipeline/resolve.js";
 import { createPipeline, type Pipeline } from "./pipeline/run-pipeline.js";
 import { type TurnCaps, TurnGate } from "./pipeline/turn-gate.js";
-import { loadAllTransforms, type PreparedHooks, type TransformLoadReport } from "./prepare-hooks.js";
+import {
+  hookSecrets,
+  loadAllTransforms,
+  type PreparedHooks,
+  type TransformLoadReport,
+} from "./prepare-hooks.js";
 import { credentialHeadersWith } from "./safety/credentials.js";
 import { secretRedactor } from "./safety/secret-redaction.js";
 import type { Ports } from "./tokens.js";
@@ -246,7 +251,7 @@ function buildPipeline(
     credentialHeaders: credentialHeadersWith(
       [...signedPaths.values()].flatMap((path) => signatureHeadersFor(path.settings)),
     ),
-    redactSecrets: secretRedactor(secretsOf(prepared)),
+    redactSecrets: secretRedactor(hookSecrets(prepared)),
     authenticate: createAuthenticator({ ...authFailures, metrics }),
     rateLimiter: createRateLimiter({ store, clock, logger, metrics }),
     directRateLimits: {
@@ -282,19 +287,4 @@ function buildPipeline(
     capture: context.capture,
   });
   return { prepared, admission, duplicates, pipeline, handler: createHooksHandler(pipeline), authThrottle };
-}
-
-/**
- * What a listed refusal must never hold: the hook token and every signing secret of this config. A Standard Webhooks
- * key is also looked for without its `whsec_`/`whsk_` prefix: the base64 after it is the key itself.
- */
-function* secretsOf({ config, signedPaths }: PreparedHooks): Generator<string> {
-  yield config.token;
-  for (const path of signedPaths.values()) {
-    for (const secret of path.settings.secrets) {
-      yield secret;
-      if (path.settings.scheme === "standard-webhooks") yield secret.replace(/^wh(sec|sk|pk)_/, "");
-    }
-    if (path.settings.verifyToken !== undefined) yield path.settings.verifyToken;
-  }
 }

@@ -12,6 +12,22 @@ export interface PreparedHooks {
   signedPaths: ReadonlyMap<string, PathVerification>;
 }
 
+/**
+ * Every secret a config holds, as text that might turn up in a request: the hook token, each signing secret (a
+ * Standard Webhooks key with and without its `whsec_` prefix), each verify token. Hidden wherever a listing shows a
+ * request.
+ */
+export function* hookSecrets({ config, signedPaths }: PreparedHooks): Generator<string> {
+  yield config.token;
+  for (const path of signedPaths.values()) {
+    for (const secret of path.settings.secrets) {
+      yield secret;
+      if (path.settings.scheme === "standard-webhooks") yield secret.replace(/^wh(sec|sk|pk)_/, "");
+    }
+    if (path.settings.verifyToken !== undefined) yield path.settings.verifyToken;
+  }
+}
+
 export interface PrepareResult {
   /** Present when the config's shape was valid, even if other problems were found (so checks can go on). */
   partial: PreparedHooks | undefined;

@@ -5,7 +5,7 @@ import { findJournalEntry } from "../journal/find-entry.js";
 import { type JournalEntry, readJournal } from "../journal/read-journal.js";
 import type { PipelineResponse } from "../pipeline/request.js";
 import type { Pipeline } from "../pipeline/run-pipeline.js";
-import type { PreparedHooks } from "../prepare-hooks.js";
+import { hookSecrets, type PreparedHooks } from "../prepare-hooks.js";
 import { fixtureFromRecord } from "../replay/fixture-from-journal.js";
 import { validateFixture } from "../replay/load-fixture.js";
 import { ReplayPipeline } from "../replay/replay-fixture.js";
@@ -79,14 +79,7 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
   /** The hook token, every signing secret and verify token of the config in force: never shown, wherever they turn up. */
   const secrets = (): string[] => {
     const prepared = deps.live()?.prepared;
-    if (!prepared) return [];
-    return [
-      prepared.config.token,
-      ...[...prepared.signedPaths.values()].flatMap((path) => [
-        ...path.settings.secrets,
-        ...(path.settings.verifyToken === undefined ? [] : [path.settings.verifyToken]),
-      ]),
-    ];
+    return prepared ? [...hookSecrets(prepared)] : [];
   };
 
   /**
