@@ -184,19 +184,23 @@ describe("meta: the subscription GET and X-Hub-Signature-256, through the refere
     expect(log).not.toContain("not-the-verify-token");
   });
 
-  it("a wrong verify token counts as a failed authentication of the address: 429 past the limit", async () => {
-    host = await startTestHost(
+  /** The Meta mapping alone, with `limit` failed authentications per address before 429. */
+  const startThrottledMetaHost = (limit: number) =>
+    startTestHost(
       createHooksPlugin(),
       {
         hooks: {
           enabled: true,
           token: TOKEN,
-          authFailures: { limit: 2, windowSeconds: 60 },
+          authFailures: { limit, windowSeconds: 60 },
           mappings: [metaMapping],
         },
       },
       { configDir: REPO_ROOT },
     );
+
+  it("a wrong verify token counts as a failed authentication of the address: 429 past the limit", async () => {
+    host = await startThrottledMetaHost(2);
     expect((await get(host.url, `whatsapp?${subscribe("guess-1")}`)).status).toBe(403);
     expect((await get(host.url, `whatsapp?${subscribe("guess-2")}`)).status).toBe(403);
     const throttled = await get(host.url, `whatsapp?${subscribe("guess-3")}`);
@@ -217,18 +221,7 @@ describe("meta: the subscription GET and X-Hub-Signature-256, through the refere
   });
 
   it("a right verify token clears no failures: guesses at the hook token stay throttled", async () => {
-    host = await startTestHost(
-      createHooksPlugin(),
-      {
-        hooks: {
-          enabled: true,
-          token: TOKEN,
-          authFailures: { limit: 3, windowSeconds: 60 },
-          mappings: [metaMapping],
-        },
-      },
-      { configDir: REPO_ROOT },
-    );
+    host = await startThrottledMetaHost(3);
     const guess = { authorization: "Bearer wrong", "content-type": "application/json" };
     const statuses: number[] = [];
     for (let round = 0; round < 2; round++) {
