@@ -247,6 +247,26 @@ describe("a hook's rate limit", () => {
     ]);
   });
 
+  it("a reload to a shorter window counts in the new window at once, not in the old one's day", async () => {
+    const hooks = (perSeconds: number) => ({
+      enabled: true,
+      token: TOKEN,
+      limits: { wake: { rateLimit: { requests: 1, perSeconds } } },
+    });
+    await start(hooks(86_400));
+    expect((await wake()).status).toBe(200);
+    expect(await wake()).toMatchObject({ status: 429, retryAfter: "86400" });
+    const reload = await plugin.prepareReload({ hooks: hooks(60) });
+    expect(reload.issues).toEqual([]);
+    reload.apply();
+    expect((await wake()).status).toBe(200);
+    expect(await wake()).toMatchObject({ status: 429, retryAfter: "60" });
+    // Back to the day: its counter still holds what that window counted.
+    const back = await plugin.prepareReload({ hooks: hooks(86_400) });
+    back.apply();
+    expect(await wake()).toMatchObject({ status: 429, retryAfter: "86400" });
+  });
+
   it("lets requests through when the store cannot count, and says so in the log and the metrics", async () => {
     const store = new MemoryStore();
     store.increment = async () => {
