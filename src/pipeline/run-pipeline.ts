@@ -438,7 +438,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // The owning mapping, learnt by the resolve stage whether it succeeded or not.
     exchange.mappingId = exchange.notes.mappingId;
     // Every answer without admission is listed; a stranger's (nothing accepted yet) within the per-client and
-    // all-clients limits, a duplicate within its delivery's, so that a flood of them cannot fill the disk.
+    // all-clients limits, a duplicate or a repeated refusal (a 429 of a rate limit) within its series', so that a
+    // flood of them cannot fill the disk.
     if (progress.duplicate !== undefined || progress.code !== undefined) {
       listAnswered(journal, {
         key: progress.journalKey,
