@@ -1,10 +1,13 @@
-/** @module Which answered-without-admission requests the journal lists: the per-address, all-addresses and per-delivery limits in one place. */
+/** @module Which answered-without-admission requests the journal lists: the per-address, all-addresses and per-series (a delivery's duplicates, a sender's repeated 429s) limits in one place. */
 import type { AnsweredOptions, AnsweredRecord } from "./journal.js";
 import { type BudgetReport, RefusalBudget } from "./refusal-budget.js";
 import { RefusalLimit } from "./refusal-limit.js";
 
-/** Listings of one duplicate delivery a minute: a captured delivery replayed without end writes this, then a count. */
-export const DUPLICATES_PER_MINUTE = 3;
+/**
+ * Listings of one series a minute (a duplicate delivery, a sender's 429s from one limit): a captured delivery replayed
+ * without end, or a sender retrying in a loop past its limit, writes this, then a count.
+ */
+export const REPEATS_PER_MINUTE = 3;
 
 export interface AnsweredLimitSettings {
   /** Refusals before any credential was accepted, per client address (`hooks.journal.refusedPerMinute`). */
@@ -18,11 +21,12 @@ export interface AnsweredLimitSettings {
 
 /**
  * A refusal before any credential was accepted passes the budget for everyone first, then its address's limit; a
- * duplicate passes its delivery's limit. Anything else (a request whose credentials were accepted) is always listed.
+ * duplicate or a repeated refusal passes its series' limit. Anything else (a request whose credentials were accepted)
+ * is always listed.
  */
 export class AnsweredLimits {
   private readonly clients: RefusalLimit;
-  private readonly deliveries = new RefusalLimit(DUPLICATES_PER_MINUTE);
+  private readonly series = new RefusalLimit(REPEATS_PER_MINUTE);
   private readonly everyone: RefusalBudget;
 
   constructor(settings: AnsweredLimitSettings) {
@@ -31,7 +35,7 @@ export class AnsweredLimits {
   }
 
   /**
-   * Undefined: leave it out (it is counted). A number: list it, with the count of its address's (or delivery's)
+   * Undefined: leave it out (it is counted). A number: list it, with the count of its address's (or series')
    * listings left out before it.
    */
   admit(record: AnsweredRecord, options: AnsweredOptions | undefined): number | undefined {
@@ -39,7 +43,7 @@ export class AnsweredLimits {
       if (!this.everyone.admit(record.at)) return undefined;
       return this.clients.admit(record.client, record.at);
     }
-    if (options?.delivery !== undefined) return this.deliveries.admit(options.delivery, record.at);
+    if (options?.series !== undefined) return this.series.admit(options.series, record.at);
     return 0;
   }
 

@@ -14,8 +14,12 @@ export interface AnsweredOptions {
    * address, and within `refusedTotalPerMinute` lines and `refusedBytesPerMinute` bytes a minute for all together.
    */
   perClient?: boolean | undefined;
-  /** A duplicate's delivery key: listed a few times a minute per delivery. */
-  delivery?: string | undefined;
+  /**
+   * An answer a sender gets again each time it repeats the request, as fast as it likes, with its credentials
+   * accepted: a duplicate (its delivery key), a 429 of a rate limit, a handshake that cannot be answered (the code, the
+   * hook or mapping, and the client address). Listed a few times a minute per key, then counted.
+   */
+  series?: string | undefined;
 }
 
 /** A record a previous run admitted and did not finish. */

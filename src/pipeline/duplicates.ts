@@ -47,6 +47,14 @@ export function deliveryIdOf(
   return key;
 }
 
+/**
+ * Whether a request may have a delivery id, judged on its headers alone: it has an `Idempotency-Key`, or its verifier
+ * knows deliveries by an id of the sender's (which may be in the body). False: no duplicate check can answer it.
+ */
+export function mayCarryDeliveryId(verifier: Verifier, headers: IncomingHttpHeaders): boolean {
+  return verifier.deliveryId !== undefined || headers["idempotency-key"] !== undefined;
+}
+
 /** One claimed delivery: settled with the answer once it is known, or released when the request failed. */
 export class DeliveryTicket {
   private settled = false;

@@ -5,6 +5,12 @@ import { isCredentialHeader, REDACTED } from "../safety/credentials.js";
 import type { SecretRedactor } from "../safety/secret-redaction.js";
 import { cutToJsonBytes, jsonBytes } from "./listed-text.js";
 
+/**
+ * Refusals a sender with accepted credentials gets again each time it repeats the request unchanged: listed as a
+ * series, a few a minute, like a delivery's duplicates. Its other refusals (a bad body, a 404) are each listed.
+ */
+const REPEATED_REFUSALS: ReadonlySet<string> = new Set(["RATE_LIMITED", "INVALID_HANDSHAKE"]);
+
 /** A listed hook name, URL, method and error are cut to these many bytes of JSON: a caller chooses them. */
 const MAX_LISTED_HOOK_BYTES = 200;
 const MAX_LISTED_URL_BYTES = 2_048;
@@ -45,7 +51,7 @@ export interface AnsweredInput {
   redact: SecretRedactor;
   /** Refused before any credential was accepted: counted against the client's and everyone's per-minute limits. */
   perClient: boolean;
-  /** A duplicate's delivery key: its listings are limited per delivery. */
+  /** A duplicate's delivery key: its listings are limited per delivery (repeated refusals get a key of their own). */
   delivery: string | undefined;
 }
 
@@ -79,11 +85,25 @@ export function listAnswered(journal: Journal, input: AnsweredInput): void {
           input.perClient ? MAX_UNAUTHENTICATED_HEADER_BYTES : MAX_HEADER_BYTES,
         ),
       },
-      { perClient: input.perClient, delivery: input.delivery },
+      { perClient: input.perClient, series: seriesOf(input) },
     );
   } catch {
     // A listing is best effort: the answer has gone, and a full disk is reported by the next admission.
   }
+}
+
+/**
+ * The series a listing belongs to: a duplicate's delivery; a repeated refusal's code, owner (the mapping, else the
+ * hook) and client address, encoded so that no owner's text can spell another's key.
+ */
+function seriesOf(input: AnsweredInput): string | undefined {
+  if (input.delivery !== undefined) return input.delivery;
+  if (input.perClient || input.code === undefined || !REPEATED_REFUSALS.has(input.code)) return undefined;
+  const owner =
+    input.mappingId === undefined
+      ? `h:${encodeURIComponent(input.hook)}`
+      : `m:${encodeURIComponent(input.mappingId)}`;
+  return `refused:${input.code}:${owner}:${input.client}`;
 }
 
 /**

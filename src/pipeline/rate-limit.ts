@@ -33,15 +33,19 @@ export interface RateLimiterDeps {
 const STORE_WARNING_INTERVAL_MS = 60_000;
 
 /**
- * The key of a budget: `rate:` with the owner and the client, or `*` for the hook's one budget. A mapping's id is
- * the operator's text, encoded so that no id can spell another owner's key; a client address is bounded already.
+ * The key of a budget: `rate:` with the owner, the window's length, and the client, or `*` for the hook's one budget.
+ * A mapping's id is the operator's text, encoded so that no id can spell another owner's key; a client address is
+ * bounded already. The window is part of the key because a counter keeps the expiry it was made with: a reload to a
+ * shorter window, or a gateway with another, starts a counter of its own instead of waiting out the old one's. The
+ * number of requests is not: a lower or higher ceiling over the same window applies to what that window counted so
+ * far, so a reload cannot hand a sender a fresh budget mid-window.
  */
-export function rateKey(request: Pick<RateLimited, "owner" | "client" | "rule">): string {
+export function rateKey(request: Pick<RateLimited, "owner" | "client">, rule: RateLimit): string {
   const owner =
     request.owner.kind === "mapping"
       ? `m:${encodeURIComponent(request.owner.mappingId)}`
       : request.owner.kind;
-  return `rate:${owner}:${request.rule?.per === "hook" ? "*" : request.client}`;
+  return `rate:${owner}:${rule.perSeconds}s:${rule.per === "hook" ? "*" : request.client}`;
 }
 
 /** What the sender is told: which limit, in the config's own numbers, and nothing about anyone else's budget. */
@@ -67,7 +71,7 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     if (rule === undefined) return;
     let window: Awaited<ReturnType<Store["increment"]>>;
     try {
-      window = await store.increment(rateKey(request), rule.perSeconds * 1000);
+      window = await store.increment(rateKey(request, rule), rule.perSeconds * 1000);
     } catch (error) {
       metrics.storeFailure("rate");
       problem = errorMessage(error);

@@ -18,7 +18,13 @@ import type { Admission } from "./admission.js";
 import { type AdmitAgentTurn, admitTurns } from "./admit-turns.js";
 import type { Authenticated, Authenticator } from "./authenticate.js";
 import type { ClientAddressResolver } from "./client-address.js";
-import { checkDuplicate, type DeliveryTicket, type DuplicateDeps, deliveryIdOf } from "./duplicates.js";
+import {
+  checkDuplicate,
+  type DeliveryTicket,
+  type DuplicateDeps,
+  deliveryIdOf,
+  mayCarryDeliveryId,
+} from "./duplicates.js";
 import { emitRequestEvent } from "./emit.js";
 import { answersWithOutcome, withEventOutcome } from "./event-outcome.js";
 import { handOff } from "./hand-off.js";
@@ -26,7 +32,7 @@ import { challengeResponse } from "./handshake.js";
 import { admit, journalKeyFor, journalResponse } from "./journal-record.js";
 import { listAnswered } from "./list-answered.js";
 import { classifyContentType, parseBody, refuseRelabelledJson } from "./parse-body.js";
-import type { RateLimiter } from "./rate-limit.js";
+import type { RateLimited, RateLimiter } from "./rate-limit.js";
 import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
 import type { CapturedRequest, PipelineRequest, Responder } from "./request.js";
 import { requestIdFor } from "./request-id.js";
@@ -165,19 +171,19 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (deps.capture) await captureUnclaimed(request, exchange, query);
       throw notFound();
     }
-    // Only authenticated requests are counted (a stranger's flood must not use up a sender's budget), and as soon as
-    // the limit is known: for /wake and /agent before the body is read, for a mapping once it owns the request.
-    const limitDirect = () =>
-      route.kind === "mapped"
-        ? undefined
-        : deps.rateLimiter({
-            rule: deps.directRateLimits[route.kind],
-            owner: route,
-            hook,
-            client,
-            requestId,
-          });
-    if (byToken !== undefined) await limitDirect();
+    // Only authenticated requests are counted (a stranger's flood must not use up a sender's budget), and only once
+    // they are known not to be duplicates: a retry of an accepted request gets its first answer, not 429, and spends
+    // nothing. A mapping is counted once it owns the request; /wake and /agent right after the duplicate check, or,
+    // let in by the token with no delivery id to check, at once, before the body is read.
+    const count = (rule: RateLimit | undefined, owner: RateLimited["owner"]) =>
+      deps.rateLimiter({ rule, owner, hook, client, requestId });
+    const direct = route.kind === "mapped" ? undefined : route;
+    const limitDirect = async () => {
+      if (direct) await count(deps.directRateLimits[direct.kind], direct);
+    };
+    const countedFirst =
+      byToken !== undefined && direct !== undefined && !mayCarryDeliveryId(verifier, request.headers);
+    if (countedFirst) await limitDirect();
     const kind = classifyContentType(request.headers["content-type"]);
     const maxBytes = deps.resolver.bodyLimit(route);
     checkDeclaredLength(request.headers, maxBytes);
@@ -186,8 +192,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       raw = await readSigned(deps, client, request, maxBytes, (rawBody) =>
         deps.authenticate({ ...credentials, rawBody }).then((auth) => noteAuthenticated(progress, auth)),
       );
-      // Only a swapped-in verifier makes /wake or /agent wait for the body to authenticate.
-      await limitDirect();
     } else {
       raw = await readLimitedBody(request.body, { maxBytes, timeoutMs: deps.bodyTimeoutMs });
     }
@@ -235,18 +239,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
       progress.ticket = verdict.ticket;
     }
+    if (!countedFirst) await limitDirect();
     const resolution = await deps.resolver.resolve(
       route,
       { hook, ...view, body, rawBody: raw, bodyBytes: raw.length, requestId },
       exchange.notes,
-      (mapping) =>
-        deps.rateLimiter({
-          rule: mapping.rateLimit,
-          owner: { kind: "mapping", mappingId: mapping.id },
-          hook,
-          client,
-          requestId,
-        }),
+      (mapping) => count(mapping.rateLimit, { kind: "mapping", mappingId: mapping.id }),
     );
     exchange.resolution = resolution;
     // Slots held from here to the hand-off: a turn that will wait is neither admitted now nor started later twice.
@@ -440,7 +438,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // The owning mapping, learnt by the resolve stage whether it succeeded or not.
     exchange.mappingId = exchange.notes.mappingId;
     // Every answer without admission is listed; a stranger's (nothing accepted yet) within the per-client and
-    // all-clients limits, a duplicate within its delivery's, so that a flood of them cannot fill the disk.
+    // all-clients limits, a duplicate or a repeated refusal (a 429 of a rate limit) within its series', so that a
+    // flood of them cannot fill the disk.
     if (progress.duplicate !== undefined || progress.code !== undefined) {
       listAnswered(journal, {
         key: progress.journalKey,

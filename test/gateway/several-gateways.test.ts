@@ -185,7 +185,7 @@ describe.skipIf(skipReason !== undefined)(
       const admin = new Redis(redis.url);
       try {
         const keys = await admin.keys(`test${prefixes}:rate:*`);
-        expect(keys).toEqual([`test${prefixes}:rate:wake:127.0.0.1`]);
+        expect(keys).toEqual([`test${prefixes}:rate:wake:600s:127.0.0.1`]);
         expect(await admin.get(keys[0]!)).toBe("8");
         expect(await admin.pttl(keys[0]!)).toBeGreaterThan(590_000);
       } finally {

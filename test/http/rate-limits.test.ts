@@ -247,6 +247,47 @@ describe("a hook's rate limit", () => {
     ]);
   });
 
+  it.each([
+    ["wake", { text: "ping" }, 200],
+    ["agent", { message: "go" }, 202],
+    ["keyed", { text: "ping" }, 200],
+  ])(
+    "a retry of an accepted request to %s gets its first answer, not 429, and spends no budget",
+    async (hook, body, status) => {
+      await start({
+        limits: { default: { rateLimit: { requests: 2, perSeconds: 60 } } },
+        mappings: [{ id: "keyed", match: { path: "keyed" }, action: "wake", textTemplate: "{{text}}" }],
+      });
+      const send = (key: string) => post(hook, body, { ...AUTH, "idempotency-key": key });
+      expect(await send("a")).toMatchObject({ status, replay: false });
+      for (let retry = 0; retry < 3; retry++) expect(await send("a")).toMatchObject({ status, replay: true });
+      expect(await send("b")).toMatchObject({ status, replay: false });
+      // The budget is used up now; a retry is still answered as the duplicate it is.
+      expect(await send("a")).toMatchObject({ status, replay: true });
+      expect(await send("c")).toMatchObject({ status: 429, retryAfter: "60" });
+    },
+  );
+
+  it("a reload to a shorter window counts in the new window at once, not in the old one's day", async () => {
+    const hooks = (perSeconds: number) => ({
+      enabled: true,
+      token: TOKEN,
+      limits: { wake: { rateLimit: { requests: 1, perSeconds } } },
+    });
+    await start(hooks(86_400));
+    expect((await wake()).status).toBe(200);
+    expect(await wake()).toMatchObject({ status: 429, retryAfter: "86400" });
+    const reload = await plugin.prepareReload({ hooks: hooks(60) });
+    expect(reload.issues).toEqual([]);
+    reload.apply();
+    expect((await wake()).status).toBe(200);
+    expect(await wake()).toMatchObject({ status: 429, retryAfter: "60" });
+    // Back to the day: its counter still holds what that window counted.
+    const back = await plugin.prepareReload({ hooks: hooks(86_400) });
+    back.apply();
+    expect(await wake()).toMatchObject({ status: 429, retryAfter: "86400" });
+  });
+
   it("lets requests through when the store cannot count, and says so in the log and the metrics", async () => {
     const store = new MemoryStore();
     store.increment = async () => {

@@ -1,6 +1,6 @@
 /** @module The limits on listed refusals: per address (memory bounded under a flood from many), for all addresses together, per duplicate delivery. */
 import { describe, expect, it, vi } from "vitest";
-import { AnsweredLimits, DUPLICATES_PER_MINUTE } from "../../src/journal/answered-limits.js";
+import { AnsweredLimits, REPEATS_PER_MINUTE } from "../../src/journal/answered-limits.js";
 import { RefusalBudget } from "../../src/journal/refusal-budget.js";
 import { RefusalLimit } from "../../src/journal/refusal-limit.js";
 
@@ -77,11 +77,11 @@ describe("duplicate listings", () => {
       report: () => {},
     });
     const duplicate = (delivery: string, at: number) =>
-      limits.admit({ id: "r", at, hook: "github", status: 200, code: "DUPLICATE" }, { delivery });
+      limits.admit({ id: "r", at, hook: "github", status: 200, code: "DUPLICATE" }, { series: delivery });
     const first = Array.from({ length: 10 }, () => duplicate("delivery:github:a", 0));
     expect(first).toEqual([0, 0, 0, ...Array(7).fill(undefined)]);
     expect(duplicate("delivery:github:b", 0)).toBe(0);
-    expect(DUPLICATES_PER_MINUTE).toBe(3);
+    expect(REPEATS_PER_MINUTE).toBe(3);
     expect(duplicate("delivery:github:a", 60_000)).toBe(7);
   });
 });
