@@ -577,3 +577,35 @@ describe("OpenClaw adapter: a waiting turn OpenClaw is not admitting now", () =>
     expect(again.fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([second.runId]);
   });
 });
+
+describe("OpenClaw adapter: stopping with turns waiting", () => {
+  it("starts no waiting turn while it stops, even as running ones end; the next start runs it", async () => {
+    const { fake, done } = cappedOpenClaw();
+    openclawPlugin.register(fake.api);
+    const service = fake.services[0]!;
+    await service.start({});
+    const server = await fake.listen();
+    cleanups.push(server.close);
+    const post = (body: unknown) =>
+      fetch(`${server.url}/intake/agent`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // A caller waiting for the first turn keeps a request in flight, which the stop lets finish.
+    const waiting = post({ message: "first", name: "First", waitForCompletion: true });
+    await expect.poll(() => fake.runs.length).toBe(1);
+    const first = fake.runs[0]!.idempotencyKey!;
+    const second = (await (await post({ message: "second", name: "Second" })).json()) as { runId: string };
+    const stopped = service.stop?.({});
+    done.add(first);
+    expect((await waiting).status).toBe(200);
+    await stopped;
+    expect(fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([first]);
+
+    const again = cappedOpenClaw({ stateDir: fake.stateDir });
+    again.done.add(second.runId);
+    await serve(again.fake);
+    await expect.poll(() => mainQueue(again.fake), { timeout: 5_000 }).toMatch(/\nSecond: [\s\S]*done /);
+  });
+});
