@@ -20,6 +20,14 @@ export type RunPublished = (
 /** Told what became of the run's delivery, as the host said: `sent`, or `failed: <reason>`. */
 export type RunDelivered = (result: string) => void;
 
+/** Who hears of a tracked run's end. */
+export interface RunListeners {
+  published?: RunPublished | undefined;
+  delivered?: RunDelivered | undefined;
+  /** Told once the run is over, even when publishing its summary threw: a slot it held is free again. */
+  ended?: (() => void) | undefined;
+}
+
 /** Deliveries whose result is awaited at once; past this the oldest is forgotten (a host that never tells). */
 const MAX_AWAITED_DELIVERIES = 10_000;
 /** A host's failure reason is cut to this: it is listed, and must stay short. */
@@ -49,8 +57,7 @@ const STOPPED: RunCompletion = { status: "error", reply: "none", delivered: fals
 interface Tracked {
   run: PendingRun;
   deadline: NodeJS.Timeout;
-  onPublished: RunPublished | undefined;
-  onDelivered: RunDelivered | undefined;
+  listeners: RunListeners;
 }
 
 /** The summary text of a turn that was running when the gateway died: it is not run again. */
@@ -137,10 +144,10 @@ export class RunCompletionTracker {
   }
 
   /**
-   * Must be called before the turn is emitted: a subsystem may answer synchronously. `onDelivered` hears the
+   * Must be called before the turn is emitted: a subsystem may answer synchronously. `delivered` hears the
    * delivery's result when the host tells one (`delivery:result`).
    */
-  track(run: PendingRun, onPublished?: RunPublished, onDelivered?: RunDelivered): void {
+  track(run: PendingRun, listeners: RunListeners = {}): void {
     this.start();
     const deadline = setTimeout(
       () => {
@@ -155,7 +162,7 @@ export class RunCompletionTracker {
     );
     // A pending deadline never keeps a stopping host alive; the turn it waits for does.
     deadline.unref();
-    this.pending.set(run.runId, { run, deadline, onPublished, onDelivered });
+    this.pending.set(run.runId, { run, deadline, listeners });
   }
 
   /**
@@ -169,13 +176,12 @@ export class RunCompletionTracker {
   }
 
   /**
-   * Ends a tracked run the host would not start when it left its mapping's queue: published like a failed turn (the
-   * sender had its 202 when it was queued).
+   * Ends a run the host would not start when it left its mapping's queue: published like a failed turn (the sender
+   * had its 202 when it was queued).
    */
-  notStarted(runId: string, error: string): void {
-    const tracked = this.pending.get(runId);
-    if (tracked !== undefined)
-      this.finish(runId, { source: tracked.run.source, runId, status: "error", error });
+  notStarted(run: PendingRun, error: string, listeners: RunListeners = {}): void {
+    this.track(run, listeners);
+    this.finish(run.runId, { source: run.source, runId: run.runId, status: "error", error });
   }
 
   private finish(runId: string, finished: AgentTurnFinished): void {
@@ -183,23 +189,25 @@ export class RunCompletionTracker {
     if (!tracked) return;
     this.pending.delete(runId);
     clearTimeout(tracked.deadline);
-    // Awaited before the delivery goes: a host may tell its result while it is being emitted.
-    if (tracked.onDelivered !== undefined && tracked.run.deliver)
-      this.awaitDelivery(runId, tracked.onDelivered);
-    const delivered = this.publish(tracked.run, finished);
-    if (!delivered) this.deliveries.delete(runId);
-    this.metrics.turnFinished(finished.status);
+    const { published, delivered: onDelivered, ended } = tracked.listeners;
     const reply = replyKind(finished.reply, finished.replyDisposition);
-    tracked.onPublished?.(finished.status, finished.status === "ok" ? JOURNAL_REPLY[reply] : undefined);
-    const waiter = this.waiters.get(runId);
-    if (waiter) {
-      this.waiters.delete(runId);
-      waiter({
-        status: finished.status,
-        reply,
-        delivered,
-        replyText: finished.reply,
-      });
+    let delivered = false;
+    try {
+      // Awaited before the delivery goes: a host may tell its result while it is being emitted.
+      if (onDelivered !== undefined && tracked.run.deliver) this.awaitDelivery(runId, onDelivered);
+      delivered = this.publish(tracked.run, finished);
+      this.metrics.turnFinished(finished.status);
+      published?.(finished.status, finished.status === "ok" ? JOURNAL_REPLY[reply] : undefined);
+    } finally {
+      // A host listener that threw while the summary went out (the record stays unfinished) does not keep the
+      // turn's slot, nor a caller waiting for it.
+      if (!delivered) this.deliveries.delete(runId);
+      ended?.();
+      const waiter = this.waiters.get(runId);
+      if (waiter) {
+        this.waiters.delete(runId);
+        waiter({ status: finished.status, reply, delivered, replyText: finished.reply });
+      }
     }
   }
 

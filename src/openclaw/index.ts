@@ -86,6 +86,9 @@ function register(api: OpenClawPluginApi): void {
       host.logger.info(`webhook intake serving ${served.path} (config: ${CONFIG_KEY})`);
     },
     async stop() {
+      // Before the wait for requests in flight: a turn ending meanwhile must not start a waiting one, which OpenClaw,
+      // stopping or reloading, would refuse. The waiting turns stay in the journal for the next start.
+      for (const service of services) service.drain?.();
       await gate.close();
       try {
         for (const service of services) await service.stop();

@@ -1,14 +1,8 @@
 /** @module The emit stage: a resolution's planned events onto the host bus, and the `hooks:request` event every request causes. */
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
-import type { RunCompletionTracker, RunDelivered, RunPublished } from "../actions/run-completion.js";
+import type { RunCompletionTracker, RunListeners } from "../actions/run-completion.js";
 import type { HookBus, SystemEventOutcome } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
-
-/** Who hears of a run's end and of its delivery's result. */
-export interface RunListeners {
-  published: RunPublished;
-  delivered?: RunDelivered;
-}
 
 /**
  * Runs are tracked before their turn is emitted: a session subsystem may answer synchronously. What the host tells
@@ -25,8 +19,7 @@ export function emitPlans(
   collectOutcomes(bus, outcomes, () => {
     for (const plan of plans) {
       if (plan.run) {
-        const listeners = listen?.(plan.run);
-        tracker.track(plan.run, listeners?.published, listeners?.delivered);
+        tracker.track(plan.run, listen?.(plan.run));
       }
       for (const planned of plan.events) bus.emit(planned.event, planned.payload as never);
     }

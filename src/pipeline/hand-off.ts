@@ -1,13 +1,14 @@
 /** @module The hand-off: an admitted request's events go to the host once its record is durable, its turns through their mapping's cap, and what a crash left is finished at start. */
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
 import type { RunCompletionTracker, RunDelivered, RunPublished } from "../actions/run-completion.js";
-import { errorMessage, toHookError } from "../errors.js";
+import { errorMessage } from "../errors.js";
 import type { AgentTurn, HookBus, PlannedEvent } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Journal, JournalBacklog, Outcomes, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
-import { type AdmitAgentTurn, admitAgentTurns } from "./admit-turns.js";
+import type { AdmitAgentTurn } from "./admit-turns.js";
+import { admitWaitingTurn } from "./admit-waiting-turn.js";
 import { collectOutcomes, emitPlans } from "./emit.js";
-import { type Start, type TurnGate, type TurnPass, turnKey } from "./turn-gate.js";
+import type { Start, TurnGate, TurnPass } from "./turn-gate.js";
 
 export interface HandOffDeps {
   journal: Journal;
@@ -79,51 +80,36 @@ interface TurnStart {
 }
 
 /**
- * What the gate runs once the turn holds a slot: tracked, then emitted; the slot is the gate's again when its summary
- * is out (any outcome). A turn the host did not admit with its request is admitted now, and a refusal is its outcome:
- * its sender had its 202 long ago.
+ * What the gate runs once the turn holds a slot: marked handed, tracked, then emitted; the slot is the gate's again
+ * when the turn is over (any outcome). A turn the host did not admit with its request is admitted now, and is handed
+ * only once admitted: a refusal that stands is its outcome (its sender had its 202 long ago), a "not now" is asked
+ * again, and a stop leaves it un-handed for the next start.
  */
 function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
-  return () => {
-    const key = turnKey(turn.run.source);
-    turn.handed(turn.run);
-    deps.tracker.track(
-      turn.run,
-      (status, reply) => {
-        deps.gate.release(key);
-        turn.published(status, reply);
-      },
-      turn.delivered,
-    );
-    const emit = () => {
+  return (slot) => {
+    const listeners = { published: turn.published, delivered: turn.delivered, ended: slot.release };
+    const begin = () => {
+      turn.handed(turn.run);
+      deps.tracker.track(turn.run, listeners);
       for (const planned of turn.events) deps.bus.emit(planned.event, planned.payload as never);
     };
     const admit = deps.admitAgentTurn;
     if (turn.admitted || admit === undefined) {
-      emit();
+      begin();
       return;
     }
-    const agentTurn = turnOf(turn.events);
-    void admitAgentTurns(admit, agentTurn === undefined ? [] : [agentTurn], deps.turnAdmissionTimeoutMs).then(
-      () => {
-        try {
-          emit();
-        } catch (error) {
-          deps.logger.error(`emitting an agent turn failed: ${errorMessage(error)}`, {
-            runId: turn.run.runId,
-          });
-        }
-      },
-      (error: unknown) => {
-        const refusal = toHookError(error);
-        const cause = refusal.cause instanceof Error ? `: ${refusal.cause.message}` : "";
-        deps.logger.warn(`the gateway did not start a waiting agent turn: ${refusal.code}${cause}`, {
+    const waiting = { run: turn.run, turn: turnOf(turn.events), open: slot.open };
+    void admitWaitingTurn({ admit, timeoutMs: deps.turnAdmissionTimeoutMs, logger: deps.logger }, waiting)
+      .then((admission) => {
+        if (admission.kind === "stopping") slot.release();
+        else if (admission.kind === "refused") deps.tracker.notStarted(turn.run, admission.error, listeners);
+        else begin();
+      })
+      .catch((error: unknown) => {
+        deps.logger.error(`starting a waiting agent turn failed: ${errorMessage(error)}`, {
           runId: turn.run.runId,
-          requestId: turn.run.source.requestId,
         });
-        deps.tracker.notStarted(turn.run.runId, `not started: ${refusal.message}`);
-      },
-    );
+      });
   };
 }
 

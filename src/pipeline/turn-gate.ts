@@ -14,8 +14,16 @@ export function turnKey(source: EventSource): TurnKey {
   return source.mappingId ?? "";
 }
 
+/** A started turn's hold on its slot. */
+export interface Slot {
+  /** Neither paused nor stopped since the turn took it: the turn may still go to the host. */
+  open(): boolean;
+  /** Gives the slot to the next turn waiting; only the first call counts, and none after a stop (it forgot the counts). */
+  release(): void;
+}
+
 /** Starts a turn on a slot it holds. */
-export type Start = () => void;
+export type Start = (slot: Slot) => void;
 
 /**
  * The slots a request holds from before its admission until its hand-off, so a turn the host admitted (in OpenClaw:
@@ -55,6 +63,8 @@ export class TurnGate {
   private readonly waiting = new Map<TurnKey, Start[]>();
   /** The host is stopping: every turn waits, unhanded, for the next start. */
   private paused = false;
+  /** Counts the stops: a slot taken before one is not the next start's to give back. */
+  private generation = 0;
 
   constructor(
     private caps: TurnCaps,
@@ -92,7 +102,7 @@ export class TurnGate {
     if (claimed && this.paused) this.release(key);
     else if (claimed || this.hasRoom(key)) {
       if (!claimed) this.take(key);
-      this.begin(start);
+      this.begin(key, start);
       return false;
     }
     const queue = this.waiting.get(key);
@@ -129,6 +139,7 @@ export class TurnGate {
   stop(): void {
     this.waiting.clear();
     this.running.clear();
+    this.generation++;
   }
 
   private hasRoom(key: TurnKey): boolean {
@@ -139,14 +150,27 @@ export class TurnGate {
     this.running.set(key, (this.running.get(key) ?? 0) + 1);
   }
 
-  /** Runs `start` on a slot already taken. */
-  private begin(start: Start): void {
+  /** Runs `start` on a slot of `key` already taken. */
+  private begin(key: TurnKey, start: Start): void {
     try {
-      start();
+      start(this.slot(key));
     } catch (error) {
       // The turn is tracked before it is emitted: its deadline gives the slot back. Its record stays unfinished.
       this.logger.error(`an agent turn could not be started: ${errorMessage(error)}`);
     }
+  }
+
+  private slot(key: TurnKey): Slot {
+    const generation = this.generation;
+    let held = true;
+    return {
+      open: () => !this.paused && this.generation === generation,
+      release: () => {
+        if (!held) return;
+        held = false;
+        if (this.generation === generation) this.release(key);
+      },
+    };
   }
 
   private drain(key: TurnKey): void {
@@ -160,7 +184,7 @@ export class TurnGate {
       // Out of the queue before it starts: a turn that ends at once releases its slot from inside this loop.
       const start = queue.shift()!;
       this.take(key);
-      this.begin(start);
+      this.begin(key, start);
     }
     if (queue !== undefined && queue.length === 0 && this.waiting.get(key) === queue)
       this.waiting.delete(key);

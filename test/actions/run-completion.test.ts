@@ -207,3 +207,40 @@ describe("waiting for the completion", () => {
     expect(response.body).toMatchObject({ status: "error", reply: "none", delivered: false });
   });
 });
+
+describe("a summary a host listener fails to take", () => {
+  it("still frees the turn's slot: at a cap of 1 the next turn starts, and a caller waiting for the first is answered", async () => {
+    host = await startTestHost(createHooksPlugin(), {
+      hooks: { enabled: true, token: TOKEN, limits: { agent: { maxConcurrentTurns: 1 } } },
+    });
+    // The session answers a turn when the test says so; what its emit throws is the host's to see.
+    const failures: unknown[] = [];
+    const finish = (turn: AgentTurn) => {
+      try {
+        host.bus.emit("session:agent-turn-finished", {
+          source: turn.source,
+          runId: turn.runId,
+          status: "ok",
+        });
+      } catch (error) {
+        failures.push(error);
+      }
+    };
+    let throwOnce = true;
+    host.bus.on("session:system-event", () => {
+      if (!throwOnce) return;
+      throwOnce = false;
+      throw new Error("the host's store is full");
+    });
+    const first = post(`${host.url}/hooks/agent`, { message: "first", waitForCompletion: true }, AUTH);
+    const running = await host.waitForEvent("session:agent-turn");
+    const second = await post(`${host.url}/hooks/agent`, { message: "second" }, AUTH);
+    expect(second.body.queued).toBe(true);
+    finish(running);
+    await expect
+      .poll(() => host.eventsOf("session:agent-turn").map((turn) => turn.runId), { timeout: 3_000 })
+      .toContain(second.body.runId);
+    expect(failures).toEqual([new Error("the host's store is full")]);
+    expect((await first).body).toMatchObject({ status: "ok" });
+  });
+});

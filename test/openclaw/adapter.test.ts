@@ -461,3 +461,151 @@ describe("OpenClaw adapter: turns past maxConcurrentTurns", () => {
     expect(fake.runs).toHaveLength(2);
   });
 });
+
+/** OpenClaw refusing new work while it drains for a restart or reload, with the pause it asks for. */
+const draining = (retryAfterMs?: number) =>
+  Object.assign(new Error("Gateway is draining; new tasks are not accepted"), { retryAfterMs });
+
+/**
+ * A fake OpenClaw at a cap of one `/agent` turn: a run is `pending` until the test ends it, and `refuse` decides, per
+ * call, whether OpenClaw refuses a run (its error) or accepts it. `calls` holds each call's idempotency key and time.
+ */
+function cappedOpenClaw(extra: { stateDir?: string } = {}) {
+  const fake = fakeOpenClaw({
+    pluginConfig: enabled({ limits: { agent: { maxConcurrentTurns: 1 } } }),
+    ...extra,
+  });
+  const done = new Set<string>();
+  fake.waitResult = (runId) =>
+    done.has(runId)
+      ? { status: "ok", terminalReply: { disposition: "visible", text: `done ${runId}` } }
+      : { status: "pending" };
+  const calls: Array<{ key: string; at: number }> = [];
+  const control = {
+    fake,
+    done,
+    calls,
+    refuse: (_key: string): Error | Promise<void> | undefined => undefined,
+  };
+  const run = fake.api.runtime.subagent.run;
+  fake.api.runtime.subagent.run = async (params) => {
+    const key = params.idempotencyKey ?? "";
+    calls.push({ key, at: Date.now() });
+    const refusal = control.refuse(key);
+    if (refusal instanceof Error) throw refusal;
+    await refusal;
+    return run(params);
+  };
+  return control;
+}
+
+async function postTurn(post: Awaited<ReturnType<typeof serve>>["post"], body: Record<string, unknown>) {
+  const response = await post("agent", body);
+  expect(response.status).toBe(202);
+  return (await response.json()) as { runId: string; queued?: boolean };
+}
+
+const mainQueue = (fake: FakeOpenClaw) =>
+  (fake.queue.queues.get("agent:main:main") ?? []).map((event) => event.text).join("\n");
+
+describe("OpenClaw adapter: a waiting turn OpenClaw is not admitting now", () => {
+  it("is asked again after the pause OpenClaw names, and runs once, with no 'not started' summary", async () => {
+    const control = cappedOpenClaw();
+    const { fake, done, calls } = control;
+    const { post } = await serve(fake);
+    const first = await postTurn(post, { message: "first", name: "First" });
+    const second = await postTurn(post, { message: "second", name: "Second" });
+    expect(second.queued).toBe(true);
+    let refusals = 2;
+    control.refuse = (key) => (key === second.runId && refusals-- > 0 ? draining(60) : undefined);
+    done.add(first.runId);
+    await expect
+      .poll(() => fake.runs.map((accepted) => accepted.idempotencyKey), { timeout: 5_000 })
+      .toEqual([first.runId, second.runId]);
+    done.add(second.runId);
+    await expect.poll(() => mainQueue(fake), { timeout: 5_000 }).toMatch(/\nSecond: [\s\S]*done /);
+    expect(mainQueue(fake)).not.toContain("not started");
+    const asked = calls.filter((call) => call.key === second.runId).map((call) => call.at);
+    // Two refusals, the admission, and the start that finds the run OpenClaw accepted.
+    expect(asked.length).toBeGreaterThanOrEqual(3);
+    // OpenClaw's 60 ms, not the plugin's own pause of a second.
+    expect(asked[1]! - asked[0]!).toBeGreaterThanOrEqual(50);
+    expect(asked[1]! - asked[0]!).toBeLessThan(900);
+  });
+
+  it("is ended at its own timeoutSeconds with a summary that says it was never started", async () => {
+    const control = cappedOpenClaw();
+    const { fake, done, calls } = control;
+    const { post } = await serve(fake);
+    const first = await postTurn(post, { message: "first", name: "First" });
+    const second = await postTurn(post, { message: "second", name: "Second", timeoutSeconds: 1 });
+    control.refuse = (key) => (key === second.runId ? draining(200) : undefined);
+    done.add(first.runId);
+    await expect
+      .poll(() => mainQueue(fake), { timeout: 5_000 })
+      .toMatch(/\nSecond \(error\): not started within 1 s: The gateway is not admitting agent turns now/);
+    expect(calls.filter((call) => call.key === second.runId).length).toBeGreaterThan(1);
+    expect(fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([first.runId]);
+  });
+
+  it.each([
+    ["while OpenClaw drains", () => draining(50)],
+    ["while OpenClaw is still admitting it", () => new Promise<void>(() => undefined)],
+  ])("left %s when the service stops, it runs at the next start, once", async (_, refusal) => {
+    const control = cappedOpenClaw();
+    const { fake, done, calls } = control;
+    const served = await servePlugin(fake);
+    const post = (hook: string, body: unknown) =>
+      fetch(`${served.url}/intake/${hook}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const first = await postTurn(post, { message: "first", name: "First" });
+    const second = await postTurn(post, { message: "second", name: "Second" });
+    control.refuse = (key) => (key === second.runId ? refusal() : undefined);
+    done.add(first.runId);
+    await expect.poll(() => calls.some((call) => call.key === second.runId), { timeout: 5_000 }).toBe(true);
+    await served.stop();
+    expect(mainQueue(fake)).not.toContain("Second");
+
+    const again = cappedOpenClaw({ stateDir: fake.stateDir });
+    again.done.add(second.runId);
+    await serve(again.fake);
+    await expect.poll(() => mainQueue(again.fake), { timeout: 5_000 }).toMatch(/\nSecond: [\s\S]*done /);
+    expect(mainQueue(again.fake)).not.toMatch(/Second \(error\)/);
+    expect(again.fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([second.runId]);
+  });
+});
+
+describe("OpenClaw adapter: stopping with turns waiting", () => {
+  it("starts no waiting turn while it stops, even as running ones end; the next start runs it", async () => {
+    const { fake, done } = cappedOpenClaw();
+    openclawPlugin.register(fake.api);
+    const service = fake.services[0]!;
+    await service.start({});
+    const server = await fake.listen();
+    cleanups.push(server.close);
+    const post = (body: unknown) =>
+      fetch(`${server.url}/intake/agent`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // A caller waiting for the first turn keeps a request in flight, which the stop lets finish.
+    const waiting = post({ message: "first", name: "First", waitForCompletion: true });
+    await expect.poll(() => fake.runs.length).toBe(1);
+    const first = fake.runs[0]!.idempotencyKey!;
+    const second = (await (await post({ message: "second", name: "Second" })).json()) as { runId: string };
+    const stopped = service.stop?.({});
+    done.add(first);
+    expect((await waiting).status).toBe(200);
+    await stopped;
+    expect(fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([first]);
+
+    const again = cappedOpenClaw({ stateDir: fake.stateDir });
+    again.done.add(second.runId);
+    await serve(again.fake);
+    await expect.poll(() => mainQueue(again.fake), { timeout: 5_000 }).toMatch(/\nSecond: [\s\S]*done /);
+  });
+});

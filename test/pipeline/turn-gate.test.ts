@@ -1,7 +1,7 @@
 /** @module The turn gate alone: slots per key, FIFO waits, a turn that ends inside its own start, a pause, a new cap. */
 import { describe, expect, it } from "vitest";
 import type { PendingRun } from "../../src/actions/plan-action.js";
-import { TurnGate, turnKey } from "../../src/pipeline/turn-gate.js";
+import { type Slot, TurnGate, turnKey } from "../../src/pipeline/turn-gate.js";
 
 const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -74,6 +74,32 @@ describe("TurnGate", () => {
     expect(gate.claim([{ run: run("c") }]).queued).toBe(true);
     pass.cancel();
     expect(gate.claim([{ run: run("d") }]).queued).toBe(false);
+  });
+
+  it("a slot taken before a stop gives nothing back to the next start, and a second release counts for nothing", () => {
+    const gate = new TurnGate(() => 1, QUIET);
+    const slots: Slot[] = [];
+    const started: string[] = [];
+    const enter = (id: string) =>
+      gate.enter(
+        run(id),
+        (slot) => {
+          started.push(id);
+          slots.push(slot);
+        },
+        false,
+      );
+    enter("before");
+    gate.stop();
+    expect(slots[0]!.open()).toBe(false);
+    enter("a");
+    enter("b");
+    slots[0]!.release();
+    expect(started).toEqual(["before", "a"]);
+    slots[1]!.release();
+    slots[1]!.release();
+    enter("c");
+    expect(started).toEqual(["before", "a", "b"]);
   });
 
   it("starts nothing while paused, and a raised cap starts the waiting turns at once", () => {
