@@ -1,4 +1,5 @@
 /** @module Waits for each agent run to finish (or for its deadline), then publishes summary, heartbeat and delivery. */
+import { errorMessage } from "../errors.js";
 import type { AgentTurnFinished, DeliveryResult, HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Ids } from "../ids.js";
@@ -151,12 +152,19 @@ export class RunCompletionTracker {
     this.start();
     const deadline = setTimeout(
       () => {
-        this.finish(run.runId, {
-          source: run.source,
-          runId: run.runId,
-          status: "timeout",
-          error: `no answer within ${run.timeoutSeconds}s`,
-        });
+        try {
+          this.finish(run.runId, {
+            source: run.source,
+            runId: run.runId,
+            status: "timeout",
+            error: `no answer within ${run.timeoutSeconds}s`,
+          });
+        } catch (error) {
+          // Nobody else would hear it on a timer: a host listener that throws must not end the host's process.
+          this.logger.error(`publishing a timed-out turn's summary failed: ${errorMessage(error)}`, {
+            runId: run.runId,
+          });
+        }
       },
       run.timeoutSeconds * 1000 + this.graceMs,
     );

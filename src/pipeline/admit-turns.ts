@@ -51,6 +51,8 @@ export async function admitAgentTurns(
         ),
       timeoutMs,
     );
+    // The bound never keeps a stopping process alive.
+    timer.unref();
   });
   try {
     await Promise.race([Promise.all(turns.map(async (turn) => admit(turn))), late]);

@@ -243,4 +243,28 @@ describe("a summary a host listener fails to take", () => {
     expect(failures).toEqual([new Error("the host's store is full")]);
     expect((await first).body).toMatchObject({ status: "ok" });
   });
+
+  it("at the plugin's own deadline: logged, not thrown out of a timer, and the slot is freed", async () => {
+    host = await startTestHost(createHooksPlugin({ runDeadlineGraceMs: 20 }), {
+      hooks: { enabled: true, token: TOKEN, limits: { agent: { maxConcurrentTurns: 1 } } },
+    });
+    let throwOnce = true;
+    host.bus.on("session:system-event", () => {
+      if (!throwOnce) return;
+      throwOnce = false;
+      throw new Error("the host's store is full");
+    });
+    // Nobody answers: the first turn ends at its deadline, and its summary's listener throws there.
+    const first = await post(`${host.url}/hooks/agent`, { message: "first", timeoutSeconds: 1 }, AUTH);
+    const second = await post(`${host.url}/hooks/agent`, { message: "second" }, AUTH);
+    expect(second.body.queued).toBe(true);
+    await host.waitForEvent("session:agent-turn", (turn) => turn.runId === second.body.runId);
+    expect(host.logs).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        message: "publishing a timed-out turn's summary failed: the host's store is full",
+        fields: { runId: first.body.runId },
+      }),
+    );
+  });
 });
