@@ -59,6 +59,11 @@ export type TurnAdmissionRefusal = "conflict" | "refused" | "unavailable";
 export interface TurnNotAdmitted extends Error {
   admission: TurnAdmissionRefusal;
   retryAfterSeconds?: number | undefined;
+  /**
+   * A `conflict` that may pass (a session between states): a turn that waited in its hook's queue asks again rather
+   * than ending. A request's own turn is answered 409 either way.
+   */
+  retryable?: boolean | undefined;
 }
 
 export interface PluginHost {

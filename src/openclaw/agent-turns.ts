@@ -117,7 +117,21 @@ export class AgentTurns {
       .then((outcome) => {
         this.running.delete(turn.runId);
         if (this.stopped) return;
-        this.bus.emit("session:agent-turn-finished", { source: turn.source, runId: turn.runId, ...outcome });
+        try {
+          this.bus.emit("session:agent-turn-finished", {
+            source: turn.source,
+            runId: turn.runId,
+            ...outcome,
+          });
+        } catch (error) {
+          // A listener that throws while the summary goes out must not become an unhandled rejection in OpenClaw.
+          this.logger.error(
+            `publishing an agent turn's outcome failed: ${(error as Error)?.message ?? String(error)}`,
+            {
+              runId: turn.runId,
+            },
+          );
+        }
       });
   }
 

@@ -16,6 +16,9 @@ interface GatewayError {
  * `… is still initializing …`, `… ended during restart recovery …`, `… workspace is not ready …`.
  */
 const SESSION_STATE = /^Session "[^"]*" /;
+/** Of those, the states that pass on their own (a restart's recovery, a start under way); archived or deleted do not. */
+const PASSING_SESSION_STATE =
+  /changed while starting work|still initializing|ended during restart recovery|workspace is not ready/i;
 /**
  * A gateway closing admission for a restart or reload (`GatewayDrainingError`: "Gateway is draining; new tasks are not
  * accepted"), or between two registrations (its in-process dispatch has no current gateway binding).
@@ -37,6 +40,8 @@ export function turnNotAdmitted(error: unknown): TurnNotAdmitted {
   const refused = new Error(message || String(error), { cause: error }) as TurnNotAdmitted;
   refused.admission = classifyRefusal(error);
   if (typeof retryAfterMs === "number" && retryAfterMs > 0) refused.retryAfterSeconds = retryAfterMs / 1000;
+  if (refused.admission === "conflict" && PASSING_SESSION_STATE.test(refused.message))
+    refused.retryable = true;
   return refused;
 }
 

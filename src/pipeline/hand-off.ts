@@ -101,9 +101,13 @@ function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
     const waiting = { run: turn.run, turn: turnOf(turn.events), open: slot.open };
     void admitWaitingTurn({ admit, timeoutMs: deps.turnAdmissionTimeoutMs, logger: deps.logger }, waiting)
       .then((admission) => {
-        if (admission.kind === "stopping") slot.release();
-        else if (admission.kind === "refused") deps.tracker.notStarted(turn.run, admission.error, listeners);
-        else begin();
+        if (admission.kind === "refused") deps.tracker.notStarted(turn.run, admission.error, listeners);
+        else if (admission.kind === "admitted" && slot.open()) begin();
+        else {
+          // Stopping: a turn the host took runs there, and is handed so that the next start does not run it twice.
+          if (admission.kind === "admitted") turn.handed(turn.run);
+          slot.release();
+        }
       })
       .catch((error: unknown) => {
         deps.logger.error(`starting a waiting agent turn failed: ${errorMessage(error)}`, {

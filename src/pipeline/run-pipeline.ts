@@ -151,9 +151,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // then is the query read for the challenge. No body, no mapping, no event.
     const { handshake } = verifier;
     if (request.method === "GET" && handshake !== undefined) {
-      // A token that travels in URLs gets no way past the limit on failures, and clears none.
+      // A token that travels in URLs gets no way past the limit on failures, and clears none; nor does it make its
+      // refusals (an unanswerable challenge) a trusted sender's, listed beyond the budget strangers share.
       await deps.authenticate.refuseThrottled(credentials);
-      noteAuthenticated(progress, await deps.authenticate({ ...credentials, verifier: handshake }));
+      await deps.authenticate({ ...credentials, verifier: handshake });
       const response = challengeResponse(handshake.challengeOf(query), requestId);
       exchange.status = response.status;
       return { response };

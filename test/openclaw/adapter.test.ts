@@ -516,8 +516,10 @@ describe("OpenClaw adapter: a waiting turn OpenClaw is not admitting now", () =>
     const first = await postTurn(post, { message: "first", name: "First" });
     const second = await postTurn(post, { message: "second", name: "Second" });
     expect(second.queued).toBe(true);
-    let refusals = 2;
-    control.refuse = (key) => (key === second.runId && refusals-- > 0 ? draining(60) : undefined);
+    // First a pause too short to keep (1 ms: a second at least, never a busy loop), then one of OpenClaw's own.
+    const pauses = [1, 1_500];
+    control.refuse = (key) =>
+      key === second.runId && pauses.length > 0 ? draining(pauses.shift()) : undefined;
     done.add(first.runId);
     await expect
       .poll(() => fake.runs.map((accepted) => accepted.idempotencyKey), { timeout: 5_000 })
@@ -528,9 +530,28 @@ describe("OpenClaw adapter: a waiting turn OpenClaw is not admitting now", () =>
     const asked = calls.filter((call) => call.key === second.runId).map((call) => call.at);
     // Two refusals, the admission, and the start that finds the run OpenClaw accepted.
     expect(asked.length).toBeGreaterThanOrEqual(3);
-    // OpenClaw's 60 ms, not the plugin's own pause of a second.
-    expect(asked[1]! - asked[0]!).toBeGreaterThanOrEqual(50);
-    expect(asked[1]! - asked[0]!).toBeLessThan(900);
+    expect(asked[1]! - asked[0]!).toBeGreaterThanOrEqual(950);
+    expect(asked[1]! - asked[0]!).toBeLessThan(1_400);
+    // OpenClaw's 1.5 s, not the plugin's own pause of a second.
+    expect(asked[2]! - asked[1]!).toBeGreaterThanOrEqual(1_450);
+  });
+
+  it("a session between states (OpenClaw's restart) is asked again too; it runs once", async () => {
+    const control = cappedOpenClaw();
+    const { fake, done } = control;
+    const { post } = await serve(fake);
+    const first = await postTurn(post, { message: "first", name: "First" });
+    const second = await postTurn(post, { message: "second", name: "Second" });
+    let refusals = 1;
+    control.refuse = (key) =>
+      key === second.runId && refusals-- > 0
+        ? new Error(`Session "agent:main:${key}" is still initializing`)
+        : undefined;
+    done.add(first.runId);
+    done.add(second.runId);
+    await expect.poll(() => mainQueue(fake), { timeout: 5_000 }).toMatch(/\nSecond: [\s\S]*done /);
+    expect(mainQueue(fake)).not.toContain("not started");
+    expect(fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([first.runId, second.runId]);
   });
 
   it("is ended at its own timeoutSeconds with a summary that says it was never started", async () => {
@@ -538,12 +559,12 @@ describe("OpenClaw adapter: a waiting turn OpenClaw is not admitting now", () =>
     const { fake, done, calls } = control;
     const { post } = await serve(fake);
     const first = await postTurn(post, { message: "first", name: "First" });
-    const second = await postTurn(post, { message: "second", name: "Second", timeoutSeconds: 1 });
+    const second = await postTurn(post, { message: "second", name: "Second", timeoutSeconds: 2 });
     control.refuse = (key) => (key === second.runId ? draining(200) : undefined);
     done.add(first.runId);
     await expect
       .poll(() => mainQueue(fake), { timeout: 5_000 })
-      .toMatch(/\nSecond \(error\): not started within 1 s: The gateway is not admitting agent turns now/);
+      .toMatch(/\nSecond \(error\): not started within 2 s: The gateway is not admitting agent turns now/);
     expect(calls.filter((call) => call.key === second.runId).length).toBeGreaterThan(1);
     expect(fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([first.runId]);
   });
