@@ -599,6 +599,43 @@ describe("OpenClaw adapter: a waiting turn OpenClaw is not admitting now", () =>
   });
 });
 
+describe("OpenClaw adapter: a waiting turn OpenClaw takes while the plugin stops", () => {
+  it("is marked handed: the next start reports it interrupted and does not run it again", async () => {
+    const control = cappedOpenClaw();
+    const { fake, done, calls } = control;
+    const served = await servePlugin(fake);
+    const post = (hook: string, body: unknown) =>
+      fetch(`${served.url}/intake/${hook}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const first = await postTurn(post, { message: "first", name: "First" });
+    const second = await postTurn(post, { message: "second", name: "Second" });
+    // OpenClaw answers the second's admission only once the plugin has begun to stop: it runs there.
+    let admit: () => void = () => undefined;
+    const admitted = new Promise<void>((resolve) => {
+      admit = resolve;
+    });
+    control.refuse = (key) => (key === second.runId ? admitted : undefined);
+    done.add(first.runId);
+    await expect.poll(() => calls.some((call) => call.key === second.runId), { timeout: 5_000 }).toBe(true);
+    // The service's stop drains first, at once: the admission answered after it finds the turn's slot closed.
+    const stopped = fake.services[0]!.stop?.({});
+    admit();
+    await stopped;
+    await served.stop();
+    expect(fake.runs.map((accepted) => accepted.idempotencyKey)).toEqual([first.runId, second.runId]);
+
+    const again = cappedOpenClaw({ stateDir: fake.stateDir });
+    await serve(again.fake);
+    await expect
+      .poll(() => mainQueue(again.fake), { timeout: 5_000 })
+      .toMatch(/\nSecond \(error\): interrupted by a restart/);
+    expect(again.fake.runs).toHaveLength(0);
+  });
+});
+
 describe("OpenClaw adapter: stopping with turns waiting", () => {
   it("starts no waiting turn while it stops, even as running ones end; the next start runs it", async () => {
     const { fake, done } = cappedOpenClaw();
