@@ -12,9 +12,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function serve(fake: FakeOpenClaw) {
+/** Serves the plugin on the fake; stopped after the test, unless the test stops it itself (`stopsItself`). */
+async function serve(fake: FakeOpenClaw, { stopsItself = false } = {}) {
   const server = await servePlugin(fake);
-  cleanups.push(server.stop);
+  if (!stopsItself) cleanups.push(server.stop);
   const post = (hook: string, body: unknown, token = TOKEN, idempotencyKey?: string) =>
     fetch(`${server.url}/intake/${hook}`, {
       method: "POST",
@@ -25,7 +26,7 @@ async function serve(fake: FakeOpenClaw) {
       },
       body: JSON.stringify(body),
     });
-  return { post };
+  return { post, stop: server.stop };
 }
 
 const enabled = (extra: Record<string, unknown> = {}) => ({
@@ -575,13 +576,8 @@ describe("OpenClaw adapter: a waiting turn OpenClaw is not admitting now", () =>
   ])("left %s when the service stops, it runs at the next start, once", async (_, refusal) => {
     const control = cappedOpenClaw();
     const { fake, done, calls } = control;
-    const served = await servePlugin(fake);
-    const post = (hook: string, body: unknown) =>
-      fetch(`${served.url}/intake/${hook}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
+    const served = await serve(fake, { stopsItself: true });
+    const { post } = served;
     const first = await postTurn(post, { message: "first", name: "First" });
     const second = await postTurn(post, { message: "second", name: "Second" });
     control.refuse = (key) => (key === second.runId ? refusal() : undefined);
@@ -603,13 +599,8 @@ describe("OpenClaw adapter: a waiting turn OpenClaw takes while the plugin stops
   it("is marked handed: the next start reports it interrupted and does not run it again", async () => {
     const control = cappedOpenClaw();
     const { fake, done, calls } = control;
-    const served = await servePlugin(fake);
-    const post = (hook: string, body: unknown) =>
-      fetch(`${served.url}/intake/${hook}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
+    const served = await serve(fake, { stopsItself: true });
+    const { post } = served;
     const first = await postTurn(post, { message: "first", name: "First" });
     const second = await postTurn(post, { message: "second", name: "Second" });
     // OpenClaw answers the second's admission only once the plugin has begun to stop: it runs there.
