@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureOpenClawRuntime, type OpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
 import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
 import {
+  OPENCLAW_CLI_TIMEOUT_MS,
+  OPENCLAW_SETUP_TIMEOUT_MS,
   type OpenClawGateway,
+  openClawSkipReason,
   startOpenClawGateway,
   stubModelProviderConfig,
 } from "../helpers/openclaw-gateway.js";
@@ -14,20 +17,12 @@ import { pluginTarball, removePluginTarball } from "../helpers/plugin-tarball.js
 import { type StubModel, startStubModel } from "../helpers/stub-model.js";
 import { type StubTelegram, startStubTelegram } from "../helpers/stub-telegram.js";
 
-// The first run installs OpenClaw and Node 26 (about 850 MB, 40–50 s); start-up then takes 10–20 s on 2 cores.
-const INSTALL_TIMEOUT_MS = 240_000;
-const READY_TIMEOUT_MS = 90_000;
 /** The DM is polled within a second; the turn and the reply took 5–9 s on 2 cores. */
 const TURN_TIMEOUT_MS = 45_000;
-/** A CLI call starts OpenClaw's CLI (3–8 s on 2 cores) and makes one RPC. */
-const CLI_TIMEOUT_MS = 60_000;
 const CHAT_ID = 4242;
 const MAIN_SESSION = "agent:main:main";
 /** How OpenClaw names a Telegram chat as a delivery target. */
 const TARGET = `telegram:${CHAT_ID}`;
-
-const skipReason =
-  process.env.HOOKS_SKIP_OPENCLAW === "1" && !process.env.CI ? "HOOKS_SKIP_OPENCLAW=1" : undefined;
 
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 
@@ -53,7 +48,7 @@ async function storedSessionEntry(runtime: OpenClawRuntime, dbPath: string, key:
   return JSON.parse(stdout);
 }
 
-describe.skipIf(skipReason !== undefined)(
+describe.skipIf(openClawSkipReason !== undefined)(
   'channel "last" inside OpenClaw, with its Telegram channel on a stub Bot API',
   () => {
     const gatewayToken = hex(24);
@@ -93,7 +88,6 @@ describe.skipIf(skipReason !== undefined)(
       telegram = await startStubTelegram();
       gateway = await startOpenClawGateway({
         runtime,
-        readyTimeoutMs: READY_TIMEOUT_MS,
         installTarball: await pluginTarball(),
         config: {
           plugins: {
@@ -119,7 +113,7 @@ describe.skipIf(skipReason !== undefined)(
           },
         },
       });
-    }, INSTALL_TIMEOUT_MS + READY_TIMEOUT_MS);
+    }, OPENCLAW_SETUP_TIMEOUT_MS);
 
     afterAll(async () => {
       await gateway?.stop();
@@ -195,7 +189,7 @@ describe.skipIf(skipReason !== undefined)(
         expect(telegram.sent.some((send) => (send.text ?? "").includes(`REPLY-${marker}`))).toBe(true);
         const call = await gateway.cli(
           ["gateway", "call", "sessions.list", "--json", "--port", String(gateway.port)],
-          CLI_TIMEOUT_MS,
+          OPENCLAW_CLI_TIMEOUT_MS,
         );
         expect(call.code, call.stderr).toBe(0);
         const listed = JSON.parse(call.stdout) as { path: string; sessions: ListedSession[] };
@@ -227,7 +221,7 @@ describe.skipIf(skipReason !== undefined)(
         expect(stored).not.toHaveProperty("lastChannel");
         expect(stored).not.toHaveProperty("deliveryContext");
       },
-      CLI_TIMEOUT_MS,
+      OPENCLAW_CLI_TIMEOUT_MS,
     );
 
     it(

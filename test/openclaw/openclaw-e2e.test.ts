@@ -7,7 +7,10 @@ import { ensureOpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
 import { INSPECTOR_PATH } from "../../src/openclaw/inspector-tab.js";
 import { INSPECTOR_TOOL_NAMES } from "../../src/openclaw/inspector-tool-params.js";
 import {
+  OPENCLAW_CLI_TIMEOUT_MS,
+  OPENCLAW_SETUP_TIMEOUT_MS,
   type OpenClawGateway,
+  openClawSkipReason,
   postJson,
   promptOrLog,
   startOpenClawGateway,
@@ -16,16 +19,11 @@ import {
 import { pluginTarball, removePluginTarball } from "../helpers/plugin-tarball.js";
 import { type StubModel, startStubModel } from "../helpers/stub-model.js";
 
-// The first run installs OpenClaw and Node 26 (about 850 MB, 40–50 s); start-up then takes 10–20 s on 2 cores.
-const INSTALL_TIMEOUT_MS = 240_000;
-const READY_TIMEOUT_MS = 90_000;
 // A heartbeat reaches the model in seconds; an agent turn, its summary and the heartbeat after it in under half a minute.
 const PROMPT_TIMEOUT_MS = 60_000;
 // A config edit re-registers the plugin in 4–8 s; a refused one is rolled back after 10–13 s (2 cores).
 const RELOAD_TIMEOUT_MS = 30_000;
 const RETRY_INTERVAL_MS = 250;
-/** A CLI call starts OpenClaw's CLI (3–8 s on 2 cores) and makes one RPC. */
-const CLI_TIMEOUT_MS = 60_000;
 /** The plugin's refusal of a path on OpenClaw's own hooks, naming both keys (quotes are escaped in the JSON log file). */
 const OVERLAP_ERROR =
   /plugins\.entries\.hooks-intake\.config\.path: \\?"\/hooks\\?" overlaps OpenClaw's built-in hooks at hooks\.path \\?"\/hooks\\?"/;
@@ -35,14 +33,9 @@ interface PluginConfig {
   mappings: Record<string, unknown>[];
 }
 
-// Runs wherever `npm run test:e2e` runs: it installs what it needs. HOOKS_SKIP_OPENCLAW=1 skips it on a machine
-// without the registry; CI refuses that switch, so there it always runs.
-const skipReason =
-  process.env.HOOKS_SKIP_OPENCLAW === "1" && !process.env.CI ? "HOOKS_SKIP_OPENCLAW=1" : undefined;
-
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 
-describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6", () => {
+describe.skipIf(openClawSkipReason !== undefined)("the plugin inside OpenClaw 2026.9.6", () => {
   const pluginToken = hex(24);
   const builtInToken = hex(24);
   const gatewayToken = hex(24);
@@ -68,7 +61,6 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
       runtime,
       // Installed as users install it: the packed tarball, through OpenClaw's own installer.
       installTarball: await pluginTarball(),
-      readyTimeoutMs: READY_TIMEOUT_MS,
       config: {
         ...stubModelProviderConfig(stub.baseUrl),
         gateway: { auth: { mode: "token", token: gatewayToken } },
@@ -120,7 +112,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
         },
       },
     });
-  }, INSTALL_TIMEOUT_MS + READY_TIMEOUT_MS);
+  }, OPENCLAW_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
     await gateway?.stop();
@@ -442,7 +434,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
         }),
       );
     },
-    CLI_TIMEOUT_MS,
+    OPENCLAW_CLI_TIMEOUT_MS,
   );
 
   it("the assistant's tools, called through OpenClaw, return a redacted record of a request", async () => {
@@ -504,7 +496,7 @@ describe.skipIf(skipReason !== undefined)("the plugin inside OpenClaw 2026.9.6",
         .filter((tool) => tool.pluginId === "hooks-intake");
       expect(ours.map((tool) => tool.id).sort()).toEqual(Object.values(INSPECTOR_TOOL_NAMES).sort());
     },
-    CLI_TIMEOUT_MS,
+    OPENCLAW_CLI_TIMEOUT_MS,
   );
 
   // Hot reload, on the same gateway: these come last, since they change the plugin's config under the tests above.
