@@ -9,15 +9,20 @@ import { MappingEngine } from "./mapping/mapping-engine.js";
 import { MappingIndex } from "./mapping/mapping-index.js";
 import { Admission } from "./pipeline/admission.js";
 import { TURN_ADMISSION_TIMEOUT_MS } from "./pipeline/admit-turns.js";
-import { type AuthThrottle, createAuthThrottle } from "./pipeline/auth-throttle.js";
-import { createAuthenticator } from "./pipeline/authenticate.js";
-import { createClientAddressResolver } from "./pipeline/client-address.js";
-import type { DuplicateDeps } from "./pipeline/duplicates.js";
+import { createAllowLists } from "./pipeline/allow-lists.js";
+import { createBusDoor, createHandOff, type HandOff } from "./pipeline/hand-off.js";
 import { createRateLimiter } from "./pipeline/rate-limit.js";
 import { recoverFromJournal } from "./pipeline/recover.js";
 import type { CapturedRequest } from "./pipeline/request.js";
-import { Resolver } from "./pipeline/resolve.js";
 import { createPipeline, type Pipeline } from "./pipeline/run-pipeline.js";
+import { createClientAddressResolver, createSourceAddressResolver } from "./pipeline/stages/admit.js";
+import {
+  type AuthThrottle,
+  createAuthThrottle,
+  createCredentialJudge,
+} from "./pipeline/stages/authenticate.js";
+import type { DuplicateDeps } from "./pipeline/stages/dedupe.js";
+import { Resolver } from "./pipeline/stages/resolve.js";
 import { type TurnCaps, TurnGate } from "./pipeline/turn-gate.js";
 import {
   hookSecrets,
@@ -99,12 +104,23 @@ export function composeHooks(
   // Outlives a config too: a reload keeps the turns waiting and gives the gate the new caps.
   const gate = new TurnGate(capTurns ? turnCapsOf(prepared) : () => Number.POSITIVE_INFINITY, logger);
   metrics.agentTurnsQueued?.(() => gate.queued());
-  let current = buildPipeline(prepared, ports.verifiers, new Admission(config.admission), {
-    ports,
+  // The one door events leave by, and the hand-off through it: they outlive a config as the gate does.
+  const door = createBusDoor(bus);
+  const turnAdmissionTimeoutMs = context.turnAdmissionTimeoutMs ?? TURN_ADMISSION_TIMEOUT_MS;
+  const handOffDeps = {
+    journal,
+    door,
     tracker,
+    logger,
     gate,
-    context,
-  });
+    admitAgentTurn: context.admitAgentTurn,
+    turnAdmissionTimeoutMs,
+  };
+  const handOff = createHandOff(handOffDeps);
+  const shared: Shared = { ports, tracker, gate, handOff, context };
+  let current = buildPipeline(prepared, ports.verifiers, new Admission(config.admission), shared);
+  // Each request runs on the pipeline current when it arrived, to its end: a swap never changes one under way.
+  const serving = { pipeline: current.pipeline };
   // Recovery runs once, under the config the instance started with: its dedupe window is one a reload keeps.
   const duplicates = current.duplicates;
 
@@ -112,6 +128,7 @@ export function composeHooks(
     tracker.stop();
     // Waiting turns are still unhanded in the journal: the next start runs them.
     gate.stop();
+    door.close();
     await Promise.all([transformRunner.close(), store.close(), journal.close()]);
   };
   return {
@@ -119,7 +136,8 @@ export function composeHooks(
       return current.pipeline;
     },
     // Each request runs on the pipeline current when it arrived, to its end: a swap never changes one under way.
-    handler: (req, res) => current.handler(req, res),
+    // A plain field the handler reads, not a closure of this module: nothing here runs on a request.
+    handler: createHooksHandler(serving),
     authThrottle: (scope) => ({
       failed: (remoteAddress, headers) => current.authThrottle(scope).failed(remoteAddress, headers),
       succeeded: (remoteAddress, headers) => current.authThrottle(scope).succeeded(remoteAddress, headers),
@@ -133,7 +151,8 @@ export function composeHooks(
           const admission = isDeepStrictEqual(next.config.admission, current.prepared.config.admission)
             ? current.admission
             : new Admission(next.config.admission);
-          current = buildPipeline(next, verifiers, admission, { ports, tracker, gate, context });
+          current = buildPipeline(next, verifiers, admission, shared);
+          serving.pipeline = current.pipeline;
           if (capTurns) gate.setCaps(turnCapsOf(next));
         },
       };
@@ -146,14 +165,8 @@ export function composeHooks(
           await store.open?.();
           // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
           await recoverFromJournal({
-            journal,
+            ...handOffDeps,
             duplicates,
-            bus,
-            tracker,
-            gate,
-            admitAgentTurn: context.admitAgentTurn,
-            turnAdmissionTimeoutMs: context.turnAdmissionTimeoutMs ?? TURN_ADMISSION_TIMEOUT_MS,
-            logger,
             clock,
             checkStored: context.checkStored,
           });
@@ -176,6 +189,7 @@ interface Shared {
   ports: Ports;
   tracker: RunCompletionTracker;
   gate: TurnGate;
+  handOff: HandOff;
   context: CompositionContext;
 }
 
@@ -195,7 +209,6 @@ interface Built {
   admission: Admission;
   duplicates: DuplicateDeps;
   pipeline: Pipeline;
-  handler: RouteHandler;
   /** The host credential throttles of this config, made when first asked for. */
   authThrottle(scope: string): AuthThrottle;
 }
@@ -205,7 +218,7 @@ function buildPipeline(
   prepared: PreparedHooks,
   verifiers: Verifiers,
   admission: Admission,
-  { ports, tracker, gate, context }: Shared,
+  { ports, tracker, gate, handOff, context }: Shared,
 ): Built {
   const { config, mappings, signedPaths } = prepared;
   const { logger, bus } = context;
@@ -242,6 +255,9 @@ function buildPipeline(
   };
   const pipeline = createPipeline({
     basePath: config.path,
+    sourceAddress: createSourceAddressResolver(config.trustedProxies),
+    allowFor: createAllowLists(prepared),
+    handOff,
     bodyTimeoutMs: config.bodyTimeoutMs,
     unverifiedBodyTimeoutMs: config.admission.unverifiedBodyTimeoutMs,
     admission,
@@ -252,7 +268,7 @@ function buildPipeline(
       [...signedPaths.values()].flatMap((path) => signatureHeadersFor(path.settings)),
     ),
     redactSecrets: secretRedactor(hookSecrets(prepared)),
-    authenticate: createAuthenticator({ ...authFailures, metrics }),
+    judge: createCredentialJudge({ ...authFailures, metrics }),
     rateLimiter: createRateLimiter({ store, clock, logger, metrics }),
     directRateLimits: {
       wake: config.limits.wake?.rateLimit ?? config.limits.default?.rateLimit,
@@ -286,5 +302,5 @@ function buildPipeline(
     ids,
     capture: context.capture,
   });
-  return { prepared, admission, duplicates, pipeline, handler: createHooksHandler(pipeline), authThrottle };
+  return { prepared, admission, duplicates, pipeline, authThrottle };
 }

@@ -1,11 +1,11 @@
-/** @module The ports of one plugin instance in a tsyringe child container: each a swapped-in value or a default made by a factory. */
+/** @module The ports of one plugin instance in a tsyringe child container: one the host registered by token, one given in the options, or a plain default. */
 import "reflect-metadata";
-import { instanceCachingFactory, container as rootContainer } from "tsyringe";
-import { systemClock } from "./clock.js";
+import { type InjectionToken, instanceCachingFactory, container as rootContainer } from "tsyringe";
+import { randomIds, systemClock } from "./clock.js";
 import type { HostLogger } from "./host/contract.js";
-import { randomIds } from "./ids.js";
+import type { DurabilityBarrier } from "./journal/done-lines.js";
 import { FileJournal } from "./journal/file-journal.js";
-import { NULL_JOURNAL } from "./journal/null-journal.js";
+import { createNullJournal } from "./journal/null-journal.js";
 import { createTransformRunner } from "./mapping/create-transform-runner.js";
 import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
 import { TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
@@ -25,31 +25,53 @@ export interface PortInputs {
   logger: HostLogger;
   /** Ports and settings the host swaps in. */
   options: HooksPluginOptions;
-  /** The host's durability barrier, when it has one. */
-  persisted?: (() => Promise<void>) | undefined;
+  /** The host, whose durability barrier (`persisted()`) the journal waits for when it has one. */
+  host?: DurabilityBarrier | undefined;
 }
 
-/** Registers every port by token (a value the host gave, else a factory of the default) and resolves them once. */
-export function resolvePorts({ prepared, logger, options, persisted }: PortInputs): Ports {
+/** The default of each port, made only when neither the options nor the host's container hold one. */
+type Defaults = { [Name in keyof Ports]: (resolved: PortOf) => Ports[Name] };
+type PortOf = <Name extends keyof Ports>(name: Name) => Ports[Name];
+
+/**
+ * The ports of one instance, resolved once: a port the host registered by token (in `options.container`) wins, then
+ * one given in the options, else the default. A child container per instance: two instances share nothing.
+ */
+export function resolvePorts(inputs: PortInputs): Ports {
+  const c = (inputs.options.container ?? rootContainer).createChildContainer();
+  const port: PortOf = (name) => c.resolve(PORTS[name] as InjectionToken<Ports[typeof name]>);
+  const defaults = defaultPorts(inputs);
+  for (const name of Object.keys(PORTS) as Array<keyof Ports>) {
+    const token = PORTS[name] as InjectionToken<unknown>;
+    if (c.isRegistered(token, true)) continue;
+    const make = defaults[name] as (resolved: PortOf) => unknown;
+    c.register(PORTS[name] as InjectionToken<unknown>, {
+      useFactory: instanceCachingFactory(() => make(port)),
+    });
+  }
+  return {
+    clock: port("clock"),
+    ids: port("ids"),
+    metrics: port("metrics"),
+    journal: port("journal"),
+    store: port("store"),
+    verifiers: port("verifiers"),
+    transformRunner: port("transformRunner"),
+  };
+}
+
+/** Plain defaults for every port, or the one the options give; `port` resolves the others a default needs. */
+function defaultPorts({ prepared, logger, options, host }: PortInputs): Defaults {
   const { config } = prepared;
-  const c = rootContainer.createChildContainer();
-  const single = <T>(make: () => T) => ({ useFactory: instanceCachingFactory(make) });
-  c.register(PORTS.clock, { useValue: options.clock ?? systemClock });
-  c.register(PORTS.ids, { useValue: options.ids ?? randomIds });
-  c.register(
-    PORTS.metrics,
-    single(() => {
-      if (options.metrics === false) return NO_METRICS;
-      if (options.metrics) return options.metrics;
-      return new PromMetrics(metricLabelsOf(prepared));
-    }),
-  );
-  c.register(
-    PORTS.journal,
-    single(() => {
+  return {
+    clock: () => options.clock ?? systemClock,
+    ids: () => options.ids ?? randomIds,
+    metrics: () =>
+      options.metrics === false ? NO_METRICS : (options.metrics ?? new PromMetrics(metricLabelsOf(prepared))),
+    journal: (port) => {
       if (options.journal) return options.journal;
       // No journal when there is nowhere to keep one (a host without a state directory) or the config turns it off.
-      if (config.journal.dir === undefined) return NULL_JOURNAL;
+      if (config.journal.dir === undefined) return createNullJournal();
       return new FileJournal({
         dir: config.journal.dir,
         fsync: config.journal.fsync,
@@ -59,35 +81,26 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
         refusedBytesPerMinute: config.journal.refusedBytesPerMinute,
         deliveryWindowMs: config.dedupe.windowSeconds * 1000,
         maxDeliveries: config.dedupe.maxEntries,
-        clock: c.resolve(PORTS.clock),
+        clock: port("clock"),
         logger,
-        hostPersisted: persisted,
-        metrics: c.resolve(PORTS.metrics),
+        host,
+        metrics: port("metrics"),
       });
-    }),
-  );
-  c.register(
-    PORTS.store,
-    single(() => {
+    },
+    store: (port) => {
       if (options.store) return options.store;
       if (config.store.kind === "redis") {
         return new RedisStore({
           ...config.store,
           logger,
-          clock: c.resolve(PORTS.clock),
+          clock: port("clock"),
           maxDeliveries: config.dedupe.maxEntries,
         });
       }
-      return new MemoryStore(c.resolve(PORTS.clock), { maxDeliveries: config.dedupe.maxEntries });
-    }),
-  );
-  c.register(
-    PORTS.verifiers,
-    single(() => createVerifiersFor(prepared, options)),
-  );
-  c.register(
-    PORTS.transformRunner,
-    single(() =>
+      return new MemoryStore(port("clock"), { maxDeliveries: config.dedupe.maxEntries });
+    },
+    verifiers: () => createVerifiersFor(prepared, options),
+    transformRunner: (port) =>
       (options.transformRunner ?? createTransformRunner)({
         transformsDir: config.transformsDir,
         timeoutMs: options.transformTimeoutMs ?? TRANSFORM_TIMEOUT_MS,
@@ -95,19 +108,9 @@ export function resolvePorts({ prepared, logger, options, persisted }: PortInput
         maxMemoryMb: config.transforms.maxMemoryMb,
         maxWorkers: config.transforms.maxWorkers,
         env: config.transforms.env,
-        metrics: c.resolve(PORTS.metrics),
+        metrics: port("metrics"),
         logger,
       }),
-    ),
-  );
-  return {
-    clock: c.resolve(PORTS.clock),
-    ids: c.resolve(PORTS.ids),
-    metrics: c.resolve(PORTS.metrics),
-    journal: c.resolve(PORTS.journal),
-    store: c.resolve(PORTS.store),
-    verifiers: c.resolve(PORTS.verifiers),
-    transformRunner: c.resolve(PORTS.transformRunner),
   };
 }
 

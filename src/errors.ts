@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   /** A Meta subscription GET without the mapping's verify token: 403 is what Meta's own samples answer. */
   HANDSHAKE_REFUSED: 403,
+  /** The client address is not on the hook's `allowFrom`: a policy refusal no credential can change, so not 401. */
+  SOURCE_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   BODY_TIMEOUT: 408,

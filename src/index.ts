@@ -1,16 +1,16 @@
 /** @module The plugin: its default export for a gateway's plugin loader, `createHooksPlugin` for hosts that swap ports, and the public types. */
 import { createRequire } from "node:module";
 import type { Registry } from "prom-client";
-import { composeHooks } from "./compose.js";
+import { type CompositionContext, composeHooks } from "./compose.js";
 import { ConfigError } from "./config/issues.js";
 import type { ResolveContext } from "./config/resolve.js";
 import { resolvePorts } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
-import { createInspectorFeed, type InspectorFeed } from "./inspector/inspector-feed.js";
+import { type InspectorOnDemand, inspectorOnDemand } from "./inspector/inspector-feed.js";
 import type { InspectorSource } from "./inspector/inspector-source.js";
 import type { HooksPluginOptions } from "./options.js";
-import type { AuthThrottle } from "./pipeline/auth-throttle.js";
-import { prepareHooks } from "./prepare-hooks.js";
+import type { AuthThrottle } from "./pipeline/stages/authenticate.js";
+import { prepareHooks, type TransformLoadReport } from "./prepare-hooks.js";
 import { checkReload, type HooksReload, type RunningHooks } from "./prepare-reload.js";
 import { describeStatus, type HooksStatus } from "./status.js";
 
@@ -18,7 +18,7 @@ import { describeStatus, type HooksStatus } from "./status.js";
 export type { Registry as MetricsRegistry } from "prom-client";
 export type { HookActionOverride } from "./actions/action-schemas.js";
 export { checkHooksConfig, type HooksCheck } from "./check-config.js";
-export type { Clock } from "./clock.js";
+export type { Clock, Ids } from "./clock.js";
 export { configuredAgents, MAIN_AGENT_ID } from "./config/agents.js";
 export {
   ConfigError,
@@ -41,7 +41,6 @@ export { type SecretRef, secretField } from "./config/secret-schema.js";
 export { ERROR_STATUS, type ErrorCode, HookError, isHookError } from "./errors.js";
 export type * from "./events.js";
 export type * from "./host/contract.js";
-export type { Ids } from "./ids.js";
 export {
   createInspectorHandler,
   type InspectorAuth,
@@ -73,9 +72,9 @@ export type {
   TurnOutcome,
 } from "./metrics/metrics.js";
 export type { HooksPluginOptions } from "./options.js";
-export type { AuthThrottle } from "./pipeline/auth-throttle.js";
-export { clientGroup } from "./pipeline/client-address.js";
 export type { CapturedRequest } from "./pipeline/request.js";
+export { clientGroup } from "./pipeline/stages/admit.js";
+export type { AuthThrottle } from "./pipeline/stages/authenticate.js";
 export type { HooksReload } from "./prepare-reload.js";
 export { fixtureFromRequest, type RecordedRequest, writeFixtureFile } from "./replay/fixture-file.js";
 // The runner of the reference gateway gives its children the same allow-list as transform workers.
@@ -89,6 +88,8 @@ export type {
   Store,
   StoredResponse,
 } from "./store/store.js";
+// The tokens a host registers its own ports under, in the container it passes as `options.container`.
+export { PORTS, type Ports } from "./tokens.js";
 export { generateToken } from "./verify/generate-token.js";
 export type { SignatureFailure } from "./verify/signature-failure.js";
 export { createTokenComparer } from "./verify/token.js";
@@ -130,8 +131,8 @@ export interface HooksPlugin extends HookPlugin {
 /** What a registered instance runs on, with the host it registered on. */
 interface Active extends RunningHooks {
   host: PluginHost;
-  /** What the inspector reads; absent when hooks are disabled. */
-  feed?: InspectorFeed;
+  /** What the inspector reads, made when first asked for; absent when hooks are disabled. */
+  inspector?: InspectorOnDemand;
 }
 
 export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin {
@@ -145,7 +146,7 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
     metrics: () => active?.serving?.ports.metrics.registry,
     // Through the composition: each call counts with the config in force then (a reload's limit and proxies too).
     authThrottle: (scope) => active?.serving?.hooks.authThrottle(scope),
-    inspector: () => active?.feed?.source,
+    inspector: () => active?.inspector?.source(),
     register(host: PluginHost) {
       active = undefined;
       const context: ResolveContext = {
@@ -172,11 +173,13 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
         logger: host.logger,
         options,
         // Read when called: a host may install it after registration (the reference gateway opens its database then).
-        persisted: () => host.persisted?.() ?? Promise.resolve(),
+        host,
       });
-      const feed = createInspectorFeed({
+      const ports = resolved;
+      const inspector = inspectorOnDemand({
         bus: host.bus,
-        clock: resolved.clock,
+        clock: ports.clock,
+        journal: ports.journal,
         // A journal the host swapped in keeps its records where only it knows.
         journalDir: options.journal === undefined ? config.journal.dir : undefined,
         logger: host.logger,
@@ -185,42 +188,27 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
             ? { prepared: active.prepared, pipeline: active.serving.hooks.pipeline }
             : undefined,
       });
-      const ports = { ...resolved, journal: feed.journal(resolved.journal) };
-      const hooks = composeHooks(prepared, ports, {
-        logger: host.logger,
-        bus: host.bus,
-        capture: options.capture,
-        runDeadlineGraceMs: options.runDeadlineGraceMs,
-        awaitCompletions: true,
-        admitAgentTurn: host.admitAgentTurn ? (turn) => host.admitAgentTurn!(turn) : undefined,
-        turnAdmissionTimeoutMs: options.turnAdmissionTimeoutMs,
-        // Read when called, like `persisted`.
-        checkStored: (events) => host.checkStored?.(events),
-        transformsLoaded: (reports) => {
+      const hooks = composeHooks(
+        prepared,
+        ports,
+        compositionContext(host, options, (reports) => {
           status = describeStatus(config, mappings, reports, signedPaths);
-          for (const report of reports) {
-            if (report.error === undefined) continue;
-            host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {
-              mappingId: report.mappingId,
-              module: report.module,
-            });
-          }
-        },
-      });
+        }),
+      );
       host.registerHttpRoute({ path: config.path, match: "prefix", auth: "plugin", handler: hooks.handler });
       host.registerService({
         id: "hooks",
         async start() {
           await hooks.service.start();
-          await feed.start();
+          await inspector.start();
         },
         drain: () => hooks.service.drain?.(),
         async stop() {
-          await feed.stop();
+          await inspector.stop();
           await hooks.service.stop();
         },
       });
-      active = { host, context, prepared, raw: result.read, serving: { hooks, ports }, feed };
+      active = { host, context, prepared, raw: result.read, serving: { hooks, ports }, inspector };
     },
     async prepareReload(config: unknown): Promise<HooksReload> {
       const running = active;
@@ -237,6 +225,35 @@ export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin
           for (const warning of accepted.warnings) running.host.logger.warn(warning);
         },
       };
+    },
+  };
+}
+
+/** How the plugin composes on a host: its bus and logger, its turn admission, and what it is told of transforms. */
+function compositionContext(
+  host: PluginHost,
+  options: HooksPluginOptions,
+  loaded: (reports: TransformLoadReport[]) => void,
+): CompositionContext {
+  return {
+    logger: host.logger,
+    bus: host.bus,
+    capture: options.capture,
+    runDeadlineGraceMs: options.runDeadlineGraceMs,
+    awaitCompletions: true,
+    admitAgentTurn: host.admitAgentTurn ? (turn) => host.admitAgentTurn!(turn) : undefined,
+    turnAdmissionTimeoutMs: options.turnAdmissionTimeoutMs,
+    // Read when called: a host may install it after registration.
+    checkStored: (events) => host.checkStored?.(events),
+    transformsLoaded: (reports) => {
+      loaded(reports);
+      for (const report of reports) {
+        if (report.error === undefined) continue;
+        host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {
+          mappingId: report.mappingId,
+          module: report.module,
+        });
+      }
     },
   };
 }

@@ -1,6 +1,6 @@
 /** @module What `createHooksPlugin(options)` accepts: port implementations to swap in, and a few runtime settings. */
-import type { Clock } from "./clock.js";
-import type { Ids } from "./ids.js";
+import type { DependencyContainer } from "tsyringe";
+import type { Clock, Ids } from "./clock.js";
 import type { Journal } from "./journal/journal.js";
 import type { TransformRunner, TransformRunnerSettings } from "./mapping/transform-runner.js";
 import type { HookMetrics } from "./metrics/metrics.js";
@@ -10,6 +10,11 @@ import type { VerifiersInput } from "./verify/signature-verifier.js";
 import type { Verifiers } from "./verify/verifier.js";
 
 export interface HooksPluginOptions {
+  /**
+   * A tsyringe container where the host registered its own ports under the plugin's tokens (`PORTS`); the plugin
+   * resolves from a child of it, and makes a default for every token the host left out.
+   */
+  container?: DependencyContainer;
   /** Auth-failure counters and duplicate delivery ids (default: in memory). */
   store?: Store;
   /** Where accepted requests are recorded (default: nowhere). */

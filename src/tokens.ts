@@ -1,7 +1,6 @@
 /** @module Injection tokens, one per port a deployment may swap: nothing else lives in the container. */
 import type { InjectionToken } from "tsyringe";
-import type { Clock } from "./clock.js";
-import type { Ids } from "./ids.js";
+import type { Clock, Ids } from "./clock.js";
 import type { Journal } from "./journal/journal.js";
 import type { TransformRunner } from "./mapping/transform-runner.js";
 import type { HookMetrics } from "./metrics/metrics.js";

@@ -1,6 +1,7 @@
 /** @module Turns a validated action into the events it causes, as data: the handler emits them, replay shows them. */
+
+import type { Ids } from "../clock.js";
 import type { EventSource, PlannedEvent } from "../events.js";
-import type { Ids } from "../ids.js";
 import type { JournalRun } from "../journal/records.js";
 import { type ExternalSource, wrapExternalContent } from "../safety/wrap-external.js";
 import type { WakeMode } from "../vocabulary.js";

@@ -1,8 +1,9 @@
 /** @module Waits for each agent run to finish (or for its deadline), then publishes summary, heartbeat and delivery. */
+
+import type { Ids } from "../clock.js";
 import { errorMessage } from "../errors.js";
 import type { AgentTurnFinished, DeliveryResult, HookBus } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
-import type { Ids } from "../ids.js";
 import type { ReplyKind as JournalReplyKind } from "../journal/records.js";
 import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
 import { wrapExternalContent } from "../safety/wrap-external.js";

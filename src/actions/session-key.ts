@@ -1,6 +1,7 @@
 /** @module Session-key policy: who may choose a key, which prefixes it needs, and the main session's protection. */
+
+import { type Ids, randomIds } from "../clock.js";
 import { HookError } from "../errors.js";
-import { type Ids, randomIds } from "../ids.js";
 
 export interface SessionKeyPolicy {
   allowRequestSessionKey: boolean;

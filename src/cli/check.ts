@@ -13,8 +13,8 @@ import {
 import { loadGatewayConfig } from "../gateway/load-gateway-config.js";
 import { checkHooksConfig, configuredAgents, formatIssue } from "../index.js";
 import type { MappingSummary } from "../status.js";
+import type { CliIo } from "./cli-io.js";
 import { foldConfigProblems } from "./config-problems.js";
-import type { CliIo } from "./main.js";
 
 interface CheckOptions {
   config?: string;

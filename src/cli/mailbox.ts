@@ -18,7 +18,7 @@ import {
 } from "../mailbox/settings.js";
 import { applyMailboxSetup, type MailboxSetupInput, SetupConfigError } from "../mailbox/setup-config.js";
 import { acquireStateLock, type StateLock } from "../mailbox/state-lock.js";
-import { type CliIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from "./main.js";
+import { type CliIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from "./cli-io.js";
 
 const DEFAULT_CONFIG = "./gateway.json5";
 const DEFAULT_STATE_DIR = "./.hooks-state";

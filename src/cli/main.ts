@@ -1,28 +1,7 @@
 /** @module The `hooks` CLI: one commander program, one file per command; exit 0 ok, 1 failure, 2 usage. */
 import { Command, CommanderError } from "commander";
 import { formatIssue, isConfigError } from "../config/issues.js";
-
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
-
-/**
- * Where one run of the CLI writes and how a command reports its exit code; `main` builds it, from the process's
- * streams unless told otherwise (tests run the CLI in-process with their own).
- */
-export interface CliIo {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean };
-  stderr: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
-  setExitCode(code: number): void;
-  /** When set, `hooks serve` stops once it resolves (to the name it logs) instead of on SIGINT/SIGTERM. */
-  stop?: Promise<string>;
-  /**
-   * Whether a person reads stdout (default: stdout is a TTY). `hooks serve` prints the inspector's login link there
-   * only then: a service's stdout ends up in its log.
-   */
-  terminal?: boolean;
-}
+import { type CliIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from "./cli-io.js";
 
 /** What a caller of `main` may replace: the output streams, what stops `hooks serve`, and who reads stdout. */
 export type CliStreams = Pick<CliIo, "stdout" | "stderr" | "stop" | "terminal">;

@@ -4,7 +4,7 @@ import { formatReport, painter, wantsColour } from "../replay/format-report.js";
 import { loadFixture } from "../replay/load-fixture.js";
 import type { ReplayReport } from "../replay/replay-fixture.js";
 import { describeSent, sendFixture } from "../replay/send-fixture.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./cli-io.js";
 import { openReplay, standInNote } from "./open-replay.js";
 
 interface ReplayOptions {

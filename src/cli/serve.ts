@@ -14,8 +14,8 @@ import { createGatewayLogger, isLogLevel } from "../gateway/logger.js";
 import { DEFAULT_CAPTURE_DIR } from "../gateway/request-capture.js";
 import { DEFAULT_STATE_DIR, type GatewayHandle, startGateway } from "../gateway/start-gateway.js";
 import { checkHooksConfig, configuredAgents, formatIssue, isConfigError } from "../index.js";
+import type { CliIo } from "./cli-io.js";
 import { foldConfigProblems } from "./config-problems.js";
-import type { CliIo } from "./main.js";
 
 interface ServeOptions {
   config?: string;

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { DEFAULT_STATE_DIR } from "../gateway/state-db.js";
 import { openStateReader, type ReadWindow, type StateReader } from "../gateway/state-reader.js";
 import type { HistoryEntry, OutboxRecord, TranscriptEntry } from "../gateway/state-records.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./cli-io.js";
 import { parseDuration, parseLimit } from "./option-values.js";
 
 interface StateOptions {

@@ -14,7 +14,7 @@ import {
   validateFixture,
 } from "../replay/load-fixture.js";
 import type { ReplayReport } from "../replay/replay-fixture.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./cli-io.js";
 import { openReplay, standInNote } from "./open-replay.js";
 
 interface TestOptions {

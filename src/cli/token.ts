@@ -1,7 +1,7 @@
 /** @module `hooks token`: prints a new random hook token (32 bytes, base64url). */
 import type { Command } from "commander";
 import { generateToken } from "../index.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./cli-io.js";
 
 export function registerTokenCommand(program: Command, io: CliIo): void {
   program

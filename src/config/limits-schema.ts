@@ -1,4 +1,4 @@
-/** @module The limits a hook may have (`hooks.limits.*` and a mapping's own: a rate, and agent turns at a time): one declaration for both places. */
+/** @module The limits a hook may have (`hooks.limits.*` and a mapping's own: a rate, agent turns at a time, the source addresses it takes): one declaration for both places. */
 import * as v from "valibot";
 
 // Each field's `v.description` is its entry in docs/configuration.md and in the JSON Schemas (`npm run schemas`).
@@ -43,6 +43,25 @@ const RateLimitField = v.pipe(
   ),
 );
 
+/**
+ * A source allow-list. Its entries are only checked for shape here: whether each is an address, a CIDR range or a
+ * known name depends on `hooks.addressRanges`, so that is a semantic check (src/config/allow-from.ts).
+ */
+const AllowFromList = v.pipe(
+  v.array(v.string("must be a string"), "must be a list of addresses, CIDR ranges or range names"),
+  v.minLength(1, "must list at least one address or range: remove it to allow any source"),
+);
+
+const ALLOW_FROM_RULE =
+  "Each entry is an address (`192.0.2.7`, `2001:db8::1`), a CIDR range (`192.0.2.0/24`, `2001:db8::/32`), one of `loopback`, `linklocal`, `uniquelocal`, or a name from the ranges files (`github`; see `hooks.addressRanges`). A request from any other address gets 403 `SOURCE_NOT_ALLOWED` before its credential or body is looked at; the address judged is found as for `hooks.authFailures` (behind `hooks.trustedProxies`, the forwarded one) ([Allowing only some source addresses](http.md#allowing-only-some-source-addresses)).";
+
+const AllowFromField = v.pipe(
+  v.optional(AllowFromList),
+  v.description(
+    `The source addresses the hook accepts requests from; on a name several mappings could own, an address any of them allows gets in. ${ALLOW_FROM_RULE} Unset: \`hooks.limits.default.allowFrom\`, and without that any source; \`[]\` is a config error.`,
+  ),
+);
+
 /** The limits of one hook that sets its own: a mapping (its fields), or `/agent`. Unset fields take the default's. */
 export const HookLimitsSchema = v.strictObject({
   rateLimit: RateLimitField,
@@ -50,12 +69,13 @@ export const HookLimitsSchema = v.strictObject({
     v.optional(PositiveInt),
     v.description(`This hook's agent turns ${CAP_RULE} Unset: \`hooks.limits.default.maxConcurrentTurns\`.`),
   ),
+  allowFrom: AllowFromField,
 });
 
 export type HookLimits = v.InferOutput<typeof HookLimitsSchema>;
 
-/** `/wake` starts no turns: a rate is all it can limit. */
-const WakeLimitsSchema = v.strictObject({ rateLimit: RateLimitField });
+/** `/wake` starts no turns: a rate and its sources are all it can limit. */
+const WakeLimitsSchema = v.strictObject({ rateLimit: RateLimitField, allowFrom: AllowFromField });
 
 /** `hooks.limits.default`: the one place the default cap (4) is declared. No rate is limited by default. */
 const DefaultLimitsSchema = v.strictObject({
@@ -69,6 +89,12 @@ const DefaultLimitsSchema = v.strictObject({
     v.optional(PositiveInt, 4),
     v.description(
       `The agent turns of one mapping, or of \`/agent\`, ${CAP_RULE} For each that sets none of its own.`,
+    ),
+  ),
+  allowFrom: v.pipe(
+    v.optional(AllowFromList),
+    v.description(
+      `The source addresses of every hook without its own \`allowFrom\`: each mapping, \`/wake\`, \`/agent\`, and names no mapping claims. ${ALLOW_FROM_RULE} Unset: any source; \`[]\` is a config error.`,
     ),
   ),
 });

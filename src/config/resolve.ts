@@ -2,7 +2,9 @@
 import path from "node:path";
 import * as v from "valibot";
 import { CHANNEL_IDS } from "../vocabulary.js";
+import { loadAddressRanges, type NamedRanges } from "./address-ranges.js";
 import { type AgentPolicy, createAgentPolicy, type HostAgents, ONE_AGENT } from "./agents.js";
+import { checkAllowFrom } from "./allow-from.js";
 import { normalizeHooksPath } from "./hooks-path.js";
 import { type ConfigIssue, fromValibotIssues, withoutIssuesAt } from "./issues.js";
 import { LIMITS_KEYS } from "./limits-schema.js";
@@ -58,11 +60,15 @@ const DEFAULT_PATH = v.getDefault(HooksConfigSchema.entries.path);
 const DEFAULT_PREFIXES = v.getDefault(HooksConfigSchema.entries.allowedSessionKeyPrefixes);
 
 export interface ResolvedHooksConfig
-  extends Omit<HooksConfig, "enabled" | "token" | "transformsDir" | "journal"> {
+  extends Omit<HooksConfig, "enabled" | "token" | "transformsDir" | "journal" | "addressRanges"> {
   enabled: boolean;
   token: string;
   /** Absolute, resolved against the config directory. */
   transformsDir: string;
+  /** The operator's ranges file, absolute (resolved against the config directory); undefined when unset. */
+  addressRanges: string | undefined;
+  /** The names `allowFrom` may use beyond proxy-addr's own: the bundled file's, then the operator's. */
+  namedRanges: NamedRanges;
   /** Lower-cased, for case-insensitive prefix checks. */
   allowedSessionKeyPrefixes: string[];
   mainSessionKey: string;
@@ -242,6 +248,9 @@ export function resolveHooksConfig(given: unknown, context: ResolveContext): Res
   const hooks = output.hooks ?? v.parse(HooksConfigSchema, {});
   const proxies = checkTrustedProxies(hooks.trustedProxies);
   if (proxies !== undefined) issues.push({ path: "hooks.trustedProxies", message: proxies });
+  // Read at each load, as secrets are: a reload picks up a refreshed ranges file.
+  const ranges = loadAddressRanges(hooks.addressRanges, context.configDir);
+  issues.push(...ranges.issues, ...checkAllowFrom(hooks, ranges.ranges));
   const agents = createAgentPolicy(hooks, context.agents ?? ONE_AGENT);
   for (const id of agents.allowedAgentIds ?? []) {
     if (!agents.agentIds.has(id)) {
@@ -259,6 +268,8 @@ export function resolveHooksConfig(given: unknown, context: ResolveContext): Res
       token: hooks.token ?? "",
       path: hooksPath.ok ? hooksPath.path : DEFAULT_PATH,
       transformsDir: path.resolve(context.configDir, hooks.transformsDir),
+      addressRanges: ranges.file,
+      namedRanges: ranges.ranges,
       allowedSessionKeyPrefixes: hooks.allowedSessionKeyPrefixes.map((prefix) => prefix.toLowerCase()),
       mainSessionKey,
       channels: new Set(context.channels ?? DEFAULT_CHANNELS),

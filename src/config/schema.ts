@@ -337,10 +337,16 @@ export const HooksConfigSchema = v.strictObject({
       "Peers whose `X-Forwarded-For` is believed when finding the client address (the address failed authentications are counted against). Each entry is an address (`10.0.0.5`, `::1`), a CIDR range (`10.0.0.0/8`) or one of `loopback`, `linklocal`, `uniquelocal`; anything else is a config error. The header is read from the nearest hop outwards and stops at the first address that is not trusted.",
     ),
   ),
+  addressRanges: v.pipe(
+    v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))),
+    v.description(
+      'A JSON file of named address ranges for `allowFrom`, relative to the config file\'s directory: `{ "<name>": { "ranges": ["192.0.2.0/24", …], "source": "…" } }` (or `"<name>": [ … ]`). Its names add to the bundled ones (`github`: GitHub\'s webhook source ranges) and replace a bundled one of the same name. Read at each start and reload ([Allowing only some source addresses](http.md#allowing-only-some-source-addresses)). Unset: the bundled names only.',
+    ),
+  ),
   limits: v.pipe(
     v.optional(HooksLimitsSchema, {}),
     v.description(
-      "Limits per hook: a rate ([Rate limits](http.md#rate-limits)) and agent turns at a time ([Turns at a time](http.md#turns-at-a-time)). `default` applies to every hook without its own: each mapping without its own fields, `/wake` and `/agent` without `wake`'s or `agent`'s. No rate is limited unless set here or on a mapping; agent turns run at most 4 at a time per hook.",
+      "Limits per hook: a rate ([Rate limits](http.md#rate-limits)), agent turns at a time ([Turns at a time](http.md#turns-at-a-time)) and the source addresses it accepts ([Allowing only some source addresses](http.md#allowing-only-some-source-addresses)). `default` applies to every hook without its own: each mapping without its own fields, `/wake` and `/agent` without `wake`'s or `agent`'s. No rate is limited and no source refused unless set here or on a mapping; agent turns run at most 4 at a time per hook.",
     ),
   ),
   dedupe: v.pipe(

@@ -46,10 +46,13 @@ function writeResponse(req: IncomingMessage, res: ServerResponse, response: Pipe
 /**
  * The handler resolves once the response has ended and the request's events are emitted, so a host that runs
  * handlers inside a per-request scope covers all of the request's work. It answers every request under the
- * route's path itself and says so (`true`); a path outside `hooks.path` is left to the host (`false`).
+ * route's path itself and says so (`true`); a path outside `hooks.path` is left to the host (`false`). `serving`
+ * holds the pipeline of the config in force.
  */
-export function createHooksHandler(pipeline: Pipeline): RouteHandler {
+export function createHooksHandler(serving: { readonly pipeline: Pipeline }): RouteHandler {
   return async (req, res) => {
+    // Read once per request: a reload that swaps the pipeline leaves a request under way on its own.
+    const { pipeline } = serving;
     // The socket is watched as well as the response: a pipelined response queued behind another never closes.
     const socket = req.socket;
     const hangUp = new AbortController();

@@ -6,11 +6,13 @@ import type { Journal } from "../journal/journal.js";
 import type { InspectorSource } from "./inspector-source.js";
 import { createJournalInspector, type JournalInspectorDeps } from "./journal-inspector.js";
 import { readRecentSummaries } from "./recent-summaries.js";
-import { listenForRequests, recordingJournal } from "./ring-records.js";
+import { listenForRequests, observeJournal } from "./ring-records.js";
 import { SummaryRing } from "./summary-ring.js";
 
 export interface InspectorFeedOptions {
   bus: HookBus;
+  /** The journal whose records the ring lists as they are written. */
+  journal: Journal;
   clock: Clock;
   journalDir: string | undefined;
   logger: HostLogger;
@@ -21,8 +23,6 @@ export interface InspectorFeedOptions {
 
 export interface InspectorFeed {
   readonly source: InspectorSource;
-  /** The journal the pipeline should write to: `inner`, with the ring told of each record. */
-  journal(inner: Journal): Journal;
   /** Seeds the ring from the journal's newest segments (after the journal opened). */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -32,9 +32,9 @@ export function createInspectorFeed(options: InspectorFeedOptions): InspectorFee
   const ring = new SummaryRing(options.ringSize);
   const source = createJournalInspector({ ring, journalDir: options.journalDir, live: options.live });
   const unlisten = listenForRequests(options.bus, ring, options.clock);
+  const unobserve = observeJournal(options.journal, ring);
   return {
     source,
-    journal: (inner) => recordingJournal(inner, ring),
     async start() {
       if (options.journalDir === undefined) return;
       try {
@@ -48,7 +48,54 @@ export function createInspectorFeed(options: InspectorFeedOptions): InspectorFee
     },
     async stop() {
       unlisten();
+      unobserve();
       await source.close();
+    },
+  };
+}
+
+/** The inspector of an instance, made when first asked for: until then none of its code runs on a request. */
+export interface InspectorOnDemand {
+  /** The source the page reads, the feed made (and seeded, once the service started) on the first call. */
+  source(): InspectorSource;
+  /** The service started: a feed made already is seeded now, one made later at once. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function inspectorOnDemand(options: InspectorFeedOptions): InspectorOnDemand {
+  let feed: { made: InspectorFeed; source: InspectorSource } | undefined;
+  let started = false;
+  return {
+    source() {
+      if (feed === undefined) {
+        const made = createInspectorFeed(options);
+        // Seeded from the journal's newest segments, so what happened before it was asked for is listed too: the
+        // list waits for that the first time.
+        feed = { made, source: started ? afterSeed(made.source, made.start()) : made.source };
+      }
+      return feed.source;
+    },
+    async start() {
+      started = true;
+      await feed?.made.start();
+    },
+    async stop() {
+      started = false;
+      const stopping = feed;
+      feed = undefined;
+      await stopping?.made.stop();
+    },
+  };
+}
+
+/** The list of a feed made while the service runs waits for the feed's seeding; the rest reads the journal. */
+function afterSeed(source: InspectorSource, seeded: Promise<void>): InspectorSource {
+  return {
+    ...source,
+    list: async (filter) => {
+      await seeded;
+      return source.list(filter);
     },
   };
 }

@@ -36,6 +36,8 @@ export const REASON_EXPLANATIONS: Readonly<Record<FineReason | ErrorCode, string
     "Too many failed credentials from this address: it is locked out for a while (`hooks.authFailures`); fix its credentials first.",
   HANDSHAKE_REFUSED:
     "A subscription request (Meta's GET) without the mapping's verify token: paste `verify.verifyToken` in the app's webhook settings.",
+  SOURCE_NOT_ALLOWED:
+    "The request came from an address the hook's `allowFrom` does not list: check the sender's published ranges (`hooks.addressRanges`), and behind a proxy `hooks.trustedProxies`.",
   INVALID_HANDSHAKE:
     "A handshake (Meta's GET, Slack's `url_verification`) that asks nothing or whose challenge is unfit to echo: the message says which.",
   INVALID_JSON: "The body is not valid JSON: check the sender's content type and body.",

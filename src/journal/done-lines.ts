@@ -14,6 +14,11 @@ const HOST_WAIT_AT_CLOSE_MS = 2_000;
  * records unfinished, and the next start emits their events again by id rather than losing them. Lines that
  * arrive meanwhile wait for the next round.
  */
+/** The host's durability barrier: what it wrote of the events is as durable as the journal's lines once it resolves. */
+export interface DurabilityBarrier {
+  persisted?(): Promise<void>;
+}
+
 export class DoneLines {
   /** Lines waiting for the host, with their record ids. */
   private waiting: Array<{ id: string; line: string }> = [];
@@ -23,7 +28,7 @@ export class DoneLines {
 
   constructor(
     /** The host's "what you emitted so far is stored"; without one, lines are written in the next turn. */
-    private readonly hostPersisted: (() => Promise<void>) | undefined,
+    private readonly host: DurabilityBarrier | undefined,
     private readonly logger: HostLogger,
     /** Writes one line whose record's effects are stored. */
     private readonly write: (id: string, line: string) => void,
@@ -52,7 +57,7 @@ export class DoneLines {
       this.waiting = [];
       let stored = true;
       try {
-        await this.hostPersisted?.();
+        await this.host?.persisted?.();
       } catch (error) {
         stored = false;
         // Left unfinished: the next start hands their events over again.

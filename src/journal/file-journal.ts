@@ -10,13 +10,14 @@ import { NewestStored, RecentDeliveries } from "./backlog-scan.js";
 import { type Checkpoint, CheckpointWriter } from "./checkpoint.js";
 import { compactEvents } from "./compact-line.js";
 import { compactSegment } from "./compact-segment.js";
-import { DoneLines, doneLine } from "./done-lines.js";
+import { DoneLines, type DurabilityBarrier, doneLine } from "./done-lines.js";
 import type {
   AdmittedRecord,
   AnsweredOptions,
   AnsweredRecord,
   Journal,
   JournalBacklog,
+  JournalObserver,
   Outcomes,
   RememberedDelivery,
   RunOutcome,
@@ -47,8 +48,11 @@ export interface FileJournalSettings {
   clock: Clock;
   logger: HostLogger;
   io?: JournalIo;
-  /** The host's "what you emitted so far is stored" (see the host contract); `done` lines wait for it. */
-  hostPersisted?: (() => Promise<void>) | undefined;
+  /**
+   * The host, whose `persisted()` says "what you emitted so far is stored" (see the host contract): `done` lines wait
+   * for it. Read when a batch is written: a host may install it after registration.
+   */
+  host?: DurabilityBarrier | undefined;
   /** Told each fsync's duration, and where a scrape reads the backlog. */
   metrics?: HookMetrics;
   /** Refusals listed per client address per minute before any credential was accepted (`hooks.journal.refusedPerMinute`). */
@@ -87,6 +91,8 @@ export class FileJournal implements Journal {
   /** Rewriting finished segments small, in the background. */
   private rewriting: Promise<void> | undefined;
   private readonly limits: AnsweredLimits;
+  /** Told of each record once written (the inspector); empty unless someone observes. */
+  private readonly observers: JournalObserver[] = [];
 
   constructor(private readonly settings: FileJournalSettings) {
     const metrics = settings.metrics;
@@ -99,7 +105,7 @@ export class FileJournal implements Journal {
       () => this.checkpoint(),
     );
     // A record is finished in memory only once its `done` line is written: until then retention carries it.
-    this.doneLines = new DoneLines(settings.hostPersisted, settings.logger, (id, line) => {
+    this.doneLines = new DoneLines(settings.host, settings.logger, (id, line) => {
       this.log.note(line);
       this.finished(id);
     });
@@ -160,6 +166,15 @@ export class FileJournal implements Journal {
       }
       this.inFlight.set(record.id, { record, seq, handed: false });
     });
+    for (const observer of this.observers) observer.admitted?.(record);
+  }
+
+  observe(observer: JournalObserver): () => void {
+    this.observers.push(observer);
+    return () => {
+      const at = this.observers.indexOf(observer);
+      if (at !== -1) this.observers.splice(at, 1);
+    };
   }
 
   /**
@@ -182,6 +197,7 @@ export class FileJournal implements Journal {
     const at = this.settings.clock.now();
     this.touch(at);
     this.doneLines.add(id, doneLine(id, at, runs, recovered, outcomes));
+    for (const observer of this.observers) observer.done?.(id, runs, outcomes);
   }
 
   private finished(id: string): void {
@@ -197,6 +213,7 @@ export class FileJournal implements Journal {
     // Not a limit: a journal not open keeps nothing.
     if (this.closed || this.opening === undefined) return true;
     const suppressed = this.limits.admit(record, options);
+    for (const observer of this.observers) observer.answered?.(record, suppressed !== undefined);
     if (suppressed === undefined) return false;
     if (suppressed > 0) record.suppressed = suppressed;
     this.touch(record.at);
@@ -212,10 +229,12 @@ export class FileJournal implements Journal {
     const at = this.settings.clock.now();
     this.touch(at);
     this.log.note(JSON.stringify({ t: "outcome", id, at, outcomes }));
+    for (const observer of this.observers) observer.outcome?.(id, outcomes);
   }
 
   responded(id: string, status: number, remembered?: RememberedDelivery): void {
     if (this.closed || this.opening === undefined) return;
+    for (const observer of this.observers) observer.responded?.(id, status);
     const at = this.settings.clock.now();
     this.touch(at);
     if (remembered === undefined) {

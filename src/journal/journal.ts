@@ -81,7 +81,23 @@ export interface Journal {
    * which says what became of its events); a journal that keeps delivery ids keeps this one instead.
    */
   responded?(id: string, status: number, remembered?: RememberedDelivery): void;
+  /**
+   * Tells `observer` of each record once it is written, until the returned function is called. Optional: a journal
+   * without it has nothing to show an observer (the inspector then lists what the bus tells of each request).
+   */
+  observe?(observer: JournalObserver): () => void;
   close(): Promise<void>;
+}
+
+/** What an observer (the inspector) is told as records are written; nothing is told, or built, when none listens. */
+export interface JournalObserver {
+  /** An accepted request, once durable (its stored request already dropped). */
+  admitted?(record: AdmittedRecord): void;
+  /** A request answered without admission; `listed` false when a limit left it out. */
+  answered?(record: AnsweredRecord, listed: boolean): void;
+  done?(id: string, runs: readonly RunOutcome[] | undefined, outcomes: Outcomes | undefined): void;
+  outcome?(id: string, outcomes: Outcomes): void;
+  responded?(id: string, status: number): void;
 }
 
 export type { JournalRun, Outcomes, RunOutcome, StoredEvent };

@@ -1,8 +1,8 @@
 /** @module Startup checks of a mapping's fixed fields, so a config mistake stops the start instead of failing every request. */
 import * as v from "valibot";
 import { TimeoutSecondsSchema } from "../actions/action-schemas.js";
-import { resolveAgentId } from "../actions/agent-id.js";
 import { resolveSessionKey } from "../actions/session-key.js";
+import { resolveAgentId } from "../actions/validate-action.js";
 import type { ConfigIssue } from "../config/issues.js";
 import type { MappingConfig } from "../config/mapping-schema.js";
 import type { ResolvedHooksConfig } from "../config/resolve.js";

@@ -68,6 +68,8 @@ export interface CompiledMapping {
   waitForCompletion: boolean;
   /** The rate limit in force: the mapping's own, else `hooks.limits.default`'s; undefined: none. */
   rateLimit: RateLimit | undefined;
+  /** The source allow-list in force, as written: the mapping's own, else `hooks.limits.default`'s; undefined: any source. */
+  allowFrom: readonly string[] | undefined;
 }
 
 /** A mapping's fixed success answer; its body is a template. */
@@ -112,6 +114,7 @@ function compileOne(
     instructions: mapping.instructions?.trim() || undefined,
     waitForCompletion: false,
     rateLimit: mapping.rateLimit ?? config.limits.default?.rateLimit,
+    allowFrom: mapping.allowFrom ?? config.limits.default.allowFrom,
   };
   const matchPath = mapping.match?.path?.replace(/^\/+|\/+$/g, "");
   if (matchPath !== undefined) {

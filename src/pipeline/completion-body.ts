@@ -1,7 +1,7 @@
 /** @module The answer of a request that waited for its agent turn: the admission answer plus how the turn ended. */
 import type { RunCompletion } from "../actions/run-completion.js";
 import { REPLY_DISPOSITION } from "../actions/summarize-run.js";
-import type { Resolution } from "./resolve.js";
+import type { Resolution } from "./stages/resolve.js";
 
 /**
  * `{ ok, runId, sessionKey, mappingId?, status, reply, replyDisposition, delivered, replyText? }`: `reply` is our

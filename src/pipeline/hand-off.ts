@@ -1,18 +1,18 @@
-/** @module The hand-off: an admitted request's events go to the host once its record is durable, its turns through their mapping's cap, and what a crash left is finished at start. */
+/** @module The hand-off: an admitted request's events leave by one door once its record is durable, its turns through their mapping's cap, and what a crash left is finished at start. */
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
 import type { RunCompletionTracker, RunDelivered, RunPublished } from "../actions/run-completion.js";
 import { errorMessage } from "../errors.js";
-import type { AgentTurn, HookBus, PlannedEvent } from "../events.js";
+import type { AgentTurn, HookBus, PlannedEvent, SystemEventOutcome } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Journal, JournalBacklog, Outcomes, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
 import type { AdmitAgentTurn } from "./admit-turns.js";
 import { admitWaitingTurn } from "./admit-waiting-turn.js";
-import { collectOutcomes, emitPlans } from "./emit.js";
 import type { Start, TurnGate, TurnPass } from "./turn-gate.js";
 
 export interface HandOffDeps {
   journal: Journal;
-  bus: HookBus;
+  /** The one door events leave by. */
+  door: EventDoor;
   tracker: RunCompletionTracker;
   logger: HostLogger;
   /** Where a turn waits for a slot when its mapping's `maxConcurrentTurns` are running. */
@@ -91,7 +91,7 @@ function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
     const begin = () => {
       turn.handed(turn.run);
       deps.tracker.track(turn.run, listeners);
-      for (const planned of turn.events) deps.bus.emit(planned.event, planned.payload as never);
+      deps.door.deliver(turn.events);
     };
     const admit = deps.admitAgentTurn;
     if (turn.admitted || admit === undefined) {
@@ -122,65 +122,55 @@ function turnOf(events: readonly PlannedEvent[]): AgentTurn | undefined {
   return undefined;
 }
 
+/** Hands an admitted request's events to the host; returns what the host told of its system events meanwhile. */
+export type HandOff = (requestId: string, plans: readonly ActionPlan[], pass?: TurnPass) => Outcomes;
+
 /**
  * Emits an admitted request's events; the record is done once they are out and every run's summary is published.
  * Its `done` line carries what the host told of its system events meanwhile (queued, coalesced, duplicate), and so
  * does what this returns (a wake's answer says it). Its turns go through the gate: at once when `pass` holds their
  * slots (or one is free), else when a turn of their mapping ends.
  */
-export function handOff(
-  deps: HandOffDeps,
-  requestId: string,
-  plans: readonly ActionPlan[],
-  pass?: TurnPass,
-): Outcomes {
-  const runs = plans.filter((plan) => plan.run !== undefined).length;
-  const told = toldOutcomes();
-  if (runs === 0) {
-    emitPlans(plans, deps.bus, deps.tracker, told);
-    deps.journal.done(requestId, undefined, undefined, nonEmpty(told));
-    return told;
-  }
-  const published = whenAllPublished(runs, (outcomes) =>
-    deps.journal.done(requestId, outcomes, undefined, nonEmpty(told)),
-  );
-  // A wake beside the turns does not wait for their slots.
-  emitPlans(
-    plans.filter((plan) => plan.run === undefined),
-    deps.bus,
-    deps.tracker,
-    told,
-  );
-  const handed = handedMarker(deps, requestId, runs);
-  try {
-    for (const plan of plans) {
-      const { run } = plan;
-      if (run === undefined) continue;
-      const admitted = pass?.take(run.runId) ?? false;
-      const start = startTurn(deps, {
-        run,
-        events: plan.events,
-        admitted,
-        handed,
-        published: published(run),
-        delivered: deliveryOutcome(deps, requestId, run.runId),
-      });
-      deps.gate.enter(run, start, admitted);
+export function createHandOff(deps: HandOffDeps): HandOff {
+  return (requestId, plans, pass) => {
+    const runs = plans.filter((plan) => plan.run !== undefined).length;
+    if (runs === 0) {
+      const told = deps.door.deliver(eventsOf(plans));
+      deps.journal.done(requestId, undefined, undefined, nonEmpty(told));
+      return told;
     }
-  } finally {
-    // A listener that threw left the rest unstarted (the record stays unfinished): their slots are free again.
-    pass?.cancel();
-  }
-  return told;
+    let told: Outcomes | undefined;
+    const published = whenAllPublished(runs, (outcomes) =>
+      deps.journal.done(requestId, outcomes, undefined, told && nonEmpty(told)),
+    );
+    // A wake beside the turns does not wait for their slots.
+    told = deps.door.deliver(eventsOf(plans.filter((plan) => plan.run === undefined)));
+    const handed = handedMarker(deps, requestId, runs);
+    try {
+      for (const plan of plans) {
+        const { run } = plan;
+        if (run === undefined) continue;
+        const admitted = pass?.take(run.runId) ?? false;
+        const start = startTurn(deps, {
+          run,
+          events: plan.events,
+          admitted,
+          handed,
+          published: published(run),
+          delivered: deliveryOutcome(deps, requestId, run.runId),
+        });
+        deps.gate.enter(run, start, admitted);
+      }
+    } finally {
+      // A listener that threw left the rest unstarted (the record stays unfinished): their slots are free again.
+      pass?.cancel();
+    }
+    return told;
+  };
 }
 
-/**
- * Where the host's outcomes of a request's system events go, keyed by event id. Without a prototype the object is a
- * hash table from the start: on a plain `{}` every new event id (a UUID) made a hidden class of its own, which cost
- * more per wake than the rest of the hand-off (bench/PROFILE.md, "Outcomes").
- */
-function toldOutcomes(): Outcomes {
-  return Object.create(null) as Outcomes;
+function eventsOf(plans: readonly ActionPlan[]): PlannedEvent[] {
+  return plans.length === 1 ? (plans[0]!.events as PlannedEvent[]) : plans.flatMap((plan) => plan.events);
 }
 
 function nonEmpty(outcomes: Outcomes): Outcomes | undefined {
@@ -240,11 +230,16 @@ async function finishOne(
     else toRun.push({ run, planned });
   }
   // Emitted again after a crash: a host that kept them says `duplicate`.
-  const told = toldOutcomes();
+  let told: Outcomes | undefined;
   const published = whenAllPublished(toRun.length, (done) =>
-    deps.journal.done(record.id, [...outcomes, ...done], true, nonEmpty(told)),
+    deps.journal.done(record.id, [...outcomes, ...done], true, told && nonEmpty(told)),
   );
-  collectOutcomes(deps.bus, told, () => emitRecorded(deps, record, runs, interrupted, report));
+  told = deps.door.deliver(
+    record.events.filter((planned) => !isTurn(planned)),
+    () => interruptTurns(deps, record, runs, interrupted),
+  );
+  report.events += record.events.filter((planned) => !isTurn(planned)).length;
+  report.turnsInterrupted += turns.filter((planned) => interrupted(planned.payload.runId)).length;
   if (toRun.length === 0) {
     deps.journal.done(record.id, outcomes, true, nonEmpty(told));
     return;
@@ -264,26 +259,68 @@ async function finishOne(
   }
 }
 
-function emitRecorded(
+/** A turn a restart cut short gets its summary `interrupted`, not a second run. */
+function interruptTurns(
   deps: HandOffDeps,
   record: UnfinishedRecord["record"],
   runs: ReadonlyMap<string, PendingRun>,
   interrupted: (runId: string) => boolean,
-  report: RecoveryReport,
 ): void {
   for (const planned of record.events) {
-    if (!isTurn(planned)) {
-      deps.bus.emit(planned.event, planned.payload as never);
-      report.events++;
-      continue;
-    }
-    if (interrupted(planned.payload.runId)) {
+    if (isTurn(planned) && interrupted(planned.payload.runId))
       deps.tracker.interrupted(runs.get(planned.payload.runId)!);
-      report.turnsInterrupted++;
-    }
   }
 }
 
 function isTurn(planned: PlannedEvent): planned is Extract<PlannedEvent, { event: "session:agent-turn" }> {
   return planned.event === "session:agent-turn";
+}
+
+/** Delivers planned events to the host and returns what it told of each, by event id. */
+export interface EventDoor {
+  /**
+   * Emits `events` in order; `alongside` runs within the same delivery, its outcomes counted too (a restart's
+   * interrupted turns publish their summaries). Throws what a listener threw: the caller decides what that means.
+   */
+  deliver(events: readonly PlannedEvent[], alongside?: () => void): Outcomes;
+  /** Stops listening to the host's outcomes. */
+  close(): void;
+}
+
+/**
+ * The door onto an eventemitter3 bus: hosts tell a system event's outcome from their listener, by emitting
+ * `session:system-event-outcome`, so it arrives within the emit. One standing listener per door: adding and removing
+ * one for every wake cost more than the rest of the hand-off (bench/PROFILE.md, "Outcomes").
+ */
+export function createBusDoor(bus: HookBus): EventDoor {
+  let collecting: Outcomes | undefined;
+  const onOutcome = (outcome: SystemEventOutcome) => {
+    if (collecting !== undefined) collecting[outcome.eventId] = outcome.outcome;
+  };
+  bus.on("session:system-event-outcome", onOutcome);
+  return {
+    deliver(events, alongside) {
+      // A delivery inside a delivery (a listener that emits) keeps the outer one's outcomes apart from its own.
+      const outer = collecting;
+      const told = toldOutcomes();
+      collecting = told;
+      try {
+        for (const planned of events) bus.emit(planned.event, planned.payload as never);
+        alongside?.();
+      } finally {
+        collecting = outer;
+      }
+      return told;
+    },
+    close: () => bus.off("session:system-event-outcome", onOutcome),
+  };
+}
+
+/**
+ * Where the host's outcomes of a request's system events go, keyed by event id. Without a prototype the object is a
+ * hash table from the start: on a plain `{}` every new event id (a UUID) made a hidden class of its own, which cost
+ * more per wake than the rest of the hand-off (bench/PROFILE.md, "Outcomes").
+ */
+function toldOutcomes(): Outcomes {
+  return Object.create(null) as Outcomes;
 }

@@ -1,25 +1,13 @@
 /** @module At start: open the journal, remember the delivery ids it holds, and finish what the previous run left. */
-import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Clock } from "../clock.js";
 import { errorMessage } from "../errors.js";
-import type { HookBus } from "../events.js";
-import type { HostLogger, StoredEvent } from "../host/contract.js";
-import type { Journal } from "../journal/journal.js";
-import type { AdmitAgentTurn } from "./admit-turns.js";
-import { type DuplicateDeps, rememberDeliveries } from "./duplicates.js";
-import { finishUnfinished } from "./hand-off.js";
-import type { TurnGate } from "./turn-gate.js";
+import type { StoredEvent } from "../host/contract.js";
+import { finishUnfinished, type HandOffDeps } from "./hand-off.js";
+import { type DuplicateDeps, rememberDeliveries } from "./stages/dedupe.js";
 
-export interface RecoveryDeps {
-  journal: Journal;
+/** The hand-off's own deps (the turns left unhanded run through its gate, as a new request's do), and the store's. */
+export interface RecoveryDeps extends HandOffDeps {
   duplicates: DuplicateDeps;
-  bus: HookBus;
-  tracker: RunCompletionTracker;
-  /** The turns left unhanded run through it, as a new request's do. */
-  gate: TurnGate;
-  admitAgentTurn?: AdmitAgentTurn | undefined;
-  turnAdmissionTimeoutMs: number;
-  logger: HostLogger;
   clock: Clock;
   /** The host's check that it still holds what the journal says it stored (see the host contract). */
   checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;

@@ -2,10 +2,10 @@
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Admission } from "./admission.js";
 import { completionBody } from "./completion-body.js";
-import { readLimitedBody } from "./read-body.js";
 import type { PipelineRequest, PipelineResponse } from "./request.js";
-import type { Resolution } from "./resolve.js";
-import { type ExtraHeaders, jsonResponse } from "./respond.js";
+import { readLimitedBody } from "./stages/read-body.js";
+import type { Resolution } from "./stages/resolve.js";
+import { type ExtraHeaders, jsonResponse } from "./stages/respond.js";
 
 /** The answer a request gets, and what happens once it has left (the emit stage). */
 export interface Answer {
@@ -28,13 +28,13 @@ export interface BudgetDeps {
  * declared length, or the limit when it declares none), it gets the shorter deadline, and the room is given back
  * once its signature was judged.
  */
-export async function readSigned(
-  deps: BudgetDeps,
+export async function readSigned<T>(
+  deps: Pick<BudgetDeps, "admission" | "bodyTimeoutMs" | "unverifiedBodyTimeoutMs">,
   client: string,
   request: PipelineRequest,
   maxBytes: number,
-  verify: (raw: Buffer) => Promise<void>,
-): Promise<Buffer> {
+  verify: (raw: Buffer) => Promise<T>,
+): Promise<{ raw: Buffer; result: T }> {
   const declared = Number(request.headers["content-length"]);
   const bytes = Number.isSafeInteger(declared) && declared >= 0 ? declared : maxBytes;
   const release = deps.admission.reserveUnverified(client, bytes);
@@ -43,12 +43,14 @@ export async function readSigned(
       maxBytes,
       timeoutMs: Math.min(deps.unverifiedBodyTimeoutMs, deps.bodyTimeoutMs),
     });
-    await verify(raw);
-    return raw;
+    return { raw, result: await verify(raw) };
   } finally {
     release();
   }
 }
+
+/** What a waiting caller's place is counted in, and what it gets. */
+export type WaitDeps = Pick<BudgetDeps, "admission" | "tracker" | "exposeReplies">;
 
 export interface Waiter {
   /** The client the place is counted against. */
@@ -73,7 +75,7 @@ export interface Waiter {
  * (journaled, delivery id remembered with the admission answer), so a caller that disconnects cancels nothing;
  * it only gives its place back, without waiting for its turn to end.
  */
-export async function awaitOutcome(deps: BudgetDeps, waiter: Waiter): Promise<Answer> {
+export async function awaitOutcome(deps: WaitDeps, waiter: Waiter): Promise<Answer> {
   const { hungUp } = waiter;
   if (hungUp?.aborted) return { response: waiter.admission, after: waiter.emit };
   const leave = deps.admission.enterWait(waiter.client);

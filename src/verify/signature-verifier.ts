@@ -4,8 +4,14 @@ import { schemeFor, signatureHeadersFor } from "./schemes/index.js";
 import { signatureFailureOf } from "./signature-failure.js";
 import type { GetHandshake, SignatureSettings } from "./signature-scheme.js";
 import { signedDeliveryId } from "./signed-delivery-id.js";
-import { createTokenCheck, createTokenComparer, createTokenVerifier } from "./token.js";
-import type { AuthVerdict, HandshakeVerifier, Verifier, Verifiers } from "./verifier.js";
+import { BEARER_CHALLENGE, createTokenCheck, createTokenComparer, createTokenVerifier } from "./token.js";
+import {
+  type AuthVerdict,
+  type HandshakeVerifier,
+  NEEDS_BODY,
+  type Verifier,
+  type Verifiers,
+} from "./verifier.js";
 
 /** How one path is verified. */
 export interface SignedPath {
@@ -24,21 +30,21 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
   const signatureHeaders = signatureHeadersFor(settings);
   return {
     kind: settings.scheme,
-    needsBody: true,
-    acceptsToken: path.tokenAlso,
-    ...(checkToken && { checkToken: async (request) => checkToken(request) }),
-    async verify(request): Promise<AuthVerdict> {
+    signsBody: true,
+    async verify(request, rawBody): Promise<AuthVerdict> {
       // The rule: a verified signature or, where the path allows it, the correct token, whatever signature headers
-      // came with it. A wrong token is the answer only when no signature came, else the signature's verdict is.
-      if (checkToken) {
-        const verdict = checkToken(request);
+      // came with it. Before the body is read only the correct token gets in; a wrong one is the answer only when no
+      // signature came, else the signature's verdict is.
+      const token = checkToken?.(request);
+      if (rawBody === undefined) return token?.ok ? token : NEEDS_BODY;
+      if (token) {
         const signed = signatureHeaders.some((name) => request.headers[name] !== undefined);
-        if (verdict && (verdict.ok || !signed)) return verdict;
+        if (token.ok || !signed) return token.ok ? token : { ...token, challenge: BEARER_CHALLENGE };
       }
       const verdict = scheme.verify(
         {
           headers: request.headers,
-          rawBody: request.rawBody ?? Buffer.alloc(0),
+          rawBody,
           rawQuery: request.rawQuery ?? "",
           nowSeconds: Math.floor((request.now ?? Date.now()) / 1000),
         },
@@ -52,6 +58,7 @@ export function createSignatureVerifier(path: SignedPath, token: string): Verifi
         reason: verdict.reason,
         credential: failure === "missing" ? "missing" : "invalid",
         signature: failure,
+        ...(path.tokenAlso && { challenge: BEARER_CHALLENGE }),
       };
     },
     deliveryId: (headers, body, rawBody) =>
@@ -77,12 +84,10 @@ function createHandshakeVerifier(
   const matches = createTokenComparer(verifyToken);
   return {
     kind,
-    needsBody: false,
-    acceptsToken: false,
-    weak: true,
+    signsBody: false,
     async verify(request): Promise<AuthVerdict> {
       const sent = handshake.verifyTokenOf(request.query);
-      if (sent !== undefined && matches(sent)) return { ok: true, viaQuery: false };
+      if (sent !== undefined && matches(sent)) return { ok: true, viaQuery: false, weak: true };
       return {
         ok: false,
         message: HANDSHAKE_REFUSED,

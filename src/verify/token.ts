@@ -1,6 +1,6 @@
 /** @module The hook-token verifier: Bearer, then X-Service-Token or X-OpenClaw-Token, then the deprecated query; compared in constant time. */
 import { timingSafeEqual } from "node:crypto";
-import type { AuthVerdict, CredentialsView, Verifier } from "./verifier.js";
+import type { CredentialsView, CredentialVerdict, Verifier } from "./verifier.js";
 
 const BEARER = /^bearer[ \t]+(.+)$/i;
 
@@ -49,7 +49,7 @@ function missingMessage(request: CredentialsView): string {
 }
 
 /** Judges the token a request carries; `undefined` when it carries none. */
-export type TokenCheck = (request: CredentialsView) => AuthVerdict | undefined;
+export type TokenCheck = (request: CredentialsView) => CredentialVerdict | undefined;
 
 export function createTokenCheck(token: string): TokenCheck {
   const matches = createTokenComparer(token);
@@ -67,21 +67,22 @@ export function createTokenCheck(token: string): TokenCheck {
   };
 }
 
+/** What a refusal on a path the hook token can get into offers the sender. */
+export const BEARER_CHALLENGE = 'Bearer realm="hooks"';
+
 export function createTokenVerifier(token: string): Verifier {
   const check = createTokenCheck(token);
   return {
     kind: "token",
-    needsBody: false,
-    acceptsToken: true,
+    signsBody: false,
     async verify(request) {
-      return (
-        check(request) ?? {
-          ok: false,
-          message: missingMessage(request),
-          reason: "no hook token",
-          credential: "missing",
-        }
-      );
+      const verdict: CredentialVerdict = check(request) ?? {
+        ok: false,
+        message: missingMessage(request),
+        reason: "no hook token",
+        credential: "missing",
+      };
+      return verdict.ok ? verdict : { ...verdict, challenge: BEARER_CHALLENGE };
     },
   };
 }

@@ -7,8 +7,6 @@ import type { ChallengeVerdict } from "./signature-scheme.js";
 export interface CredentialsView {
   headers: IncomingHttpHeaders;
   query: URLSearchParams | undefined;
-  /** The exact bytes received; present when the verifier said it needs them. */
-  rawBody?: Buffer | undefined;
   /** The query string as received, without the `?`. */
   rawQuery?: string | undefined;
   /** Milliseconds since the epoch, from the Clock port (signed timestamps are judged against it). */
@@ -18,44 +16,61 @@ export interface CredentialsView {
 export type AuthVerdict =
   | {
       ok: true;
+      needsBody?: undefined;
       /** The token came in the deprecated `?token=` query. */
       viaQuery: boolean;
-    }
-  | {
-      ok: false;
-      /** For the person reading the 401: never which signature check failed, nothing about the secret. */
-      message: string;
-      /** For the log only (`timestamp is 712 s old; tolerance 300 s`): never a secret or a signature value. */
-      reason?: string;
-      /** For metrics: no credential at all, or a wrong one (absent counts as `invalid`). */
-      credential?: "missing" | "invalid";
-      /** For metrics, when a signature was checked and failed: what was wrong with it, in one word. */
-      signature?: SignatureFailure;
       /**
-       * A handshake's verify token: refused with 403, as its sender expects; a 401 would offer an HTTP
-       * authentication scheme the sender cannot answer.
+       * A credential that travels in URLs (Meta's verify token): accepted, it neither clears the address's failed
+       * authentications nor gets past their limit, so knowing it cannot buy more guesses at the hook token.
        */
-      forbidden?: boolean;
-    };
+      weak?: boolean;
+    }
+  | AuthRefusal
+  | NeedsBody;
 
+/** Credentials refused, with why (for the log and metrics) and what the sender is told. */
+export interface AuthRefusal {
+  ok: false;
+  needsBody?: undefined;
+  /** For the person reading the 401: never which signature check failed, nothing about the secret. */
+  message: string;
+  /** For the log only (`timestamp is 712 s old; tolerance 300 s`): never a secret or a signature value. */
+  reason?: string;
+  /** For metrics: no credential at all, or a wrong one (absent counts as `invalid`). */
+  credential?: "missing" | "invalid";
+  /** For metrics, when a signature was checked and failed: what was wrong with it, in one word. */
+  signature?: SignatureFailure;
+  /**
+   * A handshake's verify token: refused with 403, as its sender expects; a 401 would offer an HTTP
+   * authentication scheme the sender cannot answer.
+   */
+  forbidden?: boolean;
+  /** The `WWW-Authenticate` challenge of a path a bearer token can get into; absent where only signatures can. */
+  challenge?: string;
+}
+
+/** Asked before the body is read, a verifier that judges only the body's bytes: ask again with them. */
+export interface NeedsBody {
+  ok: false;
+  needsBody: true;
+}
+
+/** A verdict on the credentials themselves: accepted or refused. */
+export type CredentialVerdict = Exclude<AuthVerdict, NeedsBody>;
+
+export const NEEDS_BODY: NeedsBody = Object.freeze({ ok: false, needsBody: true });
+
+/**
+ * How a request proves it may use a hook. The verifier owns its policy: asked first without the body, it accepts or
+ * refuses what the headers carry (a token), or answers `NEEDS_BODY` when only the signed bytes can tell; asked then
+ * with the exact bytes, it judges them.
+ */
 export interface Verifier {
   /** Name for logs (`token`, `github`). */
   readonly kind: string;
-  /** True when the verdict needs the body's exact bytes: the pipeline reads the body first. */
-  readonly needsBody: boolean;
-  /** Whether a bearer token can get in (a refusal then says `WWW-Authenticate: Bearer`). */
-  readonly acceptsToken: boolean;
-  verify(request: CredentialsView): Promise<AuthVerdict>;
-  /**
-   * The hook token alone, judged before the body is read, on a verifier that needs the body but takes the token too:
-   * a correct one gets in as on a token path. Undefined when the request carries no token.
-   */
-  checkToken?(request: CredentialsView): Promise<AuthVerdict | undefined>;
-  /**
-   * A credential that travels in URLs (Meta's verify token): accepted, it neither clears the address's failed
-   * authentications nor gets past their limit, so knowing it cannot buy more guesses at the hook token.
-   */
-  readonly weak?: boolean;
+  /** Its sender signs the body's exact bytes: they are read as sent, whatever the unsigned Content-Type says. */
+  readonly signsBody: boolean;
+  verify(request: CredentialsView, rawBody?: Buffer): Promise<AuthVerdict>;
   /**
    * What a delivery is known by for duplicates: its sender's id, or (where a copy could change that id) the digest of
    * the signed body; undefined when there is neither. `rawBody` is undefined when the request got in by the hook

@@ -566,7 +566,7 @@ describe("the adapter's promise and claim", () => {
   });
 
   it("answers at once, not at the body deadline, when the client left before the body was read", async () => {
-    const { readLimitedBody } = await import("../../src/pipeline/read-body.js");
+    const { readLimitedBody } = await import("../../src/pipeline/stages/read-body.js");
     const { Readable } = await import("node:stream");
     const gone = new Readable({ read() {} });
     gone.destroy();
@@ -595,8 +595,7 @@ describe("transform runner and verifiers swapped through createHooksPlugin", () 
         verifiers: () => ({
           forHook: () => ({
             kind: "header",
-            needsBody: false,
-            acceptsToken: false,
+            signsBody: false,
             async verify(request) {
               return request.headers["x-shared-secret"] === "open sesame"
                 ? { ok: true, viaQuery: false }

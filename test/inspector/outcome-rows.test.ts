@@ -1,33 +1,23 @@
-/** @module A list row says what became of an accepted request, live (the journal wrapper) and after a restart (read from the journal). */
+/** @module A list row says what became of an accepted request, live (observing the journal) and after a restart (read from the journal). */
 import { writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { readRecentSummaries } from "../../src/inspector/recent-summaries.js";
-import { recordingJournal } from "../../src/inspector/ring-records.js";
+import { observeJournal } from "../../src/inspector/ring-records.js";
 import { SummaryRing } from "../../src/inspector/summary-ring.js";
-import type { Journal } from "../../src/journal/journal.js";
+import { createNullJournal } from "../../src/journal/null-journal.js";
 import { segmentFile } from "../../src/journal/segments.js";
 import { cleanupCli, makeTempDir } from "../helpers/cli.js";
 
 afterAll(cleanupCli);
-
-/** A journal that keeps nothing: only the wrapper's rows are looked at. */
-const nothing: Journal = {
-  open: async () => ({ unfinished: [], deliveries: [] }) as never,
-  admit: async () => undefined,
-  handed: () => undefined,
-  done: () => undefined,
-  answered: () => undefined,
-  outcome: () => undefined,
-  responded: () => undefined,
-  close: async () => undefined,
-};
 
 const admitted = (id: string) => ({ id, at: 1, hook: "wake", response: { status: 200 }, events: [] });
 
 describe("a row's outcome", () => {
   it("live: the events' outcomes at done, a turn's reply kind, a delivery told before or after the done line", async () => {
     const ring = new SummaryRing(8);
-    const journal = recordingJournal(nothing, ring);
+    // A journal that keeps nothing but tells its observers: only the observer's rows are looked at.
+    const journal = createNullJournal();
+    observeJournal(journal, ring);
     await journal.admit(admitted("wake-1"));
     expect(ring.byKey("wake-1")).toMatchObject({ state: "pending" });
     expect(ring.byKey("wake-1")?.outcome).toBeUndefined();

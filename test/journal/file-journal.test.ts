@@ -12,14 +12,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { planAction } from "../../src/actions/plan-action.js";
+import { randomIds } from "../../src/clock.js";
 import type { HostLogger, LogFields } from "../../src/host/contract.js";
-import { randomIds } from "../../src/ids.js";
 import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
 import { compactSegment } from "../../src/journal/compact-segment.js";
 import { FileJournal, type FileJournalSettings } from "../../src/journal/file-journal.js";
 import type { AdmittedRecord } from "../../src/journal/journal.js";
 import { readJournal } from "../../src/journal/read-journal.js";
-import { admit } from "../../src/pipeline/journal-record.js";
+import { admit } from "../../src/pipeline/stages/journal.js";
 import { pollFor } from "../helpers/cli.js";
 
 const HOUR = 3_600_000;
@@ -488,7 +488,7 @@ describe("done waits for the host", () => {
   it("writes a done line only once the host says what the events caused is stored", async () => {
     let store!: () => void;
     const hostPersisted = () => new Promise<void>((resolve) => (store = resolve));
-    const j = journal({ hostPersisted });
+    const j = journal({ host: { persisted: hostPersisted } });
     await j.open();
     await j.admit(record("r"));
     j.done("r");
@@ -504,7 +504,7 @@ describe("done waits for the host", () => {
   });
 
   it("leaves the record unfinished when the host could not store it, so the next start emits it again", async () => {
-    const j = journal({ hostPersisted: () => Promise.reject(new Error("SQLITE_FULL")) });
+    const j = journal({ host: { persisted: () => Promise.reject(new Error("SQLITE_FULL")) } });
     await j.open();
     await j.admit(record("r"));
     j.done("r");

@@ -1,6 +1,7 @@
-/** @module The plugin inside the real OpenClaw gateway: wake, no loss past OpenClaw's 20-event queue, agent turn and summary, a mapped hook, Meta's handshake, a turn cap, 401, hot reload of its config. */
+/** @module The plugin inside the real OpenClaw gateway: wake, no loss past OpenClaw's 20-event queue, agent turn and summary, a mapped hook, Meta's handshake, a turn cap, a source allow-list, 401, hot reload of its config. */
 import { createHmac, randomBytes } from "node:crypto";
 import { readFile, rename, writeFile } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureOpenClawRuntime } from "../../scripts/openclaw-runtime.mjs";
@@ -34,6 +35,45 @@ interface PluginConfig {
 }
 
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
+
+/** A JSON POST from a given loopback source address (Linux routes all of 127.0.0.0/8 to lo). */
+function postFrom(
+  base: string,
+  path: string,
+  body: unknown,
+  token: string,
+  localAddress: string,
+): Promise<{ status: number; body: unknown }> {
+  const target = new URL(base);
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: "POST",
+        path,
+        localAddress,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(text)),
+        },
+      },
+      (response) => {
+        let received = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          received += chunk;
+        });
+        response.on("end", () => resolve({ status: response.statusCode!, body: JSON.parse(received) }));
+      },
+    );
+    outgoing.on("error", reject);
+    outgoing.end(text);
+  });
+}
 
 describe.skipIf(openClawSkipReason !== undefined)("the plugin inside OpenClaw 2026.9.6", () => {
   const pluginToken = hex(24);
@@ -94,6 +134,15 @@ describe.skipIf(openClawSkipReason !== undefined)("the plugin inside OpenClaw 20
                     wakeMode: "now",
                     textTemplate: "WhatsApp says {{payload.text}}",
                     verify: { scheme: "meta", secret: metaAppSecret, verifyToken: metaVerifyToken },
+                  },
+                  {
+                    // Only one source address may post here: 127.0.0.2 stands for the sender, 127.0.0.3 for anyone else.
+                    id: "allowed-source",
+                    match: { path: "allowed-source" },
+                    action: "wake",
+                    wakeMode: "next-heartbeat",
+                    textTemplate: "ALLOWED-SOURCE {{payload.n}}",
+                    allowFrom: ["127.0.0.2/32"],
                   },
                   {
                     // One turn at a time: the next waits in the plugin, admitted by OpenClaw only when it starts.
@@ -282,6 +331,19 @@ describe.skipIf(openClawSkipReason !== undefined)("the plugin inside OpenClaw 20
     const refused = await post("/intake/agent", { message: "agent check", agentId: "ops", deliver: false });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ ok: false, code: "AGENT_ID_NOT_ALLOWED" });
+  });
+
+  it("allowFrom: a mapping that names one source address takes it and refuses another with 403 before the token", async () => {
+    const from = (address: string, token: string) =>
+      postFrom(gateway.url, "/intake/allowed-source", { n: address }, token, address);
+    expect(await from("127.0.0.2", pluginToken)).toMatchObject({ status: 200, body: { ok: true } });
+    // Refused before its credential is looked at: the right token and a wrong one get the same 403.
+    for (const token of [pluginToken, wrongToken]) {
+      expect(await from("127.0.0.3", token)).toMatchObject({
+        status: 403,
+        body: { ok: false, code: "SOURCE_NOT_ALLOWED" },
+      });
+    }
   });
 
   it("a wrong token gets the plugin's 401; OpenClaw's own hooks still answer beside it", async () => {

@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { isHookError } from "../../src/errors.js";
 import type { HostLogger, LogFields } from "../../src/host/contract.js";
 import { NO_METRICS } from "../../src/metrics/metrics.js";
-import { createAuthenticator } from "../../src/pipeline/authenticate.js";
-import { createClientAddressResolver } from "../../src/pipeline/client-address.js";
+import { createClientAddressResolver } from "../../src/pipeline/stages/admit.js";
+import { createCredentialJudge, type Judged } from "../../src/pipeline/stages/authenticate.js";
 import { MemoryStore } from "../../src/store/memory.js";
 import { createSignatureVerifier } from "../../src/verify/signature-verifier.js";
 import { createTokenVerifier } from "../../src/verify/token.js";
-import type { Verifier } from "../../src/verify/verifier.js";
+import { NEEDS_BODY, type Verifier } from "../../src/verify/verifier.js";
 
 const TOKEN = "timing-test-token-0123456789abcdef";
 const quiet: HostLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -17,18 +17,40 @@ function clock(start = 1_000_000) {
   return { now: () => now, advance: (ms: number) => (now += ms) };
 }
 
+interface Attempt extends Judged {
+  verifier: Verifier;
+  query: URLSearchParams | undefined;
+  rawBody?: Buffer;
+}
+
+/**
+ * The authentication stage's use of a verifier and the judge, without the HTTP around it: `authenticate` judges the
+ * verdict with the body (or without, on a token path), `acceptToken` what the headers alone carry before the body.
+ */
 function authenticator(time: ReturnType<typeof clock>, limit: number, windowMs: number, logger = quiet) {
-  return createAuthenticator({
-    store: new MemoryStore(time),
-    logger,
-    clock: time,
-    limit,
-    windowMs,
-  });
+  const judge = createCredentialJudge({ store: new MemoryStore(time), logger, clock: time, limit, windowMs });
+  const view = (input: Attempt) => ({ headers: input.headers, query: input.query, now: time.now() });
+  const who = (input: Attempt) => ({ ...input, kind: input.verifier.kind });
+  const authenticate = async (input: Attempt) => {
+    let verdict = await input.verifier.verify(view(input));
+    if (verdict.needsBody)
+      verdict = await input.verifier.verify(view(input), input.rawBody ?? Buffer.alloc(0));
+    if (verdict.needsBody) throw new Error("asked for the body twice");
+    const { viaQuery } = await judge.judge(verdict, who(input), input.rawBody ? "signature" : "token");
+    return { viaQuery };
+  };
+  const acceptToken = async (input: Attempt) => {
+    const verdict = await input.verifier.verify(view(input));
+    if (!verdict.ok) return undefined;
+    const { viaQuery } = await judge.judge(verdict, who(input), "token");
+    return { viaQuery };
+  };
+  return Object.assign(authenticate, { acceptToken, refuseThrottled: judge.refuseThrottled });
 }
 
 const tokenVerifier = createTokenVerifier(TOKEN);
-const attempt = (headers: Record<string, string>, query?: URLSearchParams, client = "10.1.2.3") => ({
+const attempt = (headers: Record<string, string>, query?: URLSearchParams, client = "10.1.2.3"): Attempt => ({
+  kind: tokenVerifier.kind,
   verifier: tokenVerifier,
   hook: "wake",
   headers,
@@ -159,26 +181,22 @@ describe("a signed path that takes the token too: the token is judged before the
     await expect(authenticate.refuseThrottled(signedAttempt(true, {}))).resolves.toBeUndefined();
   });
 
-  it("asks the verifier's checkToken alone, never its verify, before the body is read", async () => {
+  it("asks the verifier without the body first, and its answer then is the token's alone", async () => {
     const asked: string[] = [];
     const verifier: Verifier = {
       kind: "custom",
-      needsBody: true,
-      acceptsToken: true,
-      async verify() {
-        asked.push("verify");
-        return { ok: false, message: "no" };
-      },
-      async checkToken(request) {
-        asked.push("checkToken");
-        return request.headers.authorization === "Bearer custom" ? { ok: true, viaQuery: false } : undefined;
+      signsBody: true,
+      async verify(request, rawBody) {
+        asked.push(rawBody === undefined ? "headers" : "body");
+        if (rawBody !== undefined) return { ok: false, message: "no" };
+        return request.headers.authorization === "Bearer custom" ? { ok: true, viaQuery: false } : NEEDS_BODY;
       },
     };
     const authenticate = authenticator(clock(), 1, 60_000);
     const carrying = (authorization: string) => ({ ...attempt({ authorization }), verifier });
     expect(await authenticate.acceptToken(carrying("Bearer custom"))).toEqual({ viaQuery: false });
     expect(await authenticate.acceptToken(carrying("Bearer other"))).toBeUndefined();
-    expect(asked).toEqual(["checkToken", "checkToken"]);
+    expect(asked).toEqual(["headers", "headers"]);
   });
 
   it("does not take the token on a path that accepts only signatures", async () => {
@@ -210,7 +228,7 @@ describe("authentication: a store that cannot count fails open", () => {
     const down = async () => {
       throw new Error("connect ECONNREFUSED 127.0.0.1:6379");
     };
-    const authenticate = createAuthenticator({
+    const judge = createCredentialJudge({
       store: { ...new MemoryStore(time), increment: down, reset: down } as unknown as MemoryStore,
       logger: { ...quiet, warn: (message: string) => void warnings.push(message) },
       clock: time,
@@ -218,6 +236,11 @@ describe("authentication: a store that cannot count fails open", () => {
       windowMs: 60_000,
       metrics: { ...NO_METRICS, storeFailure: (operation) => void failures.push(operation) },
     });
+    const authenticate = async (input: Attempt) => {
+      const verdict = await input.verifier.verify({ headers: input.headers, query: input.query });
+      if (verdict.needsBody) throw new Error("a token path never needs the body");
+      return judge.judge(verdict, { ...input, kind: input.verifier.kind }, "token");
+    };
     const statuses = [];
     for (let i = 0; i < 10; i++)
       statuses.push(await statusOf(authenticate(attempt({ authorization: "Bearer nope" }))));

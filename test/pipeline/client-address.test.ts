@@ -1,6 +1,6 @@
 /** @module The client a request is counted against: IPv4 as it is, IPv4-mapped IPv6 as IPv4, IPv6 by its /64 (the gateway's connection caps use the same function). */
 import { describe, expect, it } from "vitest";
-import { clientGroup, createClientAddressResolver } from "../../src/pipeline/client-address.js";
+import { clientGroup, createClientAddressResolver } from "../../src/pipeline/stages/admit.js";
 
 describe("client grouping", () => {
   it.each([

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { HostLogger } from "../../src/host/contract.js";
 import { NO_METRICS } from "../../src/metrics/metrics.js";
-import { checkDuplicate } from "../../src/pipeline/duplicates.js";
+import { checkDuplicate } from "../../src/pipeline/stages/dedupe.js";
 import { MemoryStore } from "../../src/store/memory.js";
 import type { StoredResponse } from "../../src/store/store.js";
 import { pollFor } from "../helpers/cli.js";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { randomIds } from "../../src/ids.js";
+import { randomIds } from "../../src/clock.js";
 import {
   beginMarker,
   endMarker,

@@ -1,7 +1,17 @@
-/** @module Finds the client a request is counted against: the socket's address, or X-Forwarded-For when the peer is a trusted proxy (proxy-addr), IPv6 grouped by /64. */
+/** @module The admission stage: the client a request is counted against, resolved once (behind trusted proxies, the forwarded address). */
+
 import type { IncomingHttpHeaders } from "node:http";
 import { isIPv6 } from "node:net";
 import proxyAddr from "proxy-addr";
+import type { Stage } from "../stage.js";
+
+/** Failures, budgets, allow-lists and listed refusals all use the address found here. */
+export function createAdmitStage(sourceAddress: SourceAddressResolver): Stage {
+  return function admit(ctx) {
+    const address = sourceAddress(ctx.request.remoteAddress, ctx.request.headers);
+    return { ...ctx, address, client: clientGroup(address) };
+  };
+}
 
 /** The key a request's budgets and failed authentications are counted under (see `clientGroup`). */
 export type ClientAddressResolver = (
@@ -34,13 +44,24 @@ function leadingHextets(address: string, count: number): string[] {
   return full.slice(0, count).map((group) => Number.parseInt(group, 16).toString(16));
 }
 
-export function createClientAddressResolver(trustedProxies: readonly string[]): ClientAddressResolver {
-  if (trustedProxies.length === 0) return (remoteAddress) => clientGroup(remoteAddress ?? "unknown");
+/** The client's own address: the socket's, or behind trusted proxies the nearest untrusted hop of X-Forwarded-For. */
+export type SourceAddressResolver = (
+  remoteAddress: string | undefined,
+  headers: IncomingHttpHeaders,
+) => string;
+
+export function createSourceAddressResolver(trustedProxies: readonly string[]): SourceAddressResolver {
+  if (trustedProxies.length === 0) return (remoteAddress) => remoteAddress ?? "unknown";
   const trust = proxyAddr.compile([...trustedProxies]);
   return (remoteAddress, headers) => {
     if (remoteAddress === undefined) return "unknown";
     // proxy-addr walks X-Forwarded-For from the nearest hop outwards and stops at the first untrusted one.
     const request = { headers, connection: { remoteAddress }, socket: { remoteAddress } };
-    return clientGroup(proxyAddr(request as never, trust));
+    return proxyAddr(request as never, trust);
   };
+}
+
+export function createClientAddressResolver(trustedProxies: readonly string[]): ClientAddressResolver {
+  const source = createSourceAddressResolver(trustedProxies);
+  return (remoteAddress, headers) => clientGroup(source(remoteAddress, headers));
 }

@@ -1,13 +1,32 @@
 /** @module The duplicates stage: a delivery already accepted on the same hook gets its first answer again, and causes nothing new. */
+
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import { errorMessage, HookError } from "../errors.js";
-import type { HostLogger } from "../host/contract.js";
-import type { RememberedDelivery } from "../journal/journal.js";
-import { type HookMetrics, NO_METRICS } from "../metrics/metrics.js";
-import type { DeliveryClaim, Store, StoredResponse } from "../store/store.js";
-import type { Verifier } from "../verify/verifier.js";
-import type { PipelineResponse } from "./request.js";
+import { errorMessage, HookError } from "../../errors.js";
+import type { HostLogger } from "../../host/contract.js";
+import type { RememberedDelivery } from "../../journal/journal.js";
+import { type HookMetrics, NO_METRICS } from "../../metrics/metrics.js";
+import type { DeliveryClaim, Store, StoredResponse } from "../../store/store.js";
+import type { Verifier } from "../../verify/verifier.js";
+import type { PipelineResponse } from "../request.js";
+import { answer, type Stage } from "../stage.js";
+import { replayedResponse } from "./respond.js";
+
+export function createDedupeStage(duplicates: DuplicateDeps, metrics: HookMetrics): Stage {
+  return async function dedupe(ctx) {
+    const { verifier, request, hook } = ctx;
+    // Known by its signed material only when its signature let it in; with the token, by the id it was sent with.
+    const signed = ctx.identity?.via === "signature" ? ctx.raw : undefined;
+    const deliveryId = deliveryIdOf(verifier, request.headers, ctx.body, signed);
+    if (deliveryId === undefined) return ctx;
+    const verdict = await checkDuplicate(duplicates, hook, deliveryId);
+    if (verdict.kind === "first") return { ...ctx, ticket: verdict.ticket };
+    metrics.duplicate(hook);
+    return answer(ctx, replayedResponse(verdict.response, ctx.requestId), {
+      refusal: { code: "DUPLICATE", reason: undefined, error: undefined, delivery: verdict.key },
+    });
+  };
+}
 
 /** 1–256 printable ASCII characters, as the Idempotency-Key header is commonly specified. */
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,256}$/;

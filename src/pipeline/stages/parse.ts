@@ -1,5 +1,22 @@
-/** @module Content types the intake accepts and how each body becomes a value. */
-import { HookError } from "../errors.js";
+/** @module The parse stage: the body's bytes become a value (JSON, or a form's fields); a body that is its sender's handshake is answered with its challenge. */
+
+import { HookError } from "../../errors.js";
+import { challengeResponse } from "../handshake.js";
+import { answer, need, type Stage } from "../stage.js";
+
+export const parse: Stage = (ctx) => {
+  const raw = need(ctx.raw, "the body");
+  const kind = need(ctx.bodyKind, "the content type");
+  const text = raw.toString("utf8");
+  // Signed bytes are read as their sender sends them, whatever the unsigned Content-Type says.
+  if (ctx.verifier.signsBody) refuseRelabelledJson(kind, text);
+  const body = parseBody(kind, raw, text);
+  // Slack's check of a Request URL: a verified body that is its sender's handshake, not a delivery, is answered
+  // with its challenge once its signature is, whatever the mappings would make of it.
+  const challenge = ctx.verifier.bodyChallenge?.(body);
+  if (challenge !== undefined) return answer(ctx, challengeResponse(challenge, ctx.requestId));
+  return { ...ctx, text, body };
+};
 
 export type BodyKind = "json" | "form";
 

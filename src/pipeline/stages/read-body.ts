@@ -1,7 +1,17 @@
-/** @module Stage 7's reader: a body under a byte limit and a deadline, never buffered past the limit nor drained. */
+/** @module The body stage: the bytes of a request whose credentials were accepted, under its hook's limit and deadline. */
+
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
-import { HookError, payloadTooLarge } from "../errors.js";
+import { HookError, payloadTooLarge } from "../../errors.js";
+import { need, type Stage } from "../stage.js";
+
+export function createReadBodyStage(bodyTimeoutMs: number): Stage {
+  return async function readBody(ctx) {
+    if (ctx.raw !== undefined) return ctx; // a signed body, read and judged by the authentication stage
+    const maxBytes = need(ctx.maxBytes, "the body limit");
+    return { ...ctx, raw: await readLimitedBody(ctx.request.body, { maxBytes, timeoutMs: bodyTimeoutMs }) };
+  };
+}
 
 export interface BodyLimits {
   maxBytes: number;

@@ -1,17 +1,79 @@
-/** @module Stages 5 and 8: which handler a hook name has (wake, agent, a mapping), and what it turns the body into. */
-import { type ActionPlan, type PendingRun, type PlanContext, planAction } from "../actions/plan-action.js";
+/** @module The resolve stage: what the body turns into (a wake, an agent turn, or what a mapping makes of it), as plans to emit. */
+
+import { type ActionPlan, type PendingRun, type PlanContext, planAction } from "../../actions/plan-action.js";
 import {
   type ActionPolicy,
   type HookAction,
   validateAgentAction,
   validateWakeAction,
-} from "../actions/validate-action.js";
-import type { EventSource } from "../events.js";
-import type { Ids } from "../ids.js";
-import type { CompiledMapping } from "../mapping/compile-mappings.js";
-import type { MappedRequest, MappingClaim, MappingTrace, RenderedResponse } from "../mapping/engine-types.js";
-import type { MappingEngine } from "../mapping/mapping-engine.js";
-import type { ExternalSource } from "../safety/wrap-external.js";
+} from "../../actions/validate-action.js";
+import type { Ids } from "../../clock.js";
+import type { EventSource } from "../../events.js";
+import type { CompiledMapping } from "../../mapping/compile-mappings.js";
+import type {
+  MappedRequest,
+  MappingClaim,
+  MappingTrace,
+  RenderedResponse,
+} from "../../mapping/engine-types.js";
+import type { MappingEngine } from "../../mapping/mapping-engine.js";
+import {
+  headersWithoutCredentials,
+  queryWithoutCredentials,
+  urlWithoutCredentials,
+} from "../../safety/credentials.js";
+import type { ExternalSource } from "../../safety/wrap-external.js";
+import type { RateLimiter } from "../rate-limit.js";
+import { need, type RequestContext, type RequestView, type Stage, StageFailure } from "../stage.js";
+
+export interface ResolveStageDeps {
+  resolver: Resolver;
+  /** Headers no mapping sees: the credential list plus this config's own signature headers. */
+  credentialHeaders: ReadonlySet<string>;
+  /** Counts a mapping's own rate limit once it owns the request, before its templates or transform run. */
+  rateLimiter: RateLimiter;
+}
+
+export function createResolveStage(deps: ResolveStageDeps): Stage {
+  return async function resolve(ctx) {
+    const raw = need(ctx.raw, "the body");
+    const route = need(ctx.route, "the route");
+    // Mappings see the request without credentials; a direct wake or agent body needs none of it.
+    const view = ctx.view ?? (route.kind === "mapped" ? viewOf(ctx, deps.credentialHeaders) : undefined);
+    // What resolving learns even when it fails (the owning mapping, its trace) is kept for the listing and replay:
+    // written by the resolver as it goes, read once the request is over.
+    const notes: ResolutionNotes = {};
+    const shown: RequestView = view ?? NO_VIEW;
+    const learnt = { ...ctx, view, notes };
+    const resolution = await deps.resolver
+      .resolve(
+        route,
+        {
+          hook: ctx.hook,
+          ...shown,
+          body: ctx.body,
+          rawBody: raw,
+          bodyBytes: raw.length,
+          requestId: ctx.requestId,
+        },
+        notes,
+        (mapping) =>
+          deps.rateLimiter({
+            rule: mapping.rateLimit,
+            owner: { kind: "mapping", mappingId: mapping.id },
+            hook: ctx.hook,
+            client: need(ctx.client, "the client address"),
+            requestId: ctx.requestId,
+          }),
+      )
+      .catch((error: unknown) => {
+        throw new StageFailure(error, learnt);
+      });
+    return { ...learnt, resolution };
+  };
+}
+
+const NO_VIEW: RequestView = Object.freeze({ headers: Object.freeze({}), query: Object.freeze({}), url: "" });
 
 export type HookRoute = { kind: "wake" } | { kind: "agent" } | { kind: "mapped"; claim: MappingClaim };
 
@@ -162,4 +224,14 @@ function mappedBody(plans: ActionPlan[], mappingId: string | undefined): Record<
   }
   const wake = plans[0]!.response;
   return { ok: true, mode: wake.kind === "wake" ? wake.mode : "now", mappingId };
+}
+
+/** The view of a request without its credential headers and query parameters. */
+export function viewOf(ctx: RequestContext, credentialHeaders: ReadonlySet<string>): RequestView {
+  const { pathname, query } = ctx.target;
+  return {
+    headers: headersWithoutCredentials(ctx.request.headers, credentialHeaders),
+    query: queryWithoutCredentials(query),
+    url: urlWithoutCredentials(pathname, query),
+  };
 }

@@ -1,13 +1,67 @@
-/** @module The journal stage: the record of an accepted request, made durable before the answer (list-answered.ts lists the others). */
+/** @module The journal stage: the admitted answer is built, and the request recorded with it, durable before anyone hears of it. */
+
 import { isUtf8 } from "node:buffer";
 import type { IncomingHttpHeaders } from "node:http";
-import type { ActionPlan } from "../actions/plan-action.js";
-import { HookError } from "../errors.js";
-import type { Ids } from "../ids.js";
-import { compactBody, compactEvents } from "../journal/compact-line.js";
-import type { AdmittedRecord, Journal } from "../journal/journal.js";
-import { headersWithoutCredentials } from "../safety/credentials.js";
-import type { PipelineResponse } from "./request.js";
+import type { ActionPlan } from "../../actions/plan-action.js";
+import type { Clock, Ids } from "../../clock.js";
+import { HookError } from "../../errors.js";
+import { compactBody, compactEvents } from "../../journal/compact-line.js";
+import type { AdmittedRecord, Journal } from "../../journal/journal.js";
+import { headersWithoutCredentials, urlWithoutCredentials } from "../../safety/credentials.js";
+import type { PipelineResponse } from "../request.js";
+import { need, type RequestContext, type Stage } from "../stage.js";
+import type { Resolution } from "./resolve.js";
+import { fixedResponse, jsonResponse, noContentResponse } from "./respond.js";
+
+export interface JournalStageDeps {
+  journal: Journal;
+  clock: Clock;
+  /** Whether a record keeps the request's body and headers (`hooks.journal.storePayloads`). */
+  storePayloads: boolean;
+  /** Headers no record keeps: the credential list plus this config's own signature headers. */
+  credentialHeaders: ReadonlySet<string>;
+}
+
+export function createJournalStage(deps: JournalStageDeps): Stage {
+  return async function journal(ctx) {
+    const resolution = need(ctx.resolution, "the resolution");
+    const response = admittedResponse(resolution, ctx);
+    const at = deps.clock.now();
+    await admit(deps.journal, {
+      key: ctx.journalKey,
+      at,
+      hook: ctx.hook,
+      mappingId: resolution.mappingId,
+      response,
+      delivery: ctx.ticket?.key,
+      plans: resolution.plans,
+      request: deps.storePayloads ? requestOf(ctx, deps.credentialHeaders) : undefined,
+      replayOf: ctx.request.replayOf,
+    });
+    return { ...ctx, admitted: response, admittedAt: at };
+  };
+}
+
+/** The answer an accepted request gets: a mapping's fixed reply, 204, or its JSON body. */
+function admittedResponse(resolution: Resolution, ctx: RequestContext): PipelineResponse {
+  if (resolution.reply) return fixedResponse(resolution.reply, ctx.requestId, ctx.extra);
+  if (resolution.body === undefined) return noContentResponse(ctx.requestId, ctx.extra);
+  return jsonResponse(resolution.status, resolution.body, ctx.requestId, ctx.extra);
+}
+
+/** What the record keeps of the request itself (`hooks.journal.storePayloads`). */
+function requestOf(ctx: RequestContext, credentialHeaders: ReadonlySet<string>): StoredRequestInput {
+  const { request, view, target } = ctx;
+  return {
+    method: request.method,
+    url: view?.url ?? urlWithoutCredentials(target.pathname, target.query),
+    view: view?.headers,
+    headers: request.headers,
+    credentialHeaders,
+    raw: need(ctx.raw, "the body"),
+    text: need(ctx.text, "the body's text"),
+  };
+}
 
 /** Seconds a sender is asked to wait before retrying a request the journal could not take. */
 const JOURNAL_RETRY_AFTER_SECONDS = 5;
