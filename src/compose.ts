@@ -10,7 +10,13 @@ import { MappingIndex } from "./mapping/mapping-index.js";
 import { Admission } from "./pipeline/admission.js";
 import { TURN_ADMISSION_TIMEOUT_MS } from "./pipeline/admit-turns.js";
 import { createAllowLists } from "./pipeline/allow-lists.js";
-import { createBusDoor, createHandOff, type HandOff } from "./pipeline/hand-off.js";
+import {
+  createBusDoor,
+  createHandOff,
+  type EventDoor,
+  type HandOff,
+  type HandOffDeps,
+} from "./pipeline/hand-off.js";
 import { createRateLimiter } from "./pipeline/rate-limit.js";
 import { recoverFromJournal } from "./pipeline/recover.js";
 import type { CapturedRequest } from "./pipeline/request.js";
@@ -88,62 +94,25 @@ export function composeHooks(
   ports: Ports,
   context: CompositionContext,
 ): ComposedHooks {
-  const { config, mappings } = prepared;
-  const { logger, bus } = context;
-  const { store, journal, clock, ids, transformRunner, metrics } = ports;
-  // What outlives a config: the runs callers wait on, the store, the journal, the transform pool, the metrics.
-  const tracker = new RunCompletionTracker(
-    bus,
-    logger,
-    config.mainSessionKey,
-    ids,
-    context.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
-    metrics,
-  );
-  const capTurns = context.capTurns ?? true;
-  // Outlives a config too: a reload keeps the turns waiting and gives the gate the new caps.
-  const gate = new TurnGate(capTurns ? turnCapsOf(prepared) : () => Number.POSITIVE_INFINITY, logger);
-  metrics.agentTurnsQueued?.(() => gate.queued());
-  // The one door events leave by, and the hand-off through it: they outlive a config as the gate does.
-  const door = createBusDoor(bus);
-  const turnAdmissionTimeoutMs = context.turnAdmissionTimeoutMs ?? TURN_ADMISSION_TIMEOUT_MS;
-  const handOffDeps = {
-    journal,
-    door,
-    tracker,
-    logger,
-    gate,
-    admitAgentTurn: context.admitAgentTurn,
-    turnAdmissionTimeoutMs,
-  };
-  const handOff = createHandOff(handOffDeps);
-  const shared: Shared = { ports, tracker, gate, handOff, context };
+  const { config } = prepared;
+  const lasting = lastingParts(prepared, ports, context);
+  const { gate, capTurns } = lasting;
+  const shared: Shared = { ports, ...lasting, context };
   let current = buildPipeline(prepared, ports.verifiers, new Admission(config.admission), shared);
-  // Each request runs on the pipeline current when it arrived, to its end: a swap never changes one under way.
+  // Each request runs on the pipeline current when it arrived, to its end: a swap never changes one under way. A
+  // plain field the handler reads, not a closure of this module: nothing here runs on a request.
   const serving = { pipeline: current.pipeline };
-  // Recovery runs once, under the config the instance started with: its dedupe window is one a reload keeps.
-  const duplicates = current.duplicates;
-
-  const stop = async () => {
-    tracker.stop();
-    // Waiting turns are still unhanded in the journal: the next start runs them.
-    gate.stop();
-    door.close();
-    await Promise.all([transformRunner.close(), store.close(), journal.close()]);
-  };
   return {
     get pipeline() {
       return current.pipeline;
     },
-    // Each request runs on the pipeline current when it arrived, to its end: a swap never changes one under way.
-    // A plain field the handler reads, not a closure of this module: nothing here runs on a request.
     handler: createHooksHandler(serving),
     authThrottle: (scope) => ({
       failed: (remoteAddress, headers) => current.authThrottle(scope).failed(remoteAddress, headers),
       succeeded: (remoteAddress, headers) => current.authThrottle(scope).succeeded(remoteAddress, headers),
     }),
     async prepareSwap(next, verifiers) {
-      const reports = await loadAllTransforms(transformRunner, next.mappings);
+      const reports = await loadAllTransforms(ports.transformRunner, next.mappings);
       return {
         reports,
         swap() {
@@ -157,39 +126,94 @@ export function composeHooks(
         },
       };
     },
-    service: {
-      async start() {
-        try {
-          tracker.start();
-          gate.resume();
-          await store.open?.();
-          // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
-          await recoverFromJournal({
-            ...handOffDeps,
-            duplicates,
-            clock,
-            checkStored: context.checkStored,
-          });
-          const reports = await loadAllTransforms(transformRunner, mappings);
-          context.transformsLoaded?.(reports);
-        } catch (error) {
-          // A start that fails owns nothing afterwards: a host stops only services that started, and an open
-          // store connection (with its reconnect timer) or a worker pool would keep the process alive.
-          await stop().catch(() => undefined);
-          throw error;
-        }
-      },
-      drain: () => gate.pause(),
-      stop,
-    },
+    // Recovery runs once, under the config the instance started with: its dedupe window is one a reload keeps.
+    service: hooksService(prepared, ports, context, lasting, current.duplicates),
   };
 }
 
-interface Shared {
-  ports: Ports;
+/** What outlives a config: the runs callers wait on, the turn gate, the door events leave by, the hand-off. */
+interface Lasting {
   tracker: RunCompletionTracker;
+  /** A reload keeps the turns waiting and gives the gate the new caps. */
   gate: TurnGate;
+  capTurns: boolean;
+  door: EventDoor;
+  handOffDeps: HandOffDeps;
   handOff: HandOff;
+}
+
+function lastingParts(prepared: PreparedHooks, ports: Ports, context: CompositionContext): Lasting {
+  const { logger, bus } = context;
+  const { metrics } = ports;
+  const tracker = new RunCompletionTracker(
+    bus,
+    logger,
+    prepared.config.mainSessionKey,
+    ports.ids,
+    context.runDeadlineGraceMs ?? DEFAULT_DEADLINE_GRACE_MS,
+    metrics,
+  );
+  const capTurns = context.capTurns ?? true;
+  const gate = new TurnGate(capTurns ? turnCapsOf(prepared) : () => Number.POSITIVE_INFINITY, logger);
+  metrics.agentTurnsQueued?.(() => gate.queued());
+  const door = createBusDoor(bus);
+  const handOffDeps: HandOffDeps = {
+    journal: ports.journal,
+    door,
+    tracker,
+    logger,
+    gate,
+    admitAgentTurn: context.admitAgentTurn,
+    turnAdmissionTimeoutMs: context.turnAdmissionTimeoutMs ?? TURN_ADMISSION_TIMEOUT_MS,
+  };
+  return { tracker, gate, capTurns, door, handOffDeps, handOff: createHandOff(handOffDeps) };
+}
+
+/** Starts what the request path needs (the store, the previous run's unfinished work, transforms) and stops it. */
+function hooksService(
+  prepared: PreparedHooks,
+  ports: Ports,
+  context: CompositionContext,
+  { tracker, gate, door, handOffDeps }: Lasting,
+  duplicates: DuplicateDeps,
+): ComposedHooks["service"] {
+  const { store, journal, transformRunner } = ports;
+  const stop = async () => {
+    tracker.stop();
+    // Waiting turns are still unhanded in the journal: the next start runs them.
+    gate.stop();
+    door.close();
+    await Promise.all([transformRunner.close(), store.close(), journal.close()]);
+  };
+  return {
+    async start() {
+      try {
+        tracker.start();
+        gate.resume();
+        await store.open?.();
+        // Before the route takes requests: the previous run's unfinished work first, its delivery ids remembered.
+        await recoverFromJournal({
+          ...handOffDeps,
+          duplicates,
+          clock: ports.clock,
+          checkStored: context.checkStored,
+        });
+        const reports = await loadAllTransforms(transformRunner, prepared.mappings);
+        context.transformsLoaded?.(reports);
+      } catch (error) {
+        // A start that fails owns nothing afterwards: a host stops only services that started, and an open
+        // store connection (with its reconnect timer) or a worker pool would keep the process alive.
+        await stop().catch(() => undefined);
+        throw error;
+      }
+    },
+    drain: () => gate.pause(),
+    stop,
+  };
+}
+
+interface Shared extends Lasting {
+  ports: Ports;
   context: CompositionContext;
 }
 
@@ -223,18 +247,7 @@ function buildPipeline(
   const { config, mappings, signedPaths } = prepared;
   const { logger, bus } = context;
   const { store, journal, clock, ids, transformRunner, metrics } = ports;
-  const policy: ActionPolicy = {
-    sessionKeys: {
-      allowRequestSessionKey: config.allowRequestSessionKey,
-      allowedSessionKeyPrefixes: config.allowedSessionKeyPrefixes,
-      defaultSessionKey: config.defaultSessionKey,
-      mainSessionKey: config.mainSessionKey,
-    },
-    agents: config.agents,
-    channels: config.channels,
-    models: config.models,
-    ids,
-  };
+  const policy = actionPolicyOf(prepared, ids);
   const duplicates: DuplicateDeps = { store, keepMs: config.dedupe.windowSeconds * 1000, logger, metrics };
   const clientAddress = createClientAddressResolver(config.trustedProxies);
   const authFailures = {
@@ -244,15 +257,7 @@ function buildPipeline(
     limit: config.authFailures.limit,
     windowMs: config.authFailures.windowSeconds * 1000,
   };
-  const throttles = new Map<string, AuthThrottle>();
-  const authThrottle = (scope: string): AuthThrottle => {
-    let throttle = throttles.get(scope);
-    if (throttle === undefined) {
-      throttle = createAuthThrottle({ ...authFailures, clientAddress, scope });
-      throttles.set(scope, throttle);
-    }
-    return throttle;
-  };
+  const authThrottle = authThrottles({ ...authFailures, clientAddress });
   const pipeline = createPipeline({
     basePath: config.path,
     sourceAddress: createSourceAddressResolver(config.trustedProxies),
@@ -303,4 +308,35 @@ function buildPipeline(
     capture: context.capture,
   });
   return { prepared, admission, duplicates, pipeline, authThrottle };
+}
+
+/** What an action may do under this config: session keys, agents, channels, models. */
+function actionPolicyOf({ config }: PreparedHooks, ids: Ports["ids"]): ActionPolicy {
+  return {
+    sessionKeys: {
+      allowRequestSessionKey: config.allowRequestSessionKey,
+      allowedSessionKeyPrefixes: config.allowedSessionKeyPrefixes,
+      defaultSessionKey: config.defaultSessionKey,
+      mainSessionKey: config.mainSessionKey,
+    },
+    agents: config.agents,
+    channels: config.channels,
+    models: config.models,
+    ids,
+  };
+}
+
+/** The host credential throttles of one config, each made when first asked for. */
+function authThrottles(
+  deps: Omit<Parameters<typeof createAuthThrottle>[0], "scope">,
+): (scope: string) => AuthThrottle {
+  const throttles = new Map<string, AuthThrottle>();
+  return (scope) => {
+    let throttle = throttles.get(scope);
+    if (throttle === undefined) {
+      throttle = createAuthThrottle({ ...deps, scope });
+      throttles.set(scope, throttle);
+    }
+    return throttle;
+  };
 }

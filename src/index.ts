@@ -1,18 +1,13 @@
 /** @module The plugin: its default export for a gateway's plugin loader, `createHooksPlugin` for hosts that swap ports, and the public types. */
 import { createRequire } from "node:module";
 import type { Registry } from "prom-client";
-import { type CompositionContext, composeHooks } from "./compose.js";
-import { ConfigError } from "./config/issues.js";
-import type { ResolveContext } from "./config/resolve.js";
-import { resolvePorts } from "./container.js";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
-import { type InspectorOnDemand, inspectorOnDemand } from "./inspector/inspector-feed.js";
 import type { InspectorSource } from "./inspector/inspector-source.js";
 import type { HooksPluginOptions } from "./options.js";
 import type { AuthThrottle } from "./pipeline/stages/authenticate.js";
-import { prepareHooks, type TransformLoadReport } from "./prepare-hooks.js";
-import { checkReload, type HooksReload, type RunningHooks } from "./prepare-reload.js";
-import { describeStatus, type HooksStatus } from "./status.js";
+import type { HooksReload } from "./prepare-reload.js";
+import { type HooksInstance, registerHooks, reloadHooks } from "./register-hooks.js";
+import type { HooksStatus } from "./status.js";
 
 /** The type `plugin.metrics()` returns: prom-client's Registry (`metrics()`, `contentType`, `Registry.merge`). */
 export type { Registry as MetricsRegistry } from "prom-client";
@@ -128,133 +123,19 @@ export interface HooksPlugin extends HookPlugin {
   inspector(): InspectorSource | undefined;
 }
 
-/** What a registered instance runs on, with the host it registered on. */
-interface Active extends RunningHooks {
-  host: PluginHost;
-  /** What the inspector reads, made when first asked for; absent when hooks are disabled. */
-  inspector?: InspectorOnDemand;
-}
-
 export function createHooksPlugin(options: HooksPluginOptions = {}): HooksPlugin {
-  let status: HooksStatus | undefined;
-  let active: Active | undefined;
+  const instance: HooksInstance = { status: undefined, active: undefined };
   return {
     id: "hooks",
     name: "Webhook intake",
     configSchema: manifest.configSchema,
-    status: () => status,
-    metrics: () => active?.serving?.ports.metrics.registry,
+    status: () => instance.status,
+    metrics: () => instance.active?.serving?.ports.metrics.registry,
     // Through the composition: each call counts with the config in force then (a reload's limit and proxies too).
-    authThrottle: (scope) => active?.serving?.hooks.authThrottle(scope),
-    inspector: () => active?.inspector?.source(),
-    register(host: PluginHost) {
-      active = undefined;
-      const context: ResolveContext = {
-        configDir: host.configDir ?? process.cwd(),
-        env: host.env,
-        stateDir: host.stateDir,
-        mainSessionKey: host.mainSessionKey,
-        channels: host.channels,
-        agents: host.agents,
-      };
-      const result = prepareHooks(host.config, context);
-      if (!result.prepared) throw new ConfigError(result.issues);
-      for (const warning of result.warnings) host.logger.warn(warning);
-      const prepared = result.prepared;
-      const { config, mappings, signedPaths } = prepared;
-      status = describeStatus(config, mappings, [], signedPaths);
-      if (!config.enabled) {
-        active = { host, context, prepared, raw: result.read, serving: undefined };
-        host.logger.info("hooks are disabled (set hooks.enabled to true to expose the intake)");
-        return;
-      }
-      const resolved = resolvePorts({
-        prepared,
-        logger: host.logger,
-        options,
-        // Read when called: a host may install it after registration (the reference gateway opens its database then).
-        host,
-      });
-      const ports = resolved;
-      const inspector = inspectorOnDemand({
-        bus: host.bus,
-        clock: ports.clock,
-        journal: ports.journal,
-        // A journal the host swapped in keeps its records where only it knows.
-        journalDir: options.journal === undefined ? config.journal.dir : undefined,
-        logger: host.logger,
-        live: () =>
-          active?.serving
-            ? { prepared: active.prepared, pipeline: active.serving.hooks.pipeline }
-            : undefined,
-      });
-      const hooks = composeHooks(
-        prepared,
-        ports,
-        compositionContext(host, options, (reports) => {
-          status = describeStatus(config, mappings, reports, signedPaths);
-        }),
-      );
-      host.registerHttpRoute({ path: config.path, match: "prefix", auth: "plugin", handler: hooks.handler });
-      host.registerService({
-        id: "hooks",
-        async start() {
-          await hooks.service.start();
-          await inspector.start();
-        },
-        drain: () => hooks.service.drain?.(),
-        async stop() {
-          await inspector.stop();
-          await hooks.service.stop();
-        },
-      });
-      active = { host, context, prepared, raw: result.read, serving: { hooks, ports }, inspector };
-    },
-    async prepareReload(config: unknown): Promise<HooksReload> {
-      const running = active;
-      if (running === undefined) throw new Error("prepareReload called before register");
-      const { accepted, ...checked } = await checkReload(running, status, config, options);
-      return {
-        ...checked,
-        apply() {
-          if (accepted === undefined) throw new Error("a config with problems cannot be applied");
-          if (active !== running) throw new Error("the config changed since this reload was checked");
-          accepted.swap();
-          active = { ...running, prepared: accepted.next, raw: accepted.raw };
-          status = checked.status;
-          for (const warning of accepted.warnings) running.host.logger.warn(warning);
-        },
-      };
-    },
-  };
-}
-
-/** How the plugin composes on a host: its bus and logger, its turn admission, and what it is told of transforms. */
-function compositionContext(
-  host: PluginHost,
-  options: HooksPluginOptions,
-  loaded: (reports: TransformLoadReport[]) => void,
-): CompositionContext {
-  return {
-    logger: host.logger,
-    bus: host.bus,
-    capture: options.capture,
-    runDeadlineGraceMs: options.runDeadlineGraceMs,
-    awaitCompletions: true,
-    admitAgentTurn: host.admitAgentTurn ? (turn) => host.admitAgentTurn!(turn) : undefined,
-    turnAdmissionTimeoutMs: options.turnAdmissionTimeoutMs,
-    // Read when called: a host may install it after registration.
-    checkStored: (events) => host.checkStored?.(events),
-    transformsLoaded: (reports) => {
-      loaded(reports);
-      for (const report of reports) {
-        if (report.error === undefined) continue;
-        host.logger.error(`transform of mapping "${report.mappingId}" failed to load: ${report.error}`, {
-          mappingId: report.mappingId,
-          module: report.module,
-        });
-      }
-    },
+    authThrottle: (scope) => instance.active?.serving?.hooks.authThrottle(scope),
+    inspector: () => instance.active?.inspector?.source(),
+    register: (host: PluginHost) => registerHooks(instance, host, options),
+    prepareReload: (config: unknown) => reloadHooks(instance, config, options),
   };
 }
 

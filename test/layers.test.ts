@@ -8,7 +8,7 @@ const SRC = path.join(REPO_ROOT, "src");
 
 /** Lower layers first; a module may import its own layer or any below it. */
 const LAYERS: ReadonlyArray<readonly string[]> = [
-  ["errors.ts", "vocabulary.ts", "safety", "verify", "ids.ts", "clock.ts", "metrics"],
+  ["errors.ts", "vocabulary.ts", "safety", "verify", "clock.ts", "metrics"],
   ["config", "events.ts"],
   ["host", "journal", "store"],
   ["actions"],
@@ -17,7 +17,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ["http"],
   ["tokens.ts", "options.ts", "prepare-hooks.ts", "status.ts"],
   ["container.ts", "check-config.ts", "compose.ts", "prepare-reload.ts"],
-  ["index.ts", "replay", "inspector"],
+  ["index.ts", "register-hooks.ts", "replay", "inspector"],
   ["gateway", "openclaw", "mailbox", "schemas"],
   ["cli"],
 ];
@@ -83,5 +83,25 @@ describe("layers", () => {
         .map((target) => `${path.relative(SRC, file)} → ${path.relative(SRC, target)}`);
     });
     expect(crossing).toEqual([]);
+  });
+
+  it("no module imports itself back through others (no import cycle)", () => {
+    const graph = new Map(files.map((file) => [file, relativeImports(file)]));
+    const state = new Map<string, "open" | "done">();
+    const cycles: string[] = [];
+    const visit = (file: string, trail: string[]): void => {
+      if (state.get(file) === "done") return;
+      if (state.get(file) === "open") {
+        cycles.push(
+          [...trail.slice(trail.indexOf(file)), file].map((f) => path.relative(SRC, f)).join(" → "),
+        );
+        return;
+      }
+      state.set(file, "open");
+      for (const target of graph.get(file) ?? []) visit(target, [...trail, file]);
+      state.set(file, "done");
+    };
+    for (const file of files) visit(file, []);
+    expect(cycles).toEqual([]);
   });
 });

@@ -95,7 +95,30 @@ function compileOne(
   config: ResolvedHooksConfig,
   issues: ConfigIssue[],
 ): CompiledMapping {
-  const compiled: CompiledMapping = {
+  const compiled = createCompiledMapping(mapping, order, configPath, config);
+  compileMatch(mapping, compiled, issues);
+  checkCompletionAnswer(mapping, compiled, issues);
+  if (typeof mapping.response === "object")
+    compiled.response = compileFixedResponse(mapping.response, configPath, issues);
+  if (mapping.forEach !== undefined) compiled.forEach = mapping.forEach;
+  if (mapping.agentId !== undefined) compiled.agentId = mapping.agentId;
+  compiled.templates = compileTemplates(mapping, configPath, issues);
+  checkStaticFields(mapping, compiled.templates, config, configPath, issues);
+  if (mapping.transform) {
+    const transform = locateTransform(mapping.transform, config.transformsDir, configPath, issues);
+    if (transform) compiled.transform = transform;
+  }
+  return compiled;
+}
+
+/** The mapping's settings as they are, its limits falling back to `hooks.limits.default` and the hooks' own. */
+function createCompiledMapping(
+  mapping: MappingConfig,
+  order: number,
+  configPath: string,
+  config: ResolvedHooksConfig,
+): CompiledMapping {
+  return {
     id: mapping.id ?? `mapping-${order}`,
     order,
     configPath,
@@ -112,27 +135,18 @@ function compileOne(
     contentSource: "Webhook",
     // Always set, so every compiled mapping has one shape (the engine reads it per request).
     instructions: mapping.instructions?.trim() || undefined,
-    waitForCompletion: false,
+    waitForCompletion: mapping.response === "completion" || mapping.respond === "completion",
     rateLimit: mapping.rateLimit ?? config.limits.default?.rateLimit,
     allowFrom: mapping.allowFrom ?? config.limits.default.allowFrom,
   };
+}
+
+/** Sets what a request must match: its hook path (checked), source, headers and payload predicates. */
+function compileMatch(mapping: MappingConfig, compiled: CompiledMapping, issues: ConfigIssue[]): void {
+  const { configPath } = compiled;
   const matchPath = mapping.match?.path?.replace(/^\/+|\/+$/g, "");
   if (matchPath !== undefined) {
-    if (matchPath === "")
-      issues.push({ path: `${configPath}.match.path`, message: "must name a hook below hooks.path" });
-    if (matchPath !== "" && !AS_SENT.test(matchPath)) {
-      issues.push({
-        path: `${configPath}.match.path`,
-        message:
-          "has characters a sender must percent-encode; hook names are matched as sent, so write them encoded (a space as %20)",
-      });
-    }
-    if (RESERVED_NAMES.has(matchPath)) {
-      issues.push({
-        path: `${configPath}.match.path`,
-        message: `"${matchPath}" is reserved for the built-in endpoint`,
-      });
-    }
+    checkMatchPath(matchPath, `${configPath}.match.path`, issues);
     compiled.matchPath = matchPath;
   }
   if (mapping.match?.source !== undefined) compiled.matchSource = mapping.match.source;
@@ -140,7 +154,30 @@ function compileOne(
     compiled.matchHeaders = compileHeaderPredicates(mapping.match.headers);
   if (mapping.match?.payload !== undefined)
     compiled.matchPayload = compilePayloadPredicates(mapping.match.payload, configPath, issues);
-  compiled.waitForCompletion = mapping.response === "completion" || mapping.respond === "completion";
+}
+
+/** A hook name, slashes trimmed: not empty, written as a sender sends it, and not a built-in endpoint's. */
+function checkMatchPath(matchPath: string, at: string, issues: ConfigIssue[]): void {
+  if (matchPath === "") issues.push({ path: at, message: "must name a hook below hooks.path" });
+  if (matchPath !== "" && !AS_SENT.test(matchPath)) {
+    issues.push({
+      path: at,
+      message:
+        "has characters a sender must percent-encode; hook names are matched as sent, so write them encoded (a space as %20)",
+    });
+  }
+  if (RESERVED_NAMES.has(matchPath)) {
+    issues.push({ path: at, message: `"${matchPath}" is reserved for the built-in endpoint` });
+  }
+}
+
+/** A mapping answers one way, and a completion answer needs one agent turn to wait for. */
+function checkCompletionAnswer(
+  mapping: MappingConfig,
+  compiled: CompiledMapping,
+  issues: ConfigIssue[],
+): void {
+  const { configPath } = compiled;
   if (mapping.respond !== undefined && typeof mapping.response === "object") {
     issues.push({
       path: `${configPath}.respond`,
@@ -160,31 +197,43 @@ function compileOne(
       message: "cannot wait for the completion of a forEach fan-out; drop forEach or the completion answer",
     });
   }
-  if (typeof mapping.response === "object") {
-    const { status, contentType, body } = mapping.response;
-    if (status === 204 && body !== undefined)
-      issues.push({
-        path: `${configPath}.response.body`,
-        message: "a 204 answer has no body: remove it or use 200",
-      });
-    let template: CompiledTemplate | undefined;
-    try {
-      template = body === undefined ? undefined : compileTemplate(body);
-    } catch (error) {
-      issues.push({
-        path: `${configPath}.response.body`,
-        message: `invalid template: ${(error as Error).message}`,
-      });
-    }
-    compiled.response = { status, contentType: contentType ?? DEFAULT_RESPONSE_TYPE, body: template };
+}
+
+function compileFixedResponse(
+  response: Extract<MappingConfig["response"], object>,
+  configPath: string,
+  issues: ConfigIssue[],
+): FixedResponse {
+  const { status, contentType, body } = response;
+  if (status === 204 && body !== undefined)
+    issues.push({
+      path: `${configPath}.response.body`,
+      message: "a 204 answer has no body: remove it or use 200",
+    });
+  let template: CompiledTemplate | undefined;
+  try {
+    template = body === undefined ? undefined : compileTemplate(body);
+  } catch (error) {
+    issues.push({
+      path: `${configPath}.response.body`,
+      message: `invalid template: ${(error as Error).message}`,
+    });
   }
-  if (mapping.forEach !== undefined) compiled.forEach = mapping.forEach;
-  if (mapping.agentId !== undefined) compiled.agentId = mapping.agentId;
+  return { status, contentType: contentType ?? DEFAULT_RESPONSE_TYPE, body: template };
+}
+
+/** Parses each template field the mapping sets; a field that does not parse is left out and reported. */
+function compileTemplates(
+  mapping: MappingConfig,
+  configPath: string,
+  issues: ConfigIssue[],
+): CompiledMapping["templates"] {
+  const templates: CompiledMapping["templates"] = {};
   for (const field of TEMPLATE_FIELDS) {
     const source = mapping[field];
     if (source === undefined) continue;
     try {
-      compiled.templates[field] = compileTemplate(source);
+      templates[field] = compileTemplate(source);
     } catch (error) {
       issues.push({
         path: `${configPath}.${field}`,
@@ -192,21 +241,24 @@ function compileOne(
       });
     }
   }
-  checkStaticFields(mapping, compiled.templates, config, configPath, issues);
-  if (mapping.transform) {
-    const located = checkTransformPath(config.transformsDir, mapping.transform.module);
-    if (!located.ok) {
-      issues.push({ path: `${configPath}.transform.module`, message: located.message });
-    } else {
-      compiled.transform = {
-        module: mapping.transform.module,
-        file: located.file,
-        isolate: mapping.transform.isolate,
-      };
-      if (mapping.transform.export !== undefined) compiled.transform.exportName = mapping.transform.export;
-    }
+  return templates;
+}
+
+/** The transform's module, located inside transformsDir; undefined (and reported) when it cannot be. */
+function locateTransform(
+  transform: NonNullable<MappingConfig["transform"]>,
+  transformsDir: string,
+  configPath: string,
+  issues: ConfigIssue[],
+): TransformRef | undefined {
+  const located = checkTransformPath(transformsDir, transform.module);
+  if (!located.ok) {
+    issues.push({ path: `${configPath}.transform.module`, message: located.message });
+    return undefined;
   }
-  return compiled;
+  const ref: TransformRef = { module: transform.module, file: located.file, isolate: transform.isolate };
+  if (transform.export !== undefined) ref.exportName = transform.export;
+  return ref;
 }
 
 export function compileMappings(config: ResolvedHooksConfig): CompileResult {

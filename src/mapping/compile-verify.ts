@@ -34,6 +34,18 @@ export function compileVerify(
   issues: ConfigIssue[],
 ): Omit<PathVerification, "mappingId" | "configPath"> | undefined {
   const before = issues.length;
+  const secrets = checkSecrets(verify, at, issues);
+  checkTwilioFields(verify, at, issues);
+  checkMetaFields(verify, secrets, at, issues);
+  checkHmacFields(verify, at, issues);
+  const signedContent = verify.signedContent ?? (verify.timestampHeader ? "{timestamp}.{body}" : "{body}");
+  if (verify.scheme === "hmac") checkSignedContent(signedContent, verify, at, issues);
+  if (issues.length > before) return undefined;
+  return { settings: signatureSettings(verify, secrets, signedContent), tokenAlso: verify.tokenAlso };
+}
+
+/** The block's secrets (one, or a list during a rotation), each checked by its scheme. */
+function checkSecrets(verify: MappingVerifyConfig, at: string, issues: ConfigIssue[]): string[] {
   const scheme = schemeFor(verify.scheme);
   if ((verify.secret === undefined) === (verify.secrets === undefined)) {
     issues.push({
@@ -47,6 +59,11 @@ export function compileVerify(
     const where = verify.secrets ? `${at}.secrets[${index}]` : `${at}.secret`;
     if (problem !== undefined) issues.push({ path: where, message: problem });
   });
+  return secrets;
+}
+
+/** `publicUrl`: required by the twilio scheme, read by no other, and without a query string. */
+function checkTwilioFields(verify: MappingVerifyConfig, at: string, issues: ConfigIssue[]): void {
   if (verify.scheme === "twilio" && verify.publicUrl === undefined) {
     issues.push({
       path: `${at}.publicUrl`,
@@ -62,6 +79,15 @@ export function compileVerify(
       message: "must not carry a query string: the query of each request is appended as received",
     });
   }
+}
+
+/** `verifyToken`: required by the meta scheme, read by no other, and never one of the secrets. */
+function checkMetaFields(
+  verify: MappingVerifyConfig,
+  secrets: readonly string[],
+  at: string,
+  issues: ConfigIssue[],
+): void {
   if (verify.scheme === "meta" && verify.verifyToken === undefined) {
     issues.push({
       path: `${at}.verifyToken`,
@@ -78,6 +104,10 @@ export function compileVerify(
       message: "must differ from the app secret: it is sent in a URL",
     });
   }
+}
+
+/** The generic scheme's own fields: read by it alone, and its signature header required. */
+function checkHmacFields(verify: MappingVerifyConfig, at: string, issues: ConfigIssue[]): void {
   if (verify.scheme !== "hmac") {
     for (const field of HMAC_ONLY) {
       if (verify[field] !== undefined)
@@ -89,26 +119,39 @@ export function compileVerify(
       message: 'is required for the "hmac" scheme: the header carrying the signature',
     });
   }
-  const signedContent = verify.signedContent ?? (verify.timestampHeader ? "{timestamp}.{body}" : "{body}");
-  if (verify.scheme === "hmac") {
-    const used = new Set([...signedContent.matchAll(PLACEHOLDERS)].map((match) => match[1]));
-    if (!used.has("body"))
-      issues.push({
-        path: `${at}.signedContent`,
-        message: "must include {body}: the signature has to cover the body",
-      });
-    if (used.has("timestamp") && verify.timestampHeader === undefined)
-      issues.push({ path: `${at}.signedContent`, message: "uses {timestamp}: set timestampHeader too" });
-    // A window on a timestamp the signature does not cover stops nothing: a replay just sends a new one.
-    if (!used.has("timestamp") && verify.timestampHeader !== undefined)
-      issues.push({
-        path: `${at}.signedContent`,
-        message: "must include {timestamp} when timestampHeader is set, or the signature does not cover it",
-      });
-    if (used.has("id") && verify.idHeader === undefined)
-      issues.push({ path: `${at}.signedContent`, message: "uses {id}: set idHeader too" });
-  }
-  if (issues.length > before) return undefined;
+}
+
+/** What an `hmac` signature covers: always the body, and each placeholder it uses with the header that carries it. */
+function checkSignedContent(
+  signedContent: string,
+  verify: MappingVerifyConfig,
+  at: string,
+  issues: ConfigIssue[],
+): void {
+  const used = new Set([...signedContent.matchAll(PLACEHOLDERS)].map((match) => match[1]));
+  if (!used.has("body"))
+    issues.push({
+      path: `${at}.signedContent`,
+      message: "must include {body}: the signature has to cover the body",
+    });
+  if (used.has("timestamp") && verify.timestampHeader === undefined)
+    issues.push({ path: `${at}.signedContent`, message: "uses {timestamp}: set timestampHeader too" });
+  // A window on a timestamp the signature does not cover stops nothing: a replay just sends a new one.
+  if (!used.has("timestamp") && verify.timestampHeader !== undefined)
+    issues.push({
+      path: `${at}.signedContent`,
+      message: "must include {timestamp} when timestampHeader is set, or the signature does not cover it",
+    });
+  if (used.has("id") && verify.idHeader === undefined)
+    issues.push({ path: `${at}.signedContent`, message: "uses {id}: set idHeader too" });
+}
+
+/** The settings a checked block declares, with the `hmac` scheme's defaults and its header names lower-cased. */
+function signatureSettings(
+  verify: MappingVerifyConfig,
+  secrets: string[],
+  signedContent: string,
+): SignatureSettings {
   const settings: SignatureSettings = {
     scheme: verify.scheme,
     secrets,
@@ -127,7 +170,7 @@ export function compileVerify(
       idHeader: verify.idHeader?.toLowerCase(),
     };
   }
-  return { settings, tokenAlso: verify.tokenAlso };
+  return settings;
 }
 
 /** Two blocks declare the same verification when they are equal field by field. */

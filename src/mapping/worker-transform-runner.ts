@@ -192,6 +192,68 @@ async function runLimited(
   }
 }
 
+/** What one task gave: the outcome for the metrics, and the reply, or why there is none as an error for the log. */
+interface Performed {
+  outcome: TransformOutcome;
+  reply?: TransformReply;
+  error?: Error;
+}
+
+/** What `interpretSettled` needs besides the ending: the work's name and limit, and whether the runner was closed. */
+interface SettledScope {
+  /** Names the work in the error. */
+  what: string;
+  limitMs: number;
+  /** The runner was closed while the task ran: a worker that stopped then was stopped by the close. */
+  closed: boolean;
+  settings: TransformRunnerSettings;
+}
+
+/**
+ * Turns how a task ended into what it gave; counts each worker stopped at a limit or by a crash, and logs what a
+ * transform's leftover work failed on after it answered.
+ */
+function interpretSettled(settled: Settled, { what, limitMs, closed, settings }: SettledScope): Performed {
+  const { metrics } = settings;
+  switch (settled.kind) {
+    case "reply":
+      for (const failure of settled.reply.late ?? []) {
+        settings.logger?.warn(`a transform's leftover work failed after it answered: ${failure.message}`, {
+          mappingId: failure.mappingId,
+        });
+      }
+      return { outcome: settled.reply.ok ? "ok" : "error", reply: settled.reply };
+    case "unstarted":
+      return {
+        outcome: "timeout",
+        error: new Error(
+          `${what} did not start within ${limitMs + WORKER_START_MS} ms: every transform worker was busy`,
+        ),
+      };
+    case "timeout":
+      metrics.workerRestart("timeout");
+      return {
+        outcome: "timeout",
+        error: new Error(`${what} did not finish within ${limitMs} ms; its worker was stopped`),
+      };
+    case "memory":
+      metrics.workerRestart("memory");
+      return {
+        outcome: "memory",
+        error: new Error(
+          `${what} exceeded its memory limit of ${settings.maxMemoryMb} MB; its worker was stopped`,
+        ),
+      };
+    case "crash":
+      if (closed) return { outcome: "error", error: new Error("the transform runner was closed") };
+      metrics.workerRestart("crash");
+      return {
+        outcome: "error",
+        error: new Error(`${what} stopped its worker, which was replaced: ${errorMessage(settled.error)}`),
+      };
+  }
+}
+
 const newFlag = () => new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
 
 /**
@@ -200,54 +262,16 @@ const newFlag = () => new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_
  * so a config without worker transforms starts no thread.
  */
 export function createWorkerTransformRunner(settings: TransformRunnerSettings): TransformRunner {
-  const { timeoutMs, maxMemoryMb, metrics } = settings;
+  const { timeoutMs, metrics } = settings;
   let pool: Piscina<TransformTask, TransformReply> | undefined;
   let closed = false;
 
   /** The task's reply, or why it has none as an error for the log; `what` names the work in that error. */
-  async function perform(
-    task: TransformTask,
-    what: string,
-    limitMs: number,
-  ): Promise<{ outcome: TransformOutcome; reply?: TransformReply; error?: Error }> {
+  async function perform(task: TransformTask, what: string, limitMs: number): Promise<Performed> {
     if (closed) return { outcome: "error", error: new Error("the transform runner is closed") };
     pool ??= createPool(settings);
     const settled = await runLimited(pool, task, limitMs);
-    switch (settled.kind) {
-      case "reply":
-        for (const failure of settled.reply.late ?? []) {
-          settings.logger?.warn(`a transform's leftover work failed after it answered: ${failure.message}`, {
-            mappingId: failure.mappingId,
-          });
-        }
-        return { outcome: settled.reply.ok ? "ok" : "error", reply: settled.reply };
-      case "unstarted":
-        return {
-          outcome: "timeout",
-          error: new Error(
-            `${what} did not start within ${limitMs + WORKER_START_MS} ms: every transform worker was busy`,
-          ),
-        };
-      case "timeout":
-        metrics.workerRestart("timeout");
-        return {
-          outcome: "timeout",
-          error: new Error(`${what} did not finish within ${limitMs} ms; its worker was stopped`),
-        };
-      case "memory":
-        metrics.workerRestart("memory");
-        return {
-          outcome: "memory",
-          error: new Error(`${what} exceeded its memory limit of ${maxMemoryMb} MB; its worker was stopped`),
-        };
-      case "crash":
-        if (closed) return { outcome: "error", error: new Error("the transform runner was closed") };
-        metrics.workerRestart("crash");
-        return {
-          outcome: "error",
-          error: new Error(`${what} stopped its worker, which was replaced: ${errorMessage(settled.error)}`),
-        };
-    }
+    return interpretSettled(settled, { what, limitMs, closed, settings });
   }
 
   return {

@@ -1,5 +1,5 @@
 /** @module HookMetrics kept in prom-client: one Registry per plugin instance, label values bounded by the config. */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { type Counter, type Histogram, Registry } from "prom-client";
 import { SIGNATURE_SCHEMES } from "../verify/signature-scheme.js";
 import type {
   AuthFailureReason,
@@ -10,22 +10,19 @@ import type {
   TransformOutcome,
   TurnOutcome,
 } from "./metrics.js";
-
-/** What a PromMetrics is built with: the label values the config declares. */
+import {
+  createGateFamilies,
+  createJournalFamilies,
+  createRequestFamilies,
+  createTransformFamilies,
+  createTurnFamilies,
+  type GateFamilies,
+  type RequestFamilies,
+  type TransformFamilies,
+} from "./prom-families.js";
 
 /** The hook label of anything that is not `wake`, `agent` or a configured path: a random 404 must not make a series. */
 export const OTHER = "other";
-
-/** Webhook answers take milliseconds; a slow body may take up to the body deadline (30 s by default). */
-const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-/** From a bare ping to the largest body a mapping may accept (32 MiB). */
-const BODY_BUCKETS = [256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216, 33_554_432];
-/** An fdatasync on an SSD takes well under a millisecond; on a busy or network disk, up to seconds. */
-const FSYNC_BUCKETS = [
-  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
-];
-/** Transforms are bounded by their timeout (5 s by default). */
-const TRANSFORM_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const AUTH_REASONS: readonly AuthFailureReason[] = ["missing", "invalid", "throttled"];
 const SIGNATURE_REASONS = new Set(["missing", "malformed", "stale", "mismatch"]);
@@ -58,154 +55,31 @@ export class PromMetrics implements HookMetrics {
   private readTurnsInFlight: (() => number) | undefined;
   private readTurnsQueued: (() => ReadonlyMap<string, number>) | undefined;
 
-  private readonly requestsTotal: Counter<"hook" | "mapping" | "status">;
-  private readonly requestDuration: Histogram<"hook">;
-  private readonly requestBodyBytes: Histogram<"hook">;
-  private readonly authFailures: Counter<"reason">;
-  private readonly signatureFailures: Counter<"scheme" | "reason">;
-  private readonly duplicates: Counter<"hook">;
-  private readonly rateLimitedTotal: Counter<"hook" | "mapping">;
-  private readonly storeFailures: Counter<"operation">;
+  private readonly requests: RequestFamilies;
+  private readonly gate: GateFamilies;
   private readonly fsyncSeconds: Histogram;
   private readonly turnsTotal: Counter<"outcome">;
-  private readonly transformSeconds: Histogram<"mapping">;
-  private readonly transformsTotal: Counter<"mapping" | "outcome">;
-  private readonly workerRestarts: Counter<"reason">;
+  private readonly transforms: TransformFamilies;
 
+  /** Built with the label values the config declares. */
   constructor(settings: MetricLabels) {
     this.hookPaths = new Set(settings.hookPaths);
     this.mappingIds = new Set(settings.mappingIds);
     // Every metric names this registry: prom-client's global one is shared by the whole process.
     const registers = [this.registry];
-    this.requestsTotal = new Counter({
-      name: "hooks_requests_total",
-      help: "Hook requests answered, by hook, owning mapping and HTTP status.",
-      labelNames: ["hook", "mapping", "status"],
-      registers,
+    this.requests = createRequestFamilies(registers);
+    this.gate = createGateFamilies(registers);
+    this.fsyncSeconds = createJournalFamilies(registers, () => this.readJournal?.());
+    this.turnsTotal = createTurnFamilies(registers, {
+      inFlight: () => this.readTurnsInFlight?.() ?? 0,
+      queued: () => this.readTurnsQueued?.(),
+      mappingLabel: (id) => this.mappingLabel(id),
     });
-    this.requestDuration = new Histogram({
-      name: "hooks_request_duration_seconds",
-      help: "Time from a hook request's arrival to its answer, by hook.",
-      labelNames: ["hook"],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.requestBodyBytes = new Histogram({
-      name: "hooks_request_body_bytes",
-      help: "Body bytes read per hook request (0 when refused before the body), by hook.",
-      labelNames: ["hook"],
-      buckets: BODY_BUCKETS,
-      registers,
-    });
-    this.authFailures = new Counter({
-      name: "hooks_auth_failures_total",
-      help: "Requests refused at authentication: no credential (missing), a wrong one (invalid), or over the failure limit (throttled).",
-      labelNames: ["reason"],
-      registers,
-    });
-    this.signatureFailures = new Counter({
-      name: "hooks_signature_failures_total",
-      help: "Signed-path requests whose signature did not verify, by scheme and reason (missing, malformed, stale, mismatch).",
-      labelNames: ["scheme", "reason"],
-      registers,
-    });
-    this.duplicates = new Counter({
-      name: "hooks_duplicates_total",
-      help: "Deliveries answered with an earlier request's answer, by hook.",
-      labelNames: ["hook"],
-      registers,
-    });
-    this.rateLimitedTotal = new Counter({
-      name: "hooks_rate_limited_total",
-      help: "Requests refused with 429 RATE_LIMITED, by hook and the mapping whose rate limit it was (empty for /wake and /agent).",
-      labelNames: ["hook", "mapping"],
-      registers,
-    });
-    this.storeFailures = new Counter({
-      name: "hooks_store_failures_total",
-      help: "Store calls that failed (unreachable or too slow), by operation: count and reset (auth failures, which then go uncounted), claim and settle (delivery ids: a claim that fails is a 503), rate (rate limits, which then let the request through).",
-      labelNames: ["operation"],
-      registers,
-    });
-    this.fsyncSeconds = new Histogram({
-      name: "hooks_journal_fsync_seconds",
-      help: "Duration of each journal fsync (one per batch of admitted requests).",
-      buckets: FSYNC_BUCKETS,
-      registers,
-    });
-    const journal = () => this.readJournal?.();
-    new Gauge({
-      name: "hooks_journal_unfinished_records",
-      help: "Admitted requests whose effects have not all happened yet.",
-      registers,
-      collect() {
-        this.set(journal()?.unfinished ?? 0);
-      },
-    });
-    new Gauge({
-      name: "hooks_journal_unsynced_lines",
-      help: "Journal lines queued or written and still waiting on their fsync.",
-      registers,
-      collect() {
-        this.set(journal()?.unsynced ?? 0);
-      },
-    });
-    const inFlight = () => this.readTurnsInFlight?.() ?? 0;
-    new Gauge({
-      name: "hooks_agent_turns_in_flight",
-      help: "Agent turns handed to the gateway whose outcome the plugin still waits for.",
-      registers,
-      collect() {
-        this.set(inFlight());
-      },
-    });
-    const queued = () => this.readTurnsQueued?.();
-    const mappingLabel = (id: string) => this.mappingLabel(id);
-    const seen = new Set<string>();
-    new Gauge({
-      name: "hooks_agent_turns_queued",
-      help: "Agent turns accepted and waiting for a slot under their mapping's maxConcurrentTurns, by mapping.",
-      labelNames: ["mapping"],
-      registers,
-      collect() {
-        // A queue that emptied reads 0 rather than vanishing; a mapping's series appears with its first wait.
-        for (const label of seen) this.labels(label).set(0);
-        for (const [key, count] of queued() ?? []) {
-          const label = mappingLabel(key);
-          seen.add(label);
-          this.labels(label).inc(count);
-        }
-      },
-    });
-    this.turnsTotal = new Counter({
-      name: "hooks_agent_turns_total",
-      help: "Agent turns finished, by outcome (ok, error, timeout, interrupted).",
-      labelNames: ["outcome"],
-      registers,
-    });
-    this.transformSeconds = new Histogram({
-      name: "hooks_transform_duration_seconds",
-      help: "Duration of each transform call, by mapping.",
-      labelNames: ["mapping"],
-      buckets: TRANSFORM_BUCKETS,
-      registers,
-    });
-    this.transformsTotal = new Counter({
-      name: "hooks_transforms_total",
-      help: "Transform calls, by mapping and outcome (ok, error, timeout, memory).",
-      labelNames: ["mapping", "outcome"],
-      registers,
-    });
-    this.workerRestarts = new Counter({
-      name: "hooks_transform_worker_restarts_total",
-      help: "Transform workers replaced, by reason (timeout, memory, crash).",
-      labelNames: ["reason"],
-      registers,
-    });
+    this.transforms = createTransformFamilies(registers);
     // Fixed sets start at zero, so a rate() has a series before the first failure.
-    for (const reason of AUTH_REASONS) this.authFailures.labels(reason).inc(0);
+    for (const reason of AUTH_REASONS) this.gate.authFailures.labels(reason).inc(0);
     for (const outcome of TURN_OUTCOMES) this.turnsTotal.labels(outcome).inc(0);
-    for (const operation of STORE_OPERATIONS) this.storeFailures.labels(operation).inc(0);
+    for (const operation of STORE_OPERATIONS) this.gate.storeFailures.labels(operation).inc(0);
   }
 
   request(
@@ -221,7 +95,7 @@ export class PromMetrics implements HookMetrics {
     const key = `${mapping} ${status}`;
     let counter = series.requests.get(key);
     if (counter === undefined) {
-      counter = this.requestsTotal.labels(label, mapping, String(status));
+      counter = this.requests.total.labels(label, mapping, String(status));
       series.requests.set(key, counter);
     }
     counter.inc();
@@ -231,13 +105,18 @@ export class PromMetrics implements HookMetrics {
 
   authFailure(reason: AuthFailureReason): void {
     const label = AUTH_REASONS.includes(reason) ? reason : OTHER;
-    this.child(this.authFailures, `auth ${label}`, label).inc();
+    this.child(this.gate.authFailures, `auth ${label}`, label).inc();
   }
 
   signatureFailure(scheme: string, reason: string): void {
     const schemeLabel = SCHEMES.has(scheme) ? scheme : OTHER;
     const reasonLabel = SIGNATURE_REASONS.has(reason) ? reason : OTHER;
-    this.child(this.signatureFailures, `sig ${schemeLabel} ${reasonLabel}`, schemeLabel, reasonLabel).inc();
+    this.child(
+      this.gate.signatureFailures,
+      `sig ${schemeLabel} ${reasonLabel}`,
+      schemeLabel,
+      reasonLabel,
+    ).inc();
   }
 
   duplicate(hook: string): void {
@@ -247,12 +126,12 @@ export class PromMetrics implements HookMetrics {
   rateLimited(hook: string, mappingId: string | undefined): void {
     const label = this.hookLabel(hook);
     const mapping = this.mappingLabel(mappingId);
-    this.child(this.rateLimitedTotal, `rate ${label} ${mapping}`, label, mapping).inc();
+    this.child(this.gate.rateLimited, `rate ${label} ${mapping}`, label, mapping).inc();
   }
 
   storeFailure(operation: StoreOperation): void {
     const label = STORE_OPERATIONS.includes(operation) ? operation : OTHER;
-    this.child(this.storeFailures, `store ${label}`, label).inc();
+    this.child(this.gate.storeFailures, `store ${label}`, label).inc();
   }
 
   journalFsync(seconds: number): void {
@@ -279,10 +158,10 @@ export class PromMetrics implements HookMetrics {
   transform(mappingId: string, outcome: TransformOutcome, seconds: number): void {
     const mapping = this.mappingLabel(mappingId);
     const outcomeLabel = TRANSFORM_OUTCOMES.has(outcome) ? outcome : OTHER;
-    this.child(this.transformsTotal, `transform ${mapping} ${outcomeLabel}`, mapping, outcomeLabel).inc();
+    this.child(this.transforms.total, `transform ${mapping} ${outcomeLabel}`, mapping, outcomeLabel).inc();
     let duration = this.transformDurations.get(mapping);
     if (duration === undefined) {
-      duration = this.transformSeconds.labels(mapping);
+      duration = this.transforms.seconds.labels(mapping);
       this.transformDurations.set(mapping, duration);
     }
     duration.observe(seconds);
@@ -290,7 +169,7 @@ export class PromMetrics implements HookMetrics {
 
   workerRestart(reason: "timeout" | "memory" | "crash"): void {
     const label = RESTART_REASONS.has(reason) ? reason : OTHER;
-    this.child(this.workerRestarts, `restart ${label}`, label).inc();
+    this.child(this.transforms.workerRestarts, `restart ${label}`, label).inc();
   }
 
   allowLabels(labels: MetricLabels): void {
@@ -312,9 +191,9 @@ export class PromMetrics implements HookMetrics {
     let series = this.series.get(label);
     if (series === undefined) {
       series = {
-        duration: this.requestDuration.labels(label),
-        bodyBytes: this.requestBodyBytes.labels(label),
-        duplicates: this.duplicates.labels(label),
+        duration: this.requests.duration.labels(label),
+        bodyBytes: this.requests.bodyBytes.labels(label),
+        duplicates: this.gate.duplicates.labels(label),
         requests: new Map(),
       };
       this.series.set(label, series);

@@ -13,13 +13,34 @@ import type {
 import { AgentTurns } from "./agent-turns.js";
 import { deliver } from "./deliveries.js";
 import type { OpenClawRuntime } from "./openclaw-api.js";
-import { SystemEventHandOff } from "./system-event-hand-off.js";
+import { type HandedBatch, SystemEventHandOff } from "./system-event-hand-off.js";
 import { queuedContextKeys, saveUnread, takeUnread } from "./unread-wakes.js";
 
 export interface OpenClawEffects {
   /** The host contract's `admitAgentTurn`: OpenClaw accepts the run, or the request is refused. */
   admitAgentTurn(turn: AgentTurn): Promise<void>;
   stop(): void;
+}
+
+export interface OpenClawEffectsOptions {
+  runtime: OpenClawRuntime;
+  bus: HookBus;
+  logger: HostLogger;
+  /** OpenClaw's config as this registration saw it; channel adapters take it with each send. */
+  openclawConfig: unknown;
+  /** The plugin's own directory in OpenClaw's state, where wakes OpenClaw had not read are kept across its restart. */
+  stateDir?: string | undefined;
+  /** The agent of events that name none. */
+  defaultAgentId: string;
+}
+
+/** What every effect's listener works with: OpenClaw, the bus, the log, the hand-off and the default agent. */
+interface EffectsContext {
+  runtime: OpenClawRuntime;
+  bus: HookBus;
+  logger: HostLogger;
+  handOff: SystemEventHandOff;
+  defaultAgentId: string;
 }
 
 /**
@@ -38,17 +59,7 @@ function subscribeAsPlugin<E extends HookEventName>(
   return () => bus.off(event, bound);
 }
 
-export function startOpenClawEffects(options: {
-  runtime: OpenClawRuntime;
-  bus: HookBus;
-  logger: HostLogger;
-  /** OpenClaw's config as this registration saw it; channel adapters take it with each send. */
-  openclawConfig: unknown;
-  /** The plugin's own directory in OpenClaw's state, where wakes OpenClaw had not read are kept across its restart. */
-  stateDir?: string | undefined;
-  /** The agent of events that name none. */
-  defaultAgentId: string;
-}): OpenClawEffects {
+export function startOpenClawEffects(options: OpenClawEffectsOptions): OpenClawEffects {
   const { runtime, bus, logger } = options;
   const handOff = new SystemEventHandOff((text, eventOptions) =>
     runtime.system.enqueueSystemEvent(text, eventOptions),
@@ -56,18 +67,41 @@ export function startOpenClawEffects(options: {
   // Events from a journal written before agents existed name none: they go to the agent a request naming none
   // goes to now, never to whichever agent OpenClaw would pick for unscoped work (with several it may pick none).
   const defaultAgentId = options.defaultAgentId;
+  const context: EffectsContext = { runtime, bus, logger, handOff, defaultAgentId };
   const turns = new AgentTurns(runtime, bus, logger, defaultAgentId);
   // Admission is asked from within the sender's request, whose scope has no operator rights: it runs in the
   // service's context, captured now, like the effects below.
   const serviceContext = new AsyncResource("hooks-intake.admission");
 
-  /**
-   * Events this start already holds from before (handed over again from the restart file, or still in OpenClaw's
-   * queue after a reload): the journal's recovery emits an unfinished record's events once more, and OpenClaw must
-   * not get them twice. Told as `duplicate`, as the reference gateway tells an event id it already holds.
-   */
-  const held = new Set<string>();
-  const onSystemEvent = (event: SystemEvent) => {
+  const held = handOverUnreadWakes(context, options.stateDir);
+  const unsubscribe = [
+    subscribeAsPlugin(bus, "session:system-event", systemEventListener(context, held)),
+    subscribeAsPlugin(bus, "heartbeat:request", heartbeatListener(context)),
+    subscribeAsPlugin(bus, "session:agent-turn", (turn: AgentTurn) => turns.start(turn)),
+    subscribeAsPlugin(bus, "delivery:send", deliveryListener(context, options.openclawConfig)),
+  ];
+  return {
+    admitAgentTurn: (turn) => serviceContext.runInAsyncScope(() => turns.admit(turn)),
+    stop() {
+      for (const off of unsubscribe) off();
+      turns.stop();
+      if (options.stateDir !== undefined) keepUnreadWakes(context, options.stateDir);
+      handOff.clear();
+    },
+  };
+}
+
+/**
+ * Queues each system event in OpenClaw, and tells its outcome. `held` are the events this start already holds from
+ * before (handed over again from the restart file, or still in OpenClaw's queue after a reload): the journal's
+ * recovery emits an unfinished record's events once more, and OpenClaw must not get them twice. Told as `duplicate`,
+ * as the reference gateway tells an event id it already holds.
+ */
+function systemEventListener(
+  { bus, logger, handOff, defaultAgentId }: EffectsContext,
+  held: ReadonlySet<string>,
+): (event: SystemEvent) => void {
+  return (event) => {
     if (held.has(event.eventId)) {
       bus.emit("session:system-event-outcome", {
         source: event.source,
@@ -91,8 +125,15 @@ export function startOpenClawEffects(options: {
     if (outcome !== undefined)
       bus.emit("session:system-event-outcome", { source: event.source, eventId: event.eventId, outcome });
   };
-  // `immediate` is OpenClaw's own intent for a wake with mode `now`; `event` would wait out its 30 s heartbeat gap.
-  const onHeartbeat = (request: HeartbeatRequest) => {
+}
+
+/** `immediate` is OpenClaw's own intent for a wake with mode `now`; `event` would wait out its 30 s heartbeat gap. */
+function heartbeatListener({
+  runtime,
+  logger,
+  defaultAgentId,
+}: EffectsContext): (request: HeartbeatRequest) => void {
+  return (request) => {
     try {
       runtime.system.requestHeartbeat({
         source: "hook",
@@ -106,23 +147,47 @@ export function startOpenClawEffects(options: {
       });
     }
   };
-  const onAgentTurn = (turn: AgentTurn) => turns.start(turn);
-  const onDelivery = (delivery: DeliverySend) => {
-    void deliver(runtime, options.openclawConfig, logger, bus, {
+}
+
+/** Sends each delivery through OpenClaw's channel adapters; the result is told on the bus. */
+function deliveryListener(
+  { runtime, bus, logger, defaultAgentId }: EffectsContext,
+  openclawConfig: unknown,
+): (delivery: DeliverySend) => void {
+  return (delivery) => {
+    void deliver(runtime, openclawConfig, logger, bus, {
       ...delivery,
       agentId: delivery.agentId ?? defaultAgentId,
     });
   };
+}
 
-  // OpenClaw's queue is in memory: what it held unread when the previous process stopped goes to it again, once.
-  // After a reload in this process the queue still holds them: they are only watched, for OpenClaw's next stop.
+/**
+ * OpenClaw's queue is in memory: what it held unread when the previous process stopped goes to it again, once.
+ * After a reload in this process the queue still holds them: they are only watched, for OpenClaw's next stop.
+ * Returns the ids of the events those wakes hold, which this start must not queue again.
+ */
+function handOverUnreadWakes(context: EffectsContext, stateDir: string | undefined): Set<string> {
+  const { handOff, logger } = context;
   const left =
-    options.stateDir === undefined
+    stateDir === undefined
       ? { stillQueued: false, batches: [] }
-      : takeUnread(options.stateDir, (line) => logger.warn(line));
+      : takeUnread(stateDir, (line) => logger.warn(line));
   if (left.stillQueued) handOff.adopt(left.batches);
+  const held = new Set<string>();
   for (const batch of left.batches) for (const id of batch.eventIds ?? []) held.add(id);
-  const carried = left.stillQueued ? [] : left.batches;
+  if (!left.stillQueued) {
+    const woken = queueCarriedBatches(context, left.batches);
+    wakeAfterRestart(context, woken);
+  }
+  return held;
+}
+
+/** Queues again the batches the previous process left unread; returns the agents whose queues got one. */
+function queueCarriedBatches(
+  { handOff, logger, defaultAgentId }: EffectsContext,
+  carried: readonly HandedBatch[],
+): Set<string> {
   const woken = new Set<string>();
   for (const batch of carried) {
     try {
@@ -140,37 +205,27 @@ export function startOpenClawEffects(options: {
       batches: carried.length,
     });
   }
-  // They waited for a heartbeat before the restart; they wait for one now (OpenClaw's own pace, intent `event`).
-  for (const agentId of woken) {
+  return woken;
+}
+
+/** They waited for a heartbeat before the restart; they wait for one now (OpenClaw's own pace, intent `event`). */
+function wakeAfterRestart({ runtime, logger }: EffectsContext, agentIds: Iterable<string>): void {
+  for (const agentId of agentIds) {
     try {
       runtime.system.requestHeartbeat({ source: "hook", intent: "event", reason: "hook:restart", agentId });
     } catch (error) {
       logger.warn(`heartbeat request refused by OpenClaw: ${(error as Error).message}`);
     }
   }
+}
 
-  const unsubscribe = [
-    subscribeAsPlugin(bus, "session:system-event", onSystemEvent),
-    subscribeAsPlugin(bus, "heartbeat:request", onHeartbeat),
-    subscribeAsPlugin(bus, "session:agent-turn", onAgentTurn),
-    subscribeAsPlugin(bus, "delivery:send", onDelivery),
-  ];
-  return {
-    admitAgentTurn: (turn) => serviceContext.runInAsyncScope(() => turns.admit(turn)),
-    stop() {
-      for (const off of unsubscribe) off();
-      turns.stop();
-      // Written now, synchronously: on exit OpenClaw clears its queues right after its plugins' services stopped.
-      if (options.stateDir !== undefined) {
-        try {
-          saveUnread(options.stateDir, handOff.unread(queuedContextKeys()));
-        } catch (error) {
-          logger.error(
-            `the wakes OpenClaw has not read yet could not be kept for its restart: ${(error as Error).message}`,
-          );
-        }
-      }
-      handOff.clear();
-    },
-  };
+/** Written now, synchronously: on exit OpenClaw clears its queues right after its plugins' services stopped. */
+function keepUnreadWakes({ handOff, logger }: EffectsContext, stateDir: string): void {
+  try {
+    saveUnread(stateDir, handOff.unread(queuedContextKeys()));
+  } catch (error) {
+    logger.error(
+      `the wakes OpenClaw has not read yet could not be kept for its restart: ${(error as Error).message}`,
+    );
+  }
 }

@@ -5,7 +5,7 @@ import { errorMessage, HookError } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
 import type { HookMetrics } from "../metrics/metrics.js";
 import type { Store } from "../store/store.js";
-import { everyInterval } from "./stages/authenticate.js";
+import { everyInterval } from "./every-interval.js";
 
 /** Whose budget a request is counted in. */
 export interface RateLimited {

@@ -1,10 +1,7 @@
 /** @module What a stage is: a function from the request's context to the next context, or to the Outcome that ends the request. */
 import type { Verifier } from "../verify/verifier.js";
 import type { PipelineRequest, PipelineResponse } from "./request.js";
-import type { DeliveryTicket } from "./stages/dedupe.js";
-import type { BodyKind } from "./stages/parse.js";
-import type { HookRoute, Resolution, ResolutionNotes } from "./stages/resolve.js";
-import type { ExtraHeaders } from "./stages/respond.js";
+import type { HookRoute, Resolution, ResolutionNotes } from "./resolution.js";
 import type { TurnPass } from "./turn-gate.js";
 
 /** A request target (`/hooks/wake?x=1`): its path, its parsed query, and its query as sent. */
@@ -12,6 +9,20 @@ export interface RequestTarget {
   pathname: string;
   query: URLSearchParams | undefined;
   rawQuery: string;
+}
+
+/** How a body is parsed: JSON (also without a Content-Type), or a form's fields. */
+export type BodyKind = "json" | "form";
+
+/** Headers beyond content and request id that a request collected on the way (Deprecation). */
+export type ExtraHeaders = Record<string, string>;
+
+/** A request's claim on its delivery id (the dedupe stage's ticket), settled with its answer. */
+export interface DeliveryClaimTicket {
+  /** The key the delivery id is remembered under. */
+  readonly key: string;
+  /** Remembers the first answer (a 2xx) so duplicates get it; anything else releases the id for a retry. */
+  settle(response: PipelineResponse | undefined): Promise<void>;
 }
 
 /** Who a request proved to be: how its credential got in. */
@@ -66,7 +77,7 @@ export interface RequestContext {
   /** The parsed body (parse). */
   readonly body?: unknown;
   /** This request's claim on its delivery id, settled with its answer (dedupe). */
-  readonly ticket?: DeliveryTicket | undefined;
+  readonly ticket?: DeliveryClaimTicket | undefined;
   /** What resolving learnt even when it failed: the owning mapping and its trace (resolve). */
   readonly notes?: ResolutionNotes | undefined;
   readonly resolution?: Resolution | undefined;

@@ -8,12 +8,13 @@ import type { CounterWindow, Store } from "../../store/store.js";
 import { SIGNATURE_REASON } from "../../verify/signature-failure.js";
 import type { AuthRefusal, CredentialsView, CredentialVerdict } from "../../verify/verifier.js";
 import type { Admission } from "../admission.js";
+import { everyInterval } from "../every-interval.js";
 import { challengeResponse } from "../handshake.js";
+import type { PipelineRequest } from "../request.js";
 import { answer, type Identity, need, type RequestContext, type Stage } from "../stage.js";
-import { readSigned } from "../within-budget.js";
 import type { ClientAddressResolver } from "./admit.js";
 import { classifyContentType } from "./parse.js";
-import { checkDeclaredLength } from "./read-body.js";
+import { checkDeclaredLength, readLimitedBody } from "./read-body.js";
 import type { Resolver } from "./resolve.js";
 
 export interface AuthenticateStageDeps {
@@ -66,6 +67,32 @@ export function createAuthenticateStage(deps: AuthenticateStageDeps): Stage {
     });
     return { ...identified(ctx, result), route, bodyKind, maxBytes, raw };
   };
+}
+
+/**
+ * A signed path's body, verified: room for it is reserved among the unverified bodies before a byte is read (its
+ * declared length, or the limit when it declares none), it gets the shorter deadline, and the room is given back
+ * once its signature was judged.
+ */
+async function readSigned<T>(
+  deps: Pick<AuthenticateStageDeps, "admission" | "bodyTimeoutMs" | "unverifiedBodyTimeoutMs">,
+  client: string,
+  request: PipelineRequest,
+  maxBytes: number,
+  verify: (raw: Buffer) => Promise<T>,
+): Promise<{ raw: Buffer; result: T }> {
+  const declared = Number(request.headers["content-length"]);
+  const bytes = Number.isSafeInteger(declared) && declared >= 0 ? declared : maxBytes;
+  const release = deps.admission.reserveUnverified(client, bytes);
+  try {
+    const raw = await readLimitedBody(request.body, {
+      maxBytes,
+      timeoutMs: Math.min(deps.unverifiedBodyTimeoutMs, deps.bodyTimeoutMs),
+    });
+    return { raw, result: await verify(raw) };
+  } finally {
+    release();
+  }
 }
 
 function identified(ctx: RequestContext, identity: NonNullable<RequestContext["identity"]>): RequestContext {
@@ -216,21 +243,6 @@ export interface FailureCounterDeps {
 }
 
 const STORE_WARNING_INTERVAL_MS = 60_000;
-
-/** Calls `warn` at most once per interval (by the clock given); the calls in between are dropped. */
-export function everyInterval(
-  clock: Clock,
-  intervalMs: number,
-  warn: (requestId: string | undefined) => void,
-): (requestId: string | undefined) => void {
-  let last = Number.NEGATIVE_INFINITY;
-  return (requestId) => {
-    const now = clock.now();
-    if (now - last < intervalMs) return;
-    last = now;
-    warn(requestId);
-  };
-}
 
 export function createFailureCounter(deps: FailureCounterDeps): FailureCounter {
   const { store, clock, limit, windowMs } = deps;

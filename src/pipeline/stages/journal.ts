@@ -11,7 +11,7 @@ import { headersWithoutCredentials, urlWithoutCredentials } from "../../safety/c
 import type { PipelineResponse } from "../request.js";
 import { need, type RequestContext, type Stage } from "../stage.js";
 import type { Resolution } from "./resolve.js";
-import { fixedResponse, jsonResponse, noContentResponse } from "./respond.js";
+import { fixedResponse, journalResponse, jsonResponse, noContentResponse } from "./respond.js";
 
 export interface JournalStageDeps {
   journal: Journal;
@@ -137,11 +137,6 @@ export async function admit(journal: Journal, input: AdmissionInput): Promise<vo
       cause: error,
     });
   }
-}
-
-/** An answer as the journal keeps it for a delivery's duplicates. */
-export function journalResponse(response: PipelineResponse): AdmittedRecord["response"] {
-  return { status: response.status, contentType: response.headers["Content-Type"], body: response.body };
 }
 
 /**

@@ -2,7 +2,7 @@
 
 import { HookError } from "../../errors.js";
 import { challengeResponse } from "../handshake.js";
-import { answer, need, type Stage } from "../stage.js";
+import { answer, type BodyKind, need, type Stage } from "../stage.js";
 
 export const parse: Stage = (ctx) => {
   const raw = need(ctx.raw, "the body");
@@ -18,7 +18,7 @@ export const parse: Stage = (ctx) => {
   return { ...ctx, text, body };
 };
 
-export type BodyKind = "json" | "form";
+export type { BodyKind } from "../stage.js";
 
 /** JSON for `application/json`, `+json` or no header; form for url-encoded; anything else is refused (415). */
 export function classifyContentType(header: string | undefined): BodyKind {

@@ -24,6 +24,7 @@ import {
 } from "../../safety/credentials.js";
 import type { ExternalSource } from "../../safety/wrap-external.js";
 import type { RateLimiter } from "../rate-limit.js";
+import type { HookRoute, Resolution, ResolutionNotes } from "../resolution.js";
 import { need, type RequestContext, type RequestView, type Stage, StageFailure } from "../stage.js";
 
 export interface ResolveStageDeps {
@@ -75,22 +76,6 @@ export function createResolveStage(deps: ResolveStageDeps): Stage {
 
 const NO_VIEW: RequestView = Object.freeze({ headers: Object.freeze({}), query: Object.freeze({}), url: "" });
 
-export type HookRoute = { kind: "wake" } | { kind: "agent" } | { kind: "mapped"; claim: MappingClaim };
-
-/** What a request resolved to: the answer and, as data, the events it causes. */
-export interface Resolution {
-  status: number;
-  /** Response body; undefined for 204. */
-  body: Record<string, unknown> | undefined;
-  mappingId?: string | undefined;
-  /** What to emit and track, in order. */
-  plans: ActionPlan[];
-  /** The mapping's fixed answer, which replaces the JSON body (and its status). */
-  reply?: RenderedResponse | undefined;
-  /** The run whose outcome the answer waits for (`waitForCompletion`), if any. */
-  awaitRun?: PendingRun | undefined;
-}
-
 export interface ResolverDeps {
   engine: MappingEngine;
   policy: ActionPolicy;
@@ -101,12 +86,6 @@ export interface ResolverDeps {
 
 const WAKE: HookRoute = { kind: "wake" };
 const AGENT: HookRoute = { kind: "agent" };
-
-/** What resolving learnt about the request even when it fails: the owning mapping and its trace. */
-export interface ResolutionNotes {
-  mappingId?: string | undefined;
-  trace?: MappingTrace | undefined;
-}
 
 export class Resolver {
   constructor(private readonly deps: ResolverDeps) {}
@@ -235,3 +214,5 @@ export function viewOf(ctx: RequestContext, credentialHeaders: ReadonlySet<strin
     url: urlWithoutCredentials(pathname, query),
   };
 }
+
+export type { HookRoute, Resolution, ResolutionNotes } from "../resolution.js";

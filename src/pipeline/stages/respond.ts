@@ -1,15 +1,16 @@
 /** @module The respond stage: the answer of an admitted request, and its events, which leave before it when it says what became of them and after it otherwise. */
 
 import type { ActionPlan } from "../../actions/plan-action.js";
+import type { RunCompletionTracker } from "../../actions/run-completion.js";
 import type { HookError } from "../../errors.js";
 import type { HostLogger } from "../../host/contract.js";
-import type { Journal, Outcomes } from "../../journal/journal.js";
+import type { AdmittedRecord, Journal, Outcomes } from "../../journal/journal.js";
+import type { Admission } from "../admission.js";
+import { completionBody } from "../completion-body.js";
 import type { HandOff } from "../hand-off.js";
 import { logFailure } from "../log-failure.js";
 import type { PipelineResponse } from "../request.js";
-import { answer, need, type Outcome, type RequestContext, type Stage } from "../stage.js";
-import { awaitOutcome, type WaitDeps } from "../within-budget.js";
-import { journalResponse } from "./journal.js";
+import { answer, type ExtraHeaders, need, type Outcome, type RequestContext, type Stage } from "../stage.js";
 import type { Resolution } from "./resolve.js";
 
 export interface RespondStageDeps extends WaitDeps {
@@ -147,7 +148,7 @@ export function withEventOutcome(
 const JSON_TYPE = "application/json; charset=utf-8";
 
 /** Headers beyond content and request id that an exchange collected on the way (Deprecation). */
-export type ExtraHeaders = Record<string, string>;
+export type { ExtraHeaders } from "../stage.js";
 
 export function jsonResponse(
   status: number,
@@ -205,4 +206,75 @@ export function replayedResponse(
     headers["Content-Length"] = String(Buffer.byteLength(stored.body));
   }
   return { status: stored.status, headers, body: stored.body };
+}
+
+/** The answer a request gets, and what happens once it has left (the emit stage). */
+interface Answer {
+  response: PipelineResponse;
+  after?: () => void;
+}
+
+/** What a waiting caller's place is counted in, and what it gets. */
+export interface WaitDeps {
+  /** Where a waiting caller's place is counted, per client address and in all. */
+  admission: Admission;
+  tracker: RunCompletionTracker;
+  /** Whether the caller gets the reply text (`hooks.exposeReplies`). */
+  exposeReplies: boolean;
+}
+
+interface Waiter {
+  /** The client the place is counted against. */
+  client: string;
+  /** The admission answer: what the caller gets when it cannot wait. */
+  admission: PipelineResponse;
+  resolution: Resolution;
+  runId: string;
+  requestId: string;
+  extra: ExtraHeaders | undefined;
+  /** Emits the turn; never throws (a failing listener is logged by the caller). */
+  emit: () => void;
+  /** Called once the turn was emitted and the wait begins. */
+  admitted: () => void;
+  /** Aborted when the caller's connection closes (a replay has none). */
+  hungUp: AbortSignal | undefined;
+}
+
+/**
+ * Waiting callers hold connections for as long as a turn runs: beyond their bound a caller gets the admission
+ * answer at once (the turn emitted after it), and its turn runs all the same. Admission already happened
+ * (journaled, delivery id remembered with the admission answer), so a caller that disconnects cancels nothing;
+ * it only gives its place back, without waiting for its turn to end.
+ */
+async function awaitOutcome(deps: WaitDeps, waiter: Waiter): Promise<Answer> {
+  const { hungUp } = waiter;
+  if (hungUp?.aborted) return { response: waiter.admission, after: waiter.emit };
+  const leave = deps.admission.enterWait(waiter.client);
+  if (leave === undefined) return { response: waiter.admission, after: waiter.emit };
+  let gone!: () => void;
+  const left = new Promise<undefined>((resolve) => {
+    gone = () => {
+      leave();
+      resolve(undefined);
+    };
+  });
+  hungUp?.addEventListener("abort", gone, { once: true });
+  try {
+    const completion = deps.tracker.completion(waiter.runId);
+    waiter.emit();
+    waiter.admitted();
+    const outcome = await Promise.race([completion, left]);
+    // Nobody is there to read it: the admission answer stands for what the request came to.
+    if (outcome === undefined) return { response: waiter.admission };
+    const body = completionBody(waiter.resolution, outcome, deps.exposeReplies);
+    return { response: jsonResponse(200, body, waiter.requestId, waiter.extra) };
+  } finally {
+    hungUp?.removeEventListener("abort", gone);
+    leave();
+  }
+}
+
+/** An answer as the journal keeps it for a delivery's duplicates. */
+export function journalResponse(response: PipelineResponse): AdmittedRecord["response"] {
+  return { status: response.status, contentType: response.headers["Content-Type"], body: response.body };
 }
