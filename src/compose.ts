@@ -54,8 +54,6 @@ export interface CompositionContext {
   admitAgentTurn?: ((turn: AgentTurn) => Promise<void>) | undefined;
   /** How long that admission may take (15 s). */
   turnAdmissionTimeoutMs?: number | undefined;
-  /** Whether `waitForCompletion` holds the answer for the turn (a replay answers at admission: no turn runs). */
-  awaitCompletions: boolean;
   /** Whether `maxConcurrentTurns` holds turns back (default); a replay runs none, so none ever waits there. */
   capTurns?: boolean | undefined;
   /** The host's check, at start, that it still holds what the journal says it stored. */
@@ -301,7 +299,6 @@ function buildPipeline(
     tracker,
     metrics,
     exposeReplies: config.exposeReplies,
-    awaitCompletions: context.awaitCompletions,
     bus,
     logger,
     ids,

@@ -129,7 +129,6 @@ function compositionContext(
     bus: host.bus,
     capture: options.capture,
     runDeadlineGraceMs: options.runDeadlineGraceMs,
-    awaitCompletions: true,
     admitAgentTurn: host.admitAgentTurn ? (turn) => host.admitAgentTurn!(turn) : undefined,
     turnAdmissionTimeoutMs: options.turnAdmissionTimeoutMs,
     // Read when called: a host may install it after registration.

@@ -5,7 +5,7 @@ import { type Command, InvalidArgumentError } from "commander";
 import { formatIssue } from "../config/issues.js";
 import { loadGatewayConfigFile } from "../config/load-file.js";
 import { generateToken } from "../index.js";
-import { readConfigForEdit, writeConfig } from "../mailbox/config-file-edit.js";
+import { type EditableConfig, readConfigForEdit, writeConfig } from "../mailbox/config-file-edit.js";
 import { createDeliveryStateStore } from "../mailbox/delivery-state.js";
 import { describeImapError, openMailboxSession } from "../mailbox/imap-connect.js";
 import { createMailboxWatcher } from "../mailbox/imap-watcher.js";
@@ -16,7 +16,12 @@ import {
   readPassword,
   resolveMailboxSettings,
 } from "../mailbox/settings.js";
-import { applyMailboxSetup, type MailboxSetupInput, SetupConfigError } from "../mailbox/setup-config.js";
+import {
+  applyMailboxSetup,
+  type MailboxSetupInput,
+  type MailboxSetupResult,
+  SetupConfigError,
+} from "../mailbox/setup-config.js";
 import { acquireStateLock, type StateLock } from "../mailbox/state-lock.js";
 import { type CliIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from "./cli-io.js";
 
@@ -103,48 +108,23 @@ export function registerMailboxCommand(program: Command, io: CliIo): void {
 async function runSetup(options: SetupOptions, command: Command, io: CliIo): Promise<number> {
   const usage = (message: string): never =>
     command.error(`error: ${message}`, { exitCode: EXIT_USAGE, code: "hooks.usage" });
-  if (options.passwordEnv !== undefined && options.passwordFile !== undefined) {
-    usage("use only one of --password-env and --password-file");
-  }
-  if ([options.tls === true, options.starttls === true, options.tls === false].filter(Boolean).length > 1) {
-    usage("use only one of --tls, --starttls and --no-tls");
-  }
-  if (options.hookUrl !== undefined && !/^https?:\/\/[^/]/i.test(options.hookUrl)) {
-    usage("--hook-url must be an http:// or https:// URL");
-  }
+  checkSetupOptions(options, usage);
   const print = (line = "") => io.stdout.write(`${line}\n`);
   const fail = (message: string) => {
     io.stderr.write(`hooks mailbox setup: ${message}\n`);
     return EXIT_FAILURE;
   };
 
-  let edit: Awaited<ReturnType<typeof readConfigForEdit>>;
+  let edit: EditableConfig;
   try {
     edit = await readConfigForEdit(options.config);
   } catch (error) {
     return fail((error as Error).message);
   }
   const configDir = path.dirname(edit.file);
-  const input: MailboxSetupInput = {
-    host: options.host,
-    user: options.user,
-    port: options.port,
-    passwordEnv: options.passwordEnv,
-    // Stored relative to the config file, which is how `run` resolves it, whatever the current directory.
-    passwordFile:
-      options.passwordFile === undefined
-        ? undefined
-        : relativeTo(configDir, path.resolve(options.passwordFile)),
-    security: securityFrom(options),
-    mailbox: options.mailbox,
-    hookUrl: options.hookUrl,
-    includeBody: options.includeBody,
-    maxBytes: options.maxBytes,
-    pollSeconds: options.pollSeconds,
-  };
-  let result: ReturnType<typeof applyMailboxSetup>;
+  let result: MailboxSetupResult;
   try {
-    result = applyMailboxSetup(edit.config, input, generateToken);
+    result = applyMailboxSetup(edit.config, setupInputFrom(options, configDir), generateToken);
   } catch (error) {
     if (error instanceof SetupConfigError) return usage(error.message);
     throw error;
@@ -168,18 +148,66 @@ async function runSetup(options: SetupOptions, command: Command, io: CliIo): Pro
   }
 
   try {
-    const { backup } = await writeConfig(edit, result.config);
-    print(edit.existing === undefined ? `Created ${edit.file}:` : `Updated ${edit.file}:`);
-    for (const change of result.changes.length > 0 ? result.changes : ["no changes"]) print(`  ${change}`);
-    if (backup !== undefined) {
-      print(
-        `Note: the file was rewritten as plain JSON5, so its comments and formatting were not kept; the previous version is ${backup}.`,
-      );
-    }
+    await writeSetupConfig(edit, result, print);
   } catch (error) {
     return fail(`cannot write ${edit.file}: ${(error as Error).message}`);
   }
   for (const warning of await setupWarnings(account)) print(`Warning: ${warning}`);
+  printNextSteps(options, account, print);
+  return EXIT_OK;
+}
+
+/** Flags that contradict each other, or a hook URL that is not one, are usage errors. */
+function checkSetupOptions(options: SetupOptions, usage: (message: string) => never): void {
+  if (options.passwordEnv !== undefined && options.passwordFile !== undefined) {
+    usage("use only one of --password-env and --password-file");
+  }
+  if ([options.tls === true, options.starttls === true, options.tls === false].filter(Boolean).length > 1) {
+    usage("use only one of --tls, --starttls and --no-tls");
+  }
+  if (options.hookUrl !== undefined && !/^https?:\/\/[^/]/i.test(options.hookUrl)) {
+    usage("--hook-url must be an http:// or https:// URL");
+  }
+}
+
+function setupInputFrom(options: SetupOptions, configDir: string): MailboxSetupInput {
+  return {
+    host: options.host,
+    user: options.user,
+    port: options.port,
+    passwordEnv: options.passwordEnv,
+    // Stored relative to the config file, which is how `run` resolves it, whatever the current directory.
+    passwordFile:
+      options.passwordFile === undefined
+        ? undefined
+        : relativeTo(configDir, path.resolve(options.passwordFile)),
+    security: securityFrom(options),
+    mailbox: options.mailbox,
+    hookUrl: options.hookUrl,
+    includeBody: options.includeBody,
+    maxBytes: options.maxBytes,
+    pollSeconds: options.pollSeconds,
+  };
+}
+
+/** Writes the new config and says what changed; throws when the file cannot be written. */
+async function writeSetupConfig(
+  edit: EditableConfig,
+  result: MailboxSetupResult,
+  print: (line?: string) => void,
+): Promise<void> {
+  const { backup } = await writeConfig(edit, result.config);
+  print(edit.existing === undefined ? `Created ${edit.file}:` : `Updated ${edit.file}:`);
+  for (const change of result.changes.length > 0 ? result.changes : ["no changes"]) print(`  ${change}`);
+  if (backup !== undefined) {
+    print(
+      `Note: the file was rewritten as plain JSON5, so its comments and formatting were not kept; the previous version is ${backup}.`,
+    );
+  }
+}
+
+/** Where the helper finds the password, and how to start the gateway and the helper. */
+function printNextSteps(options: SetupOptions, account: ImapAccount, print: (line?: string) => void): void {
   print(
     account.password.kind === "env"
       ? `The password is not stored: the helper reads it from $${account.password.name}.`
@@ -189,7 +217,6 @@ async function runSetup(options: SetupOptions, command: Command, io: CliIo): Pro
   print(
     `Next: start the gateway (hooks serve${configArg}), then the helper (hooks mailbox run${configArg}).`,
   );
-  return EXIT_OK;
 }
 
 async function runWatcher(options: RunOptions, io: CliIo): Promise<number> {

@@ -1,12 +1,14 @@
 /** @module The inspector over HTTP, for any host: the page, its script, its JSON API and its login, under one base path. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthThrottle } from "../pipeline/stages/authenticate.js";
-import { compareRequests, curlLine } from "./inspector-actions.js";
+import { answerApi } from "./inspector-api.js";
 import { answerView } from "./inspector-html-routes.js";
 import { VIEW_CSS_SOURCE } from "./inspector-html-style.js";
-import { inspectorAssets, inspectorPage } from "./inspector-page.js";
+import { send, sendError, sendJson } from "./inspector-http-io.js";
+import { login } from "./inspector-login.js";
+import { type InspectorAsset, inspectorAssets, inspectorPage } from "./inspector-page.js";
 import { createInspectorSessions, type InspectorSessions } from "./inspector-session.js";
-import type { InspectorFilter, InspectorSource } from "./inspector-source.js";
+import type { InspectorSource } from "./inspector-source.js";
 
 export type InspectorAuth =
   /** The reference gateway: the key from the `inspector:` link's fragment, exchanged for a session cookie. */
@@ -56,67 +58,15 @@ function securityHeaders(
   };
 }
 
-/** A login body is a key: anything longer is not one. */
-const MAX_BODY_BYTES = 4096;
-
-function send(
-  res: ServerResponse,
-  status: number,
-  type: string,
-  body: string | Buffer,
-  extra: Record<string, string> = {},
-): void {
-  res.statusCode = status;
-  for (const [name, value] of Object.entries(extra)) res.setHeader(name, value);
-  res.setHeader("Content-Type", type);
-  res.setHeader("Content-Length", Buffer.byteLength(body));
-  res.end(body);
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown, extra?: Record<string, string>): void {
-  send(res, status, "application/json; charset=utf-8", JSON.stringify(value), extra);
-}
-
-function sendError(
-  res: ServerResponse,
-  status: number,
-  code: string,
-  message: string,
-  extra?: Record<string, string>,
-): void {
-  sendJson(res, status, { error: { code, message } }, extra);
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error("too large");
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
-  return text === "" ? {} : JSON.parse(text);
-}
-
-/** POSTs must say JSON: a form or a plain-text post from another site cannot, so SameSite is not the only guard. */
-function isJson(req: IncomingMessage): boolean {
-  return /^application\/json\s*(;|$)/i.test(req.headers["content-type"] ?? "");
-}
-
-function filterOf(params: URLSearchParams): InspectorFilter {
-  const filter: InspectorFilter = {};
-  const status = params.get("status");
-  const hook = params.get("hook");
-  const text = params.get("text");
-  const limit = params.get("limit");
-  const before = params.get("before");
-  if (status) filter.status = status;
-  if (hook) filter.hook = hook;
-  if (text) filter.text = text;
-  if (limit && /^\d+$/.test(limit)) filter.limit = Number(limit);
-  if (before && /^\d+$/.test(before)) filter.before = Number(before);
-  return filter;
+/** What a handler works with, fixed when it is made. */
+interface HandlerContext {
+  options: InspectorHandlerOptions;
+  /** The base path without a trailing slash. */
+  base: string;
+  /** Session cookies for `auth: session`; undefined when the host authenticates. */
+  sessions: InspectorSessions | undefined;
+  assets: ReadonlyMap<string, InspectorAsset>;
+  pageKind: "scripted" | "server-rendered";
 }
 
 export function createInspectorHandler(
@@ -131,145 +81,7 @@ export function createInspectorHandler(
   if (pageKind === "server-rendered" && options.auth.kind !== "host")
     throw new Error('createInspectorHandler: page "server-rendered" needs auth { kind: "host" }');
   const guard = securityHeaders(options.framing ?? "deny", pageKind);
-
-  const loggedIn = (req: IncomingMessage) => sessions === undefined || sessions.valid(req);
-
-  async function login(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!sessions) {
-      sendJson(res, 200, { ok: true });
-      return;
-    }
-    if (!isJson(req)) {
-      sendError(res, 415, "UNSUPPORTED_MEDIA_TYPE", 'Send the key as JSON: {"key": "…"}.');
-      return;
-    }
-    let key: unknown;
-    try {
-      key = ((await readJson(req)) as { key?: unknown } | null)?.key;
-    } catch {
-      sendError(res, 400, "BAD_REQUEST", 'Send the key as JSON: {"key": "…"}.');
-      return;
-    }
-    const throttle = options.throttle?.();
-    const { remoteAddress } = req.socket;
-    if (typeof key !== "string" || !sessions.keyMatches(key)) {
-      const retryAfter = await throttle?.failed(remoteAddress, req.headers);
-      if (retryAfter !== undefined) {
-        sendError(res, 429, "AUTH_THROTTLED", "Too many wrong keys from this address; retry later.", {
-          "Retry-After": String(retryAfter),
-        });
-        return;
-      }
-      sendError(res, 401, "UNAUTHORIZED", "That is not the inspector's key.");
-      return;
-    }
-    throttle?.succeeded(remoteAddress, req.headers);
-    sendJson(res, 200, { ok: true }, { "Set-Cookie": sessions.open() });
-  }
-
-  async function api(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: string,
-    params: URLSearchParams,
-  ): Promise<void> {
-    const source = options.source();
-    if (!source) {
-      sendError(
-        res,
-        503,
-        "INSPECTOR_UNAVAILABLE",
-        "Hooks are disabled or not started: there is nothing to inspect.",
-      );
-      return;
-    }
-    const method = req.method ?? "GET";
-    if (route === "/requests" && method === "GET") {
-      sendJson(res, 200, { journaling: source.journaling, requests: await source.list(filterOf(params)) });
-      return;
-    }
-    if (route === "/compare" && method === "GET") {
-      const [a, b] = await Promise.all([
-        source.detail(params.get("a") ?? ""),
-        source.detail(params.get("b") ?? ""),
-      ]);
-      if (!a || !b) {
-        sendError(res, 404, "NOT_FOUND", "One of the two requests is not known.");
-        return;
-      }
-      sendJson(res, 200, compareRequests(a, b));
-      return;
-    }
-    const match = /^\/requests\/([^/]+)(?:\/(dry-run|replay|fixture|curl))?$/.exec(route);
-    if (!match) {
-      sendError(res, 404, "NOT_FOUND", "Nothing is served at this path.");
-      return;
-    }
-    let id: string;
-    try {
-      id = decodeURIComponent(match[1]!);
-    } catch {
-      sendError(res, 404, "NOT_FOUND", "No request with this id.");
-      return;
-    }
-    const action = match[2];
-    const wants = action === "dry-run" || action === "replay" ? "POST" : "GET";
-    if (method !== wants) {
-      sendError(res, 405, "METHOD_NOT_ALLOWED", `Use ${wants} here.`, { Allow: wants });
-      return;
-    }
-    if (wants === "POST" && !isJson(req)) {
-      sendError(
-        res,
-        415,
-        "UNSUPPORTED_MEDIA_TYPE",
-        "Actions are posted with Content-Type: application/json.",
-      );
-      return;
-    }
-    const notStored = () =>
-      sendError(
-        res,
-        404,
-        "NOT_FOUND",
-        "No stored request with this id: only accepted requests with their body can be replayed or saved.",
-      );
-    switch (action) {
-      case undefined: {
-        const detail = await source.detail(id);
-        if (detail) sendJson(res, 200, detail);
-        else sendError(res, 404, "NOT_FOUND", "No request with this id.");
-        return;
-      }
-      case "dry-run": {
-        const report = await source.dryRun(id);
-        if (report === undefined) notStored();
-        else sendJson(res, 200, report);
-        return;
-      }
-      case "replay": {
-        const result = await source.replay(id);
-        if (result === undefined) notStored();
-        else sendJson(res, 200, result);
-        return;
-      }
-      case "fixture": {
-        const text = await source.fixture(id);
-        if (text === undefined) notStored();
-        else
-          send(res, 200, "application/json5; charset=utf-8", text, {
-            "Content-Disposition": `attachment; filename="${id.replace(/[^A-Za-z0-9._-]/g, "_")}.json5"`,
-          });
-        return;
-      }
-      case "curl": {
-        const detail = await source.detail(id);
-        if (detail) send(res, 200, "text/plain; charset=utf-8", curlLine(detail));
-        else sendError(res, 404, "NOT_FOUND", "No request with this id.");
-        return;
-      }
-    }
-  }
+  const handler: HandlerContext = { options, base, sessions, assets, pageKind };
 
   return async (req, res) => {
     const url = targetOf(req.url);
@@ -279,67 +91,8 @@ export function createInspectorHandler(
     if (path !== base && !path.startsWith(`${base}/`)) return false;
     // Every answer below carries them, an error's too.
     for (const [name, value] of Object.entries(guard)) res.setHeader(name, value);
-    const rest = path.slice(base.length);
-    const method = req.method ?? "GET";
     try {
-      if (pageKind === "server-rendered" && !rest.startsWith("/api/")) {
-        const answer =
-          method === "GET" || method === "HEAD"
-            ? await answerView(options.source(), base, rest, url.searchParams)
-            : undefined;
-        if (answer) {
-          send(res, answer.status, answer.type, answer.body);
-          return true;
-        }
-        if (method !== "GET" && method !== "HEAD" && !rest.startsWith("/assets/")) {
-          sendError(res, 405, "METHOD_NOT_ALLOWED", "These pages are read with GET.", { Allow: "GET, HEAD" });
-          return true;
-        }
-      }
-      if (rest === "" || rest === "/") {
-        if (method !== "GET" && method !== "HEAD") {
-          sendError(res, 405, "METHOD_NOT_ALLOWED", "The page is read with GET.", { Allow: "GET, HEAD" });
-          return true;
-        }
-        const view = loggedIn(req) ? "app" : "login";
-        const journaling = options.source()?.journaling ?? false;
-        // The login form is not the page: a 401, so nothing mistakes it for a served inspector.
-        send(
-          res,
-          view === "app" ? 200 : 401,
-          "text/html; charset=utf-8",
-          inspectorPage({ basePath: base, view, journaling }),
-        );
-        return true;
-      }
-      if (rest.startsWith("/assets/")) {
-        const asset = assets.get(rest.slice("/assets/".length));
-        if (!asset || (method !== "GET" && method !== "HEAD"))
-          sendError(res, 404, "NOT_FOUND", "No such file.");
-        else send(res, 200, asset.type, asset.body);
-        return true;
-      }
-      if (rest === "/api/session") {
-        if (method === "POST") await login(req, res);
-        else if (method === "DELETE" && sessions)
-          sendJson(res, 200, { ok: true }, { "Set-Cookie": sessions.close(req) });
-        else sendError(res, 405, "METHOD_NOT_ALLOWED", "Log in with POST.", { Allow: "POST, DELETE" });
-        return true;
-      }
-      if (rest.startsWith("/api/")) {
-        if (!loggedIn(req)) {
-          sendError(
-            res,
-            401,
-            "UNAUTHORIZED",
-            "Log in first: open the inspector: link that hooks serve printed.",
-          );
-          return true;
-        }
-        await api(req, res, rest.slice("/api".length), url.searchParams);
-        return true;
-      }
-      sendError(res, 404, "NOT_FOUND", "Nothing is served at this path.");
+      await route(handler, req, res, url);
     } catch (error) {
       if (!res.headersSent)
         sendError(res, 500, "INTERNAL", `The inspector failed: ${(error as Error).message}`);
@@ -347,6 +100,97 @@ export function createInspectorHandler(
     }
     return true;
   };
+}
+
+/** Answers a request for a path under the base path. */
+async function route(
+  handler: HandlerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const { sessions } = handler;
+  const rest = url.pathname.slice(handler.base.length);
+  const method = req.method ?? "GET";
+  if (handler.pageKind === "server-rendered" && !rest.startsWith("/api/")) {
+    if (await answeredServerRendered(handler, res, method, rest, url.searchParams)) return;
+  }
+  if (rest === "" || rest === "/") {
+    answerPage(handler, req, res, method);
+    return;
+  }
+  if (rest.startsWith("/assets/")) {
+    const asset = handler.assets.get(rest.slice("/assets/".length));
+    if (!asset || (method !== "GET" && method !== "HEAD")) sendError(res, 404, "NOT_FOUND", "No such file.");
+    else send(res, 200, asset.type, asset.body);
+    return;
+  }
+  if (rest === "/api/session") {
+    if (method === "POST") await login(req, res, sessions, handler.options.throttle);
+    else if (method === "DELETE" && sessions)
+      sendJson(res, 200, { ok: true }, { "Set-Cookie": sessions.close(req) });
+    else sendError(res, 405, "METHOD_NOT_ALLOWED", "Log in with POST.", { Allow: "POST, DELETE" });
+    return;
+  }
+  if (rest.startsWith("/api/")) {
+    if (!loggedIn(sessions, req)) {
+      sendError(res, 401, "UNAUTHORIZED", "Log in first: open the inspector: link that hooks serve printed.");
+      return;
+    }
+    await answerApi(handler.options.source(), req, res, rest.slice("/api".length), url.searchParams);
+    return;
+  }
+  sendError(res, 404, "NOT_FOUND", "Nothing is served at this path.");
+}
+
+/**
+ * The script-free pages answer what they serve; a method they do not read with is refused here, except under
+ * `/assets/`, which the usual routes answer. False: not answered yet.
+ */
+async function answeredServerRendered(
+  handler: HandlerContext,
+  res: ServerResponse,
+  method: string,
+  rest: string,
+  params: URLSearchParams,
+): Promise<boolean> {
+  const reads = method === "GET" || method === "HEAD";
+  const answer = reads ? await answerView(handler.options.source(), handler.base, rest, params) : undefined;
+  if (answer) {
+    send(res, answer.status, answer.type, answer.body);
+    return true;
+  }
+  if (!reads && !rest.startsWith("/assets/")) {
+    sendError(res, 405, "METHOD_NOT_ALLOWED", "These pages are read with GET.", { Allow: "GET, HEAD" });
+    return true;
+  }
+  return false;
+}
+
+/** The base path itself: the scripted page, or its login form. */
+function answerPage(
+  handler: HandlerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+): void {
+  if (method !== "GET" && method !== "HEAD") {
+    sendError(res, 405, "METHOD_NOT_ALLOWED", "The page is read with GET.", { Allow: "GET, HEAD" });
+    return;
+  }
+  const view = loggedIn(handler.sessions, req) ? "app" : "login";
+  const journaling = handler.options.source()?.journaling ?? false;
+  // The login form is not the page: a 401, so nothing mistakes it for a served inspector.
+  send(
+    res,
+    view === "app" ? 200 : 401,
+    "text/html; charset=utf-8",
+    inspectorPage({ basePath: handler.base, view, journaling }),
+  );
+}
+
+function loggedIn(sessions: InspectorSessions | undefined, req: IncomingMessage): boolean {
+  return sessions === undefined || sessions.valid(req);
 }
 
 /** The request target as a URL, or undefined for one that is not a path (`//`, `//x:99999/`). */

@@ -1,20 +1,21 @@
 /** @module `hooks mailbox run`'s engine: watches one mailbox over IMAP and delivers each new message to the hook exactly once. */
 import type { ImapFlow } from "imapflow";
-import { type BackoffPolicy, createBackoff, DEFAULT_BACKOFF, sleep } from "./backoff.js";
-import { chunk, DEFAULT_BATCH_SIZE, deliverBatch, type PendingMessage } from "./batch-delivery.js";
+import { type Backoff, type BackoffPolicy, createBackoff, DEFAULT_BACKOFF, sleep } from "./backoff.js";
+import { DEFAULT_BATCH_SIZE } from "./batch-delivery.js";
 import type { DeliveryState, DeliveryStateStore } from "./delivery-state.js";
-import { createRetryingSender, describeBatch, type FetchLike, postToHook } from "./hook-poster.js";
+import { createRetryingSender, type FetchLike, postToHook } from "./hook-poster.js";
 import {
   type ConnectTimeouts,
   describeImapError,
   isAuthenticationFailure,
-  type MailboxSnapshot,
   type OpenSession,
   openMailboxSession,
 } from "./imap-connect.js";
 import type { MailboxLogger } from "./logger.js";
-import { extractMailboxMessage, rawFetchLimit } from "./message-extract.js";
-import { describeAccount, type MailboxRunSettings, readPassword } from "./settings.js";
+import { type ReconcileDeps, reconcileState } from "./reconcile-state.js";
+import { describeAccount, type ImapAccount, type MailboxRunSettings, readPassword } from "./settings.js";
+import { FatalError } from "./state-guard.js";
+import { type SyncDeps, syncNewMail } from "./sync-new-mail.js";
 import { createWakeLatch, type WakeLatch } from "./wake-latch.js";
 
 export interface MailboxWatcherOptions {
@@ -52,18 +53,47 @@ type SessionEnd =
   | { kind: "reopen" }
   | { kind: "failed"; reason: string };
 
-/** A problem that reconnecting cannot fix (the state file cannot be written, the hook refuses for good). */
-class FatalError extends Error {}
+/** What opening a session came to: a session, a reason to give up, or a wait already taken before trying again. */
+type Connection =
+  | { kind: "open"; session: OpenSession }
+  | { kind: "failed"; reason: string }
+  | { kind: "retry" };
+
+/** Everything one watcher's run works with, worked out once from its options. */
+interface Watch {
+  options: MailboxWatcherOptions;
+  account: ImapAccount;
+  logger: MailboxLogger;
+  signal: AbortSignal;
+  pollMs: number;
+  settleMs: number;
+  timeouts: ConnectTimeouts;
+  reconnectBackoff: Backoff;
+  /** What deciding where delivery starts needs: the state store, the account, `backlog`. */
+  reconcile: ReconcileDeps;
+  /** What a sync needs: the state store, the hook sender, the batch size. */
+  sync: SyncDeps;
+  /** The current session's latch, woken by `stop`. */
+  latch: WakeLatch | undefined;
+}
 
 export function createMailboxWatcher(options: MailboxWatcherOptions): MailboxWatcher {
-  const { settings, store, logger } = options;
-  const account = settings.account;
-  const accountKey = describeAccount(account);
-  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-  const settleMs = options.settleMs ?? 250;
-  const pollMs = settings.pollSeconds * 1000;
   const abort = new AbortController();
-  const signal = abort.signal;
+  const watch = prepareWatch(options, abort.signal);
+  return {
+    run: () => runWatch(watch),
+    stop() {
+      if (abort.signal.aborted) return;
+      abort.abort();
+      watch.latch?.notify("stopped");
+    },
+  };
+}
+
+function prepareWatch(options: MailboxWatcherOptions, signal: AbortSignal): Watch {
+  const { settings, store, logger } = options;
+  const accountKey = describeAccount(settings.account);
+  const pollMs = settings.pollSeconds * 1000;
   const reconnectBackoff = createBackoff(options.reconnectBackoff ?? DEFAULT_BACKOFF);
   const retryPolicy = options.retryBackoff ?? DEFAULT_BACKOFF;
   const timeouts: ConnectTimeouts = {
@@ -83,223 +113,168 @@ export function createMailboxWatcher(options: MailboxWatcherOptions): MailboxWat
     logger,
     signal,
   });
-  let latch: WakeLatch | undefined;
-
-  async function run(): Promise<WatcherResult> {
-    let connectedOnce = false;
-    logger.info(`starting: mailbox ${accountKey}, hook ${redactUrl(settings.hookUrl)}, state ${store.file}`);
-    while (!signal.aborted) {
-      let password: string;
-      try {
-        password = await readPassword(account.password, options.env);
-      } catch (error) {
-        return fail((error as Error).message);
-      }
-      let session: OpenSession;
-      try {
-        session = await openMailboxSession(account, password, timeouts);
-      } catch (error) {
-        const reason = describeImapError(error, account);
-        // Wrong credentials or a missing mailbox at start are configuration mistakes: say so and stop. Once the
-        // helper has worked, the same answers can be a server hiccup, so it keeps trying.
-        if (!connectedOnce && (isAuthenticationFailure(error) || isMailboxError(error))) return fail(reason);
-        // A one-shot run (cron) reports instead of waiting for the server to come back.
-        if (options.once) return fail(reason);
-        await pause(reason);
-        continue;
-      }
-      connectedOnce = true;
-      let end: SessionEnd | undefined;
-      try {
-        end = await watchSession(session);
-      } catch (error) {
-        if (error instanceof FatalError) return fail(error.message);
-        if (options.once && !signal.aborted)
-          return fail(`connection lost: ${describeImapError(error, account)}`);
-        if (!signal.aborted)
-          await pause(
-            `connection to ${account.host}:${account.port} lost: ${describeImapError(error, account)}`,
-          );
-      } finally {
-        await closeSession(session.client);
-      }
-      if (end?.kind === "failed") return fail(end.reason);
-      if (end?.kind === "done") break;
-      // "reopen" goes straight round the loop: the new session's reconcile handles the new UIDVALIDITY.
-    }
-    logger.info(options.once ? "done: everything new was delivered" : "stopped");
-    return { ok: true };
-  }
-
-  function fail(reason: string): WatcherResult {
-    logger.error(reason);
-    return { ok: false, reason };
-  }
-
-  async function pause(reason: string): Promise<void> {
-    const delay = reconnectBackoff.next();
-    logger.warn(
-      `${reason}; reconnecting in ${(delay / 1000).toFixed(1)} s (attempt ${reconnectBackoff.attempts})`,
-    );
-    await sleep(delay, signal);
-  }
-
-  async function watchSession({ client, mailbox }: OpenSession): Promise<SessionEnd> {
-    const wake = createWakeLatch();
-    latch = wake;
-    if (signal.aborted) return { kind: "stopped" };
-    client.on("exists", () => wake.notify("exists"));
-    client.on("close", () => wake.notify("closed"));
-    let state = await reconcileState(mailbox);
-    logger.info(
-      `connected to ${account.host}:${account.port}; watching "${account.mailbox}" from UID ${state.lastUid + 1} (UIDVALIDITY ${state.uidValidity})`,
-    );
-    for (;;) {
-      const synced = await syncNewMail(client, state);
-      if (synced.kind !== "synced") return synced;
-      state = synced.state;
-      // A session that got this far is healthy; the next outage starts again with short waits.
-      reconnectBackoff.reset();
-      if (options.once) return { kind: "done" };
-      if (!client.usable) throw new Error("the server closed the connection");
-      // IDLE makes the server push EXISTS as mail arrives; the next command (a poll or a sync) ends it.
-      client.idle().catch(() => undefined);
-      const reason = await wake.wait(pollMs);
-      if (reason === "stopped") return { kind: "stopped" };
-      if (reason === "closed") throw new Error("the server closed the connection");
-      if (reason === "exists" && settleMs > 0) await sleep(settleMs, signal);
-      if (reason === "poll" && (await mailboxWasReplaced(client, state))) {
-        logger.warn(`"${account.mailbox}" was deleted and recreated on the server; opening it again`);
-        return { kind: "reopen" };
-      }
-      // "poll": nothing was pushed in pollSeconds; the search in the next sync asks the server directly, which
-      // also covers servers without IDLE and IDLE sessions a middlebox silently dropped.
-    }
-  }
-
-  /**
-   * A session can keep showing the mailbox it selected after that mailbox was deleted and a new one created under
-   * the same name, without a word from the server (dovecot does, even to STATUS). Selecting the name again on
-   * every poll looks it up afresh; it costs one command per poll interval.
-   */
-  async function mailboxWasReplaced(client: ImapFlow, state: DeliveryState): Promise<boolean> {
-    const reopened = await client.mailboxOpen(account.mailbox, { readOnly: true });
-    return Number(reopened.uidValidity) !== state.uidValidity;
-  }
-
-  /** Decides where delivery starts: saved state, or the mailbox's current end for a first run or a new UIDVALIDITY. */
-  async function reconcileState(mailbox: MailboxSnapshot): Promise<DeliveryState> {
-    const saved = await guard(() => store.load());
-    const startAtEnd = (lastUid: number) =>
-      guard(() => store.save({ account: accountKey, uidValidity: mailbox.uidValidity, lastUid }));
-    const endUid = Math.max(0, mailbox.uidNext - 1);
-    if (saved === undefined) {
-      if (options.backlog) {
-        logger.info(
-          `first run with --backlog: delivering the ${mailbox.exists} message(s) already in the mailbox`,
-        );
-        return startAtEnd(0);
-      }
-      logger.info(
-        `first run: starting at UID ${mailbox.uidNext}; the ${mailbox.exists} message(s) already in the mailbox are not sent (use --backlog to send them)`,
-      );
-      return startAtEnd(endUid);
-    }
-    if (options.backlog)
-      logger.info(`--backlog has no effect: ${store.file} exists, delivery resumes from it`);
-    if (saved.account !== accountKey) {
-      logger.warn(
-        `the state file was written for ${saved.account}, not ${accountKey}: starting fresh at UID ${mailbox.uidNext}`,
-      );
-      return startAtEnd(endUid);
-    }
-    if (saved.uidValidity !== mailbox.uidValidity) {
-      logger.warn(
-        `UIDVALIDITY of "${account.mailbox}" changed from ${saved.uidValidity} to ${mailbox.uidValidity} (the server rebuilt or recreated the mailbox); old UIDs mean nothing now, so delivery resumes at the current end (UID ${mailbox.uidNext}) without resending old mail`,
-      );
-      return startAtEnd(endUid);
-    }
-    return saved;
-  }
-
-  type SyncResult = { kind: "synced"; state: DeliveryState } | SessionEnd;
-
-  /** Delivers every message above `lastUid`, oldest first, batch by batch, recording progress after each 2xx. */
-  async function syncNewMail(client: ImapFlow, initial: DeliveryState): Promise<SyncResult> {
-    let state = initial;
-    const found = await client.search({ uid: `${state.lastUid + 1}:*` }, { uid: true });
-    // `N:*` also matches the highest UID when it is below N, hence the filter.
-    const uids = (found || []).filter((uid) => uid > state.lastUid).sort((a, b) => a - b);
-    if (uids.length === 0) return { kind: "synced", state };
-    const backlog = uids.length > batchSize;
-    if (backlog) logger.info(`catching up: 0/${uids.length}`);
-    let done = 0;
-    const commit = async (uid: number) => {
-      if (uid <= state.lastUid) return;
-      state = await guard(() =>
-        store.save({ account: accountKey, uidValidity: state.uidValidity, lastUid: uid }),
-      );
-    };
-    for (const part of chunk(uids, batchSize)) {
-      if (signal.aborted) return { kind: "stopped" };
-      const entries = await fetchMessages(client, part, state.uidValidity);
-      const outcome = await deliverBatch(entries, send, commit);
-      if (outcome.kind === "stopped") return outcome;
-      if (outcome.kind === "rejected") {
-        return {
-          kind: "failed",
-          reason: `the hook refused ${outcome.ids.length === 1 ? `message ${outcome.ids[0]}` : `${outcome.ids.length} messages (${outcome.ids[0]} … ${outcome.ids[outcome.ids.length - 1]})`} with ${outcome.reason}. Repeating the request cannot succeed, so the helper stops without recording it as delivered; fix the cause (token, hooks.enabled, the "mailbox" preset, body limits) and start it again to deliver from there`,
-        };
-      }
-      // Messages expunged between SEARCH and FETCH leave gaps; the whole part is done either way.
-      const last = part[part.length - 1];
-      if (last !== undefined) await commit(last);
-      done += part.length;
-      if (backlog) logger.info(`catching up: ${done}/${uids.length}`);
-      else logger.info(`delivered ${describeBatch(entries.map((entry) => entry.message))}`);
-    }
-    return { kind: "synced", state };
-  }
-
-  async function fetchMessages(
-    client: ImapFlow,
-    uids: number[],
-    uidValidity: number,
-  ): Promise<PendingMessage[]> {
-    const fetched = await client.fetchAll(
-      uids.join(","),
-      { uid: true, source: { maxLength: rawFetchLimit(settings.maxBytes) } },
-      { uid: true },
-    );
-    const entries: PendingMessage[] = [];
-    for (const item of fetched.sort((a, b) => a.uid - b.uid)) {
-      if (item.source === undefined) continue;
-      const message = await extractMailboxMessage(
-        { uid: item.uid, uidValidity, source: item.source },
-        { includeBody: settings.includeBody, maxBytes: settings.maxBytes },
-      );
-      entries.push({ uid: item.uid, message });
-    }
-    return entries;
-  }
-
   return {
-    run,
-    stop() {
-      if (signal.aborted) return;
-      abort.abort();
-      latch?.notify("stopped");
+    options,
+    account: settings.account,
+    logger,
+    signal,
+    pollMs,
+    settleMs: options.settleMs ?? 250,
+    timeouts,
+    reconnectBackoff,
+    reconcile: { store, logger, accountKey, mailboxName: settings.account.mailbox, backlog: options.backlog },
+    sync: {
+      store,
+      logger,
+      accountKey,
+      batchSize: options.batchSize ?? DEFAULT_BATCH_SIZE,
+      send,
+      signal,
+      settings,
     },
+    latch: undefined,
   };
 }
 
-/** State I/O failures are fatal: delivering on without recording would resend everything after a restart. */
-async function guard<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw new FatalError(`delivery state: ${(error as Error).message}`);
+/** Connects, watches, and reconnects after an outage, until stopped, done (`once`) or failed for good. */
+async function runWatch(watch: Watch): Promise<WatcherResult> {
+  const { options, logger, signal } = watch;
+  let connectedOnce = false;
+  logger.info(
+    `starting: mailbox ${watch.sync.accountKey}, hook ${redactUrl(options.settings.hookUrl)}, state ${options.store.file}`,
+  );
+  while (!signal.aborted) {
+    const connection = await connect(watch, connectedOnce);
+    if (connection.kind === "failed") return fail(logger, connection.reason);
+    if (connection.kind === "retry") continue;
+    connectedOnce = true;
+    const end = await watchUntilClosed(watch, connection.session);
+    if (end?.kind === "failed") return fail(logger, end.reason);
+    if (end?.kind === "done") break;
+    // "reopen" goes straight round the loop: the new session's reconcile handles the new UIDVALIDITY.
   }
+  logger.info(options.once ? "done: everything new was delivered" : "stopped");
+  return { ok: true };
+}
+
+async function connect(watch: Watch, connectedOnce: boolean): Promise<Connection> {
+  const { account, options } = watch;
+  let password: string;
+  try {
+    password = await readPassword(account.password, options.env);
+  } catch (error) {
+    return { kind: "failed", reason: (error as Error).message };
+  }
+  try {
+    return { kind: "open", session: await openMailboxSession(account, password, watch.timeouts) };
+  } catch (error) {
+    const reason = describeImapError(error, account);
+    // Wrong credentials or a missing mailbox at start are configuration mistakes: say so and stop. Once the
+    // helper has worked, the same answers can be a server hiccup, so it keeps trying.
+    if (!connectedOnce && (isAuthenticationFailure(error) || isMailboxError(error))) {
+      return { kind: "failed", reason };
+    }
+    // A one-shot run (cron) reports instead of waiting for the server to come back.
+    if (options.once) return { kind: "failed", reason };
+    await pauseBeforeReconnect(watch, reason);
+    return { kind: "retry" };
+  }
+}
+
+/**
+ * Watches one open session and closes it whatever happens. A lost connection is waited out here (undefined: go
+ * round again); a fatal error, or a lost connection in a one-shot run, ends as "failed".
+ */
+async function watchUntilClosed(watch: Watch, session: OpenSession): Promise<SessionEnd | undefined> {
+  const { account, options, signal } = watch;
+  try {
+    return await watchSession(watch, session);
+  } catch (error) {
+    if (error instanceof FatalError) return { kind: "failed", reason: error.message };
+    if (options.once && !signal.aborted) {
+      return { kind: "failed", reason: `connection lost: ${describeImapError(error, account)}` };
+    }
+    if (!signal.aborted) {
+      await pauseBeforeReconnect(
+        watch,
+        `connection to ${account.host}:${account.port} lost: ${describeImapError(error, account)}`,
+      );
+    }
+    return undefined;
+  } finally {
+    await closeSession(session.client);
+  }
+}
+
+function fail(logger: MailboxLogger, reason: string): WatcherResult {
+  logger.error(reason);
+  return { ok: false, reason };
+}
+
+async function pauseBeforeReconnect(watch: Watch, reason: string): Promise<void> {
+  const { reconnectBackoff } = watch;
+  const delay = reconnectBackoff.next();
+  watch.logger.warn(
+    `${reason}; reconnecting in ${(delay / 1000).toFixed(1)} s (attempt ${reconnectBackoff.attempts})`,
+  );
+  await sleep(delay, watch.signal);
+}
+
+async function watchSession(watch: Watch, { client, mailbox }: OpenSession): Promise<SessionEnd> {
+  const { account, options, logger } = watch;
+  const wake = createWakeLatch();
+  watch.latch = wake;
+  if (watch.signal.aborted) return { kind: "stopped" };
+  client.on("exists", () => wake.notify("exists"));
+  client.on("close", () => wake.notify("closed"));
+  let state = await reconcileState(mailbox, watch.reconcile);
+  logger.info(
+    `connected to ${account.host}:${account.port}; watching "${account.mailbox}" from UID ${state.lastUid + 1} (UIDVALIDITY ${state.uidValidity})`,
+  );
+  for (;;) {
+    const synced = await syncNewMail(client, state, watch.sync);
+    if (synced.kind !== "synced") return synced;
+    state = synced.state;
+    // A session that got this far is healthy; the next outage starts again with short waits.
+    watch.reconnectBackoff.reset();
+    if (options.once) return { kind: "done" };
+    const end = await waitForMail(watch, client, wake, state);
+    if (end !== undefined) return end;
+  }
+}
+
+/** Waits for the server's news, a stop or the poll timer; undefined means "sync again". */
+async function waitForMail(
+  watch: Watch,
+  client: ImapFlow,
+  wake: WakeLatch,
+  state: DeliveryState,
+): Promise<SessionEnd | undefined> {
+  const { account } = watch;
+  if (!client.usable) throw new Error("the server closed the connection");
+  // IDLE makes the server push EXISTS as mail arrives; the next command (a poll or a sync) ends it.
+  client.idle().catch(() => undefined);
+  const reason = await wake.wait(watch.pollMs);
+  if (reason === "stopped") return { kind: "stopped" };
+  if (reason === "closed") throw new Error("the server closed the connection");
+  if (reason === "exists" && watch.settleMs > 0) await sleep(watch.settleMs, watch.signal);
+  if (reason === "poll" && (await mailboxWasReplaced(client, account.mailbox, state))) {
+    watch.logger.warn(`"${account.mailbox}" was deleted and recreated on the server; opening it again`);
+    return { kind: "reopen" };
+  }
+  // "poll": nothing was pushed in pollSeconds; the search in the next sync asks the server directly, which
+  // also covers servers without IDLE and IDLE sessions a middlebox silently dropped.
+  return undefined;
+}
+
+/**
+ * A session can keep showing the mailbox it selected after that mailbox was deleted and a new one created under
+ * the same name, without a word from the server (dovecot does, even to STATUS). Selecting the name again on
+ * every poll looks it up afresh; it costs one command per poll interval.
+ */
+async function mailboxWasReplaced(client: ImapFlow, mailbox: string, state: DeliveryState): Promise<boolean> {
+  const reopened = await client.mailboxOpen(mailbox, { readOnly: true });
+  return Number(reopened.uidValidity) !== state.uidValidity;
 }
 
 function isMailboxError(error: unknown): boolean {

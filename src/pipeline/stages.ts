@@ -70,8 +70,6 @@ export interface StageDeps {
   metrics: HookMetrics;
   /** Whether a caller waiting for an agent turn's completion gets the reply text (`hooks.exposeReplies`). */
   exposeReplies: boolean;
-  /** Whether `waitForCompletion` holds the answer until the turn ends (a replay answers at admission). */
-  awaitCompletions: boolean;
   logger: HostLogger;
   /** Receives every authenticated request whose body was read (`hooks serve --capture`), claimed or not. */
   capture?: ((request: CapturedRequest) => void) | undefined;

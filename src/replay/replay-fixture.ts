@@ -111,7 +111,7 @@ export class ReplayPipeline {
     });
     // Nobody listens on this bus: what a fixture would cause is read from its plan.
     const bus: HookBus = new EventEmitter();
-    this.hooks = composeHooks(prepared, ports, { logger, bus, awaitCompletions: false, capTurns: false });
+    this.hooks = composeHooks(prepared, ports, { logger, bus, capTurns: false });
   }
 
   /** Stops the transform workers a replay started; the pipeline is not used after this. */
@@ -175,6 +175,8 @@ export class ReplayPipeline {
         headers,
         remoteAddress: "127.0.0.1",
         body: Readable.from(raw.length > 0 ? [raw] : []),
+        // Nobody waits for a replay's agent turn (none runs): it answers at admission, as for a caller that left.
+        hungUp: AbortSignal.abort(),
       },
       {
         async respond(answer) {

@@ -18,8 +18,6 @@ export interface RespondStageDeps extends WaitDeps {
   handOff: HandOff;
   journal: Journal;
   logger: HostLogger;
-  /** Whether `waitForCompletion` holds the answer until the turn ends (a replay answers at admission). */
-  awaitCompletions: boolean;
 }
 
 export function createRespondStage(deps: RespondStageDeps): Stage {
@@ -33,7 +31,7 @@ export function createRespondStage(deps: RespondStageDeps): Stage {
     }
     // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
     await ctx.ticket?.settle(admitted);
-    if (run === undefined || !deps.awaitCompletions) return answer(ctx, admitted, { after: emit });
+    if (run === undefined) return answer(ctx, admitted, { after: emit });
     let waitedFrom: number | undefined;
     const waited = await awaitOutcome(deps, {
       client: need(ctx.client, "the client address"),
@@ -141,8 +139,7 @@ export function withEventOutcome(
 ): PipelineResponse {
   const outcome = eventOutcomeOf(resolution.plans, told);
   if (outcome === undefined || resolution.body === undefined) return admitted;
-  resolution.body.eventOutcome = outcome;
-  return jsonResponse(resolution.status, resolution.body, requestId, extra);
+  return jsonResponse(resolution.status, { ...resolution.body, eventOutcome: outcome }, requestId, extra);
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";

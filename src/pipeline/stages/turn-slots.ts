@@ -22,8 +22,12 @@ export function createTurnSlotStage(deps: TurnSlotDeps): Stage {
     const { plans } = resolution;
     if (!plans.some((plan) => plan.run !== undefined)) return ctx;
     const pass = deps.gate.claim(plans);
-    if (pass.queued && resolution.body !== undefined) resolution.body.queued = true;
-    const holding = { ...ctx, pass };
+    // A turn that waits says so in its answer: a resolution of its own, the one before left as it was.
+    const queued =
+      pass.queued && resolution.body !== undefined
+        ? { ...resolution, body: { ...resolution.body, queued: true } }
+        : resolution;
+    const holding = { ...ctx, pass, resolution: queued };
     if (deps.admitAgentTurn === undefined) return holding;
     const startNow = plans.filter((plan) => plan.run !== undefined && pass.holds(plan.run.runId));
     try {
