@@ -1,6 +1,6 @@
 /** @module The resolve stage: what the body turns into (a wake, an agent turn, or what a mapping makes of it), as plans to emit. */
 
-import { type ActionPlan, type PendingRun, type PlanContext, planAction } from "../../actions/plan-action.js";
+import { type ActionPlan, type PlanContext, planAction } from "../../actions/plan-action.js";
 import {
   type ActionPolicy,
   type HookAction,
@@ -10,12 +10,7 @@ import {
 import type { Ids } from "../../clock.js";
 import type { EventSource } from "../../events.js";
 import type { CompiledMapping } from "../../mapping/compile-mappings.js";
-import type {
-  MappedRequest,
-  MappingClaim,
-  MappingTrace,
-  RenderedResponse,
-} from "../../mapping/engine-types.js";
+import type { MappedRequest } from "../../mapping/engine-types.js";
 import type { MappingEngine } from "../../mapping/mapping-engine.js";
 import {
   headersWithoutCredentials,
