@@ -9,7 +9,7 @@ import {
   type HooksStatus,
   type HostAgents,
 } from "../index.js";
-import { watchConfigFile } from "./config-watch.js";
+import { type ConfigWatch, watchConfigFile } from "./config-watch.js";
 import type { GatewaySections } from "./gateway-config.js";
 import { parseGatewaySections } from "./gateway-config.js";
 import type { GatewayLogger } from "./logger.js";
@@ -86,6 +86,78 @@ function changedPaths(before: unknown, after: unknown, at = ""): string[] {
   return isDeepStrictEqual(before, after) ? [] : [at];
 }
 
+/** A new config read and checked whole, ready to swap in; or the problems that keep the running one. */
+type CheckedConfig =
+  | { ok: false; issues: ConfigIssue[] }
+  | { ok: true; config: unknown; prepared: HooksReload; restartNeeded: string[] };
+
+/** Reads the config again and checks all of it: the file, the gateway's sections and the plugin's slice. */
+async function readAndCheck(source: ConfigSource, target: ReloadTarget): Promise<CheckedConfig> {
+  const { plugin } = target;
+  if (!canReload(plugin)) {
+    return {
+      ok: false,
+      issues: [
+        { path: "", message: "this gateway's plugin cannot take a new config while running: restart it" },
+      ],
+    };
+  }
+  const next = source.load();
+  const gateway = parseGatewaySections(next.config, target.env, target.configDir);
+  const prepared = await plugin.prepareReload(next.config);
+  const issues = [...next.issues, ...gateway.issues, ...prepared.issues];
+  if (issues.length > 0) return { ok: false, issues };
+  const restartNeeded = [...changedPaths(target.sections, gateway.sections), ...prepared.restartNeeded];
+  if (!isDeepStrictEqual(configuredAgents(next.config), target.agents)) restartNeeded.push("agents");
+  return { ok: true, config: next.config, prepared, restartNeeded };
+}
+
+/** Logs that the running config stays, and why. */
+function logRefused(logger: GatewayLogger, file: string, trigger: string, issues: ConfigIssue[]): void {
+  // One line, whatever the number of problems: paths and messages only, never a value of the file.
+  logger.error(
+    `config not reloaded (${trigger}): ${issues.length} problem(s), still serving the previous config: ${issues.map(formatIssue).join("; ")}`,
+    { file, problems: issues.length },
+  );
+}
+
+/** Logs a config now in force: what changed, how many mappings it serves (and before, when that moved). */
+function logApplied(
+  logger: GatewayLogger,
+  file: string,
+  trigger: string,
+  outcome: ReloadOutcome & { applied: true },
+  before: number | undefined,
+): void {
+  const { restartNeeded, mappings } = outcome;
+  if (restartNeeded.length > 0) {
+    logger.warn(
+      `config changes that need a restart were not applied, their running values stay: ${restartNeeded.join(", ")}`,
+      { file },
+    );
+  }
+  const count =
+    mappings === before ? `${mappings} mapping(s)` : `${mappings} mapping(s) (was ${before ?? 0})`;
+  const changed = outcome.changed.length > 0 ? outcome.changed.join(", ") : "nothing";
+  logger.info(`config reloaded (${trigger}): ${count}; changed: ${changed}`, { file, mappings });
+}
+
+/** Watches the config file unless `source.watch` is false: a change asks for a reload. */
+function watchSource(
+  source: ConfigSource,
+  logger: GatewayLogger,
+  changed: () => void,
+): ConfigWatch | undefined {
+  if (source.watch === false) return undefined;
+  return watchConfigFile(source.file, changed, {
+    ...(source.debounceMs !== undefined && { debounceMs: source.debounceMs }),
+    onError: (error) =>
+      logger.warn(`no longer watching the config file (${error.message}); SIGHUP still reloads it`, {
+        file: source.file,
+      }),
+  });
+}
+
 export function createConfigReloader(source: ConfigSource, target: ReloadTarget): ConfigReloader {
   const { logger } = target;
   let closed = false;
@@ -94,45 +166,21 @@ export function createConfigReloader(source: ConfigSource, target: ReloadTarget)
   let mappings = statusOf(target.plugin)?.mappings.length;
 
   const refuse = (trigger: string, issues: ConfigIssue[]): ReloadOutcome => {
-    // One line, whatever the number of problems: paths and messages only, never a value of the file.
-    logger.error(
-      `config not reloaded (${trigger}): ${issues.length} problem(s), still serving the previous config: ${issues.map(formatIssue).join("; ")}`,
-      { file: source.file, problems: issues.length },
-    );
+    logRefused(logger, source.file, trigger, issues);
     return { applied: false, issues };
   };
 
   async function reloadOnce(trigger: string): Promise<ReloadOutcome> {
-    const { plugin } = target;
-    if (!canReload(plugin)) {
-      return refuse(trigger, [
-        { path: "", message: "this gateway's plugin cannot take a new config while running: restart it" },
-      ]);
-    }
-    const next = source.load();
-    const gateway = parseGatewaySections(next.config, target.env, target.configDir);
-    const prepared = await plugin.prepareReload(next.config);
-    const issues = [...next.issues, ...gateway.issues, ...prepared.issues];
-    if (issues.length > 0) return refuse(trigger, issues);
-    const restartNeeded = [...changedPaths(target.sections, gateway.sections), ...prepared.restartNeeded];
-    if (!isDeepStrictEqual(configuredAgents(next.config), target.agents)) restartNeeded.push("agents");
+    const checked = await readAndCheck(source, target);
+    if (!checked.ok) return refuse(trigger, checked.issues);
+    const { prepared, restartNeeded } = checked;
     prepared.apply();
-    target.applied(next.config, prepared.status);
-    if (restartNeeded.length > 0) {
-      logger.warn(
-        `config changes that need a restart were not applied, their running values stay: ${restartNeeded.join(", ")}`,
-        { file: source.file },
-      );
-    }
+    target.applied(checked.config, prepared.status);
     const now = prepared.status?.mappings.length ?? 0;
-    const count = now === mappings ? `${now} mapping(s)` : `${now} mapping(s) (was ${mappings ?? 0})`;
+    const outcome = { applied: true as const, changed: prepared.changed, restartNeeded, mappings: now };
+    logApplied(logger, source.file, trigger, outcome, mappings);
     mappings = now;
-    const changed = prepared.changed.length > 0 ? prepared.changed.join(", ") : "nothing";
-    logger.info(`config reloaded (${trigger}): ${count}; changed: ${changed}`, {
-      file: source.file,
-      mappings: now,
-    });
-    return { applied: true, changed: prepared.changed, restartNeeded, mappings: now };
+    return outcome;
   }
 
   const reloadNow = (trigger: string) =>
@@ -152,16 +200,7 @@ export function createConfigReloader(source: ConfigSource, target: ReloadTarget)
     chain = run;
     return run;
   };
-  const watch =
-    source.watch === false
-      ? undefined
-      : watchConfigFile(source.file, () => void reload("file changed"), {
-          ...(source.debounceMs !== undefined && { debounceMs: source.debounceMs }),
-          onError: (error) =>
-            logger.warn(`no longer watching the config file (${error.message}); SIGHUP still reloads it`, {
-              file: source.file,
-            }),
-        });
+  const watch = watchSource(source, logger, () => void reload("file changed"));
 
   return {
     reload,

@@ -49,17 +49,11 @@ export interface GatewayServer {
   close(graceMs: number, beforeCut?: () => Promise<void>): Promise<number>;
 }
 
-export async function listenGatewayServer(
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-  options: GatewayServerOptions,
-): Promise<GatewayServer> {
-  let inFlight = 0;
-  let closing = false;
-  let drained: (() => void) | undefined;
-
+/** Node's deadlines for a slow client, and how often it checks them. */
+function serverTimeouts(options: GatewayServerOptions) {
   const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const requestTimeout = Math.max(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, headersTimeout);
-  const serverOptions = {
+  return {
     // Before any token is checked, a client that sends its headers slowly (or never) holds a socket; Node's
     // defaults let it do so for about a minute.
     headersTimeout,
@@ -68,22 +62,74 @@ export async function listenGatewayServer(
     // Node checks both deadlines on this timer (30 s by default), so it must tick well within them.
     connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))),
   };
+}
+
+/** Requests received and not yet answered, and a wait for the last of them. */
+class InFlightRequests {
+  count = 0;
+  private drained: (() => void) | undefined;
+
+  /** Counts `res` until it closes; `closed` runs as it does, before anyone waiting for the last one is told. */
+  track(res: ServerResponse, closed: () => void): void {
+    this.count++;
+    res.once("close", () => {
+      this.count--;
+      closed();
+      if (this.count === 0) this.drained?.();
+    });
+  }
+
+  /** Resolves true once no request is in flight, or false after `waitMs`. */
+  drain(waitMs: number): Promise<boolean> {
+    if (this.count === 0) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), waitMs);
+      this.drained = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+  }
+}
+
+/**
+ * Waits up to `graceMs` for the requests in flight; past it, runs `beforeCut` and gives what it ended CUT_ANSWER_MS
+ * to answer. Resolves with the number of requests still open, which are to be cut.
+ */
+async function letRequestsFinish(
+  requests: InFlightRequests,
+  graceMs: number,
+  beforeCut: (() => Promise<void>) | undefined,
+): Promise<number> {
+  if (await requests.drain(graceMs)) return 0;
+  if (beforeCut) {
+    await beforeCut();
+    await requests.drain(CUT_ANSWER_MS);
+  }
+  return requests.count;
+}
+
+export async function listenGatewayServer(
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+  options: GatewayServerOptions,
+): Promise<GatewayServer> {
+  const requests = new InFlightRequests();
+  let closing = false;
+
+  const timeouts = serverTimeouts(options);
   // Before a token is checked, one address could otherwise fill every connection the server has.
   const caps = createAddressCaps({
     maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
     maxPendingPerAddress: options.maxPendingPerAddress ?? DEFAULT_MAX_PENDING_PER_ADDRESS,
     exempt: options.exemptAddress,
   });
-  const server = createServer(serverOptions, (req, res) => {
+  const server = createServer(timeouts, (req, res) => {
     if (!caps.requested(req, res)) return;
-    inFlight++;
+    requests.track(res, () => {
+      if (closing) server.closeIdleConnections();
+    });
     // A kept-alive connection must not carry more requests into a stopping gateway.
     if (closing) res.setHeader("Connection", "close");
-    res.once("close", () => {
-      inFlight--;
-      if (closing) server.closeIdleConnections();
-      if (inFlight === 0) drained?.();
-    });
     handle(req, res);
   });
 
@@ -99,34 +145,17 @@ export async function listenGatewayServer(
     host: address.address,
     port: address.port,
     get inFlight() {
-      return inFlight;
+      return requests.count;
     },
     setRequestTimeout(ms) {
       // Node reads it at each check of its connections: requests already under way get the new deadline too.
-      server.requestTimeout = Math.max(ms, headersTimeout);
+      server.requestTimeout = Math.max(ms, timeouts.headersTimeout);
     },
     async close(graceMs, beforeCut) {
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const drain = (waitMs: number) =>
-        inFlight === 0
-          ? Promise.resolve(true)
-          : new Promise<boolean>((resolve) => {
-              const timer = setTimeout(() => resolve(false), waitMs);
-              drained = () => {
-                clearTimeout(timer);
-                resolve(true);
-              };
-            });
-      let cut = 0;
-      if (!(await drain(graceMs))) {
-        if (beforeCut) {
-          await beforeCut();
-          await drain(CUT_ANSWER_MS);
-        }
-        cut = inFlight;
-      }
+      const cut = await letRequestsFinish(requests, graceMs, beforeCut);
       server.closeAllConnections();
       await closed;
       return cut;

@@ -46,32 +46,72 @@ export function processLogOutput(fd: number): ProcessLogOutput {
 }
 
 function createOutput(fd: number): ProcessLogOutput {
-  let pending: string[] = [];
-  let pendingBytes = 0;
-  /** The unwritten end of a chunk the fd took only part of; it goes before anything pending. */
-  let carry: Buffer | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let gone = false;
-  let waiters: Array<() => void> = [];
+  const output = new FdOutput(fd);
+  atExit.push(() => output.drainAtExit());
+  return output;
+}
 
-  const giveUp = (error: NodeJS.ErrnoException) => {
-    gone = true;
-    pending = [];
-    pendingBytes = 0;
-    carry = undefined;
+/** Lines waiting for one fd, in order, and the chunks they go out in. */
+class FdOutput implements ProcessLogOutput {
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  /** The unwritten end of a chunk the fd took only part of; it goes before anything pending. */
+  private carry: Buffer | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private gone = false;
+  private waiters: Array<() => void> = [];
+
+  constructor(private readonly fd: number) {}
+
+  write(line: string): void {
+    if (this.gone) return;
+    if (this.pendingBytes + line.length > MAX_BUFFERED_BYTES) return;
+    this.pending.push(line);
+    this.pendingBytes += Buffer.byteLength(line);
+    // A full pipe has a retry armed already; otherwise a chunk's worth goes out now, and a lone line soon.
+    if (this.carry === undefined && this.pendingBytes >= MIN_CHUNK_BYTES) {
+      if (!this.writeOut()) this.arm(RETRY_AFTER_MS);
+    } else {
+      this.arm(FLUSH_AFTER_MS);
+    }
+  }
+
+  flush(): Promise<void> {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.writeOut()) return Promise.resolve();
+    this.arm(RETRY_AFTER_MS);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** At exit: writes what is left, waiting out a full pipe for EXIT_WAIT_MS at most. */
+  drainAtExit(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    const deadline = Date.now() + EXIT_WAIT_MS;
+    while (!this.writeOut() && Date.now() < deadline) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    }
+  }
+
+  private giveUp(error: NodeJS.ErrnoException): void {
+    this.gone = true;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.carry = undefined;
     // A reader that went away (EPIPE) is no news; anything else is said once, and logging goes on silently: an
     // unwritable log must not take the gateway down.
     if (error.code !== "EPIPE") {
       try {
-        writeSync(2, `hooks: cannot write the log to fd ${fd} (${error.code ?? error.message})\n`);
+        writeSync(2, `hooks: cannot write the log to fd ${this.fd} (${error.code ?? error.message})\n`);
       } catch {
         // stderr is gone too.
       }
     }
-  };
+  }
 
-  const nextChunk = (): Buffer => {
-    if (carry !== undefined) return carry;
+  private nextChunk(): Buffer {
+    if (this.carry !== undefined) return this.carry;
+    const { pending } = this;
     let bytes = 0;
     let count = 0;
     while (count < pending.length) {
@@ -81,76 +121,46 @@ function createOutput(fd: number): ProcessLogOutput {
       count++;
     }
     const chunk = Buffer.from(count === pending.length ? pending.join("") : pending.slice(0, count).join(""));
-    pending = count === pending.length ? [] : pending.slice(count);
-    pendingBytes -= chunk.length;
+    this.pending = count === pending.length ? [] : pending.slice(count);
+    this.pendingBytes -= chunk.length;
     return chunk;
-  };
+  }
 
   /** Writes until nothing is left or the fd is full; true when nothing is left. */
-  const writeOut = (): boolean => {
-    while (!gone && (carry !== undefined || pending.length > 0)) {
-      const chunk = nextChunk();
+  private writeOut(): boolean {
+    while (!this.gone && (this.carry !== undefined || this.pending.length > 0)) {
+      const chunk = this.nextChunk();
       try {
-        const written = writeSync(fd, chunk);
-        carry = written < chunk.length ? chunk.subarray(written) : undefined;
+        const written = writeSync(this.fd, chunk);
+        this.carry = written < chunk.length ? chunk.subarray(written) : undefined;
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "EAGAIN" || code === "EWOULDBLOCK") {
-          carry = chunk;
+          this.carry = chunk;
           return false;
         }
-        giveUp(error as NodeJS.ErrnoException);
+        this.giveUp(error as NodeJS.ErrnoException);
       }
     }
     return true;
-  };
+  }
 
-  const settle = () => {
-    timer = undefined;
-    if (writeOut()) {
-      const resolved = waiters;
-      waiters = [];
+  private settle(): void {
+    this.timer = undefined;
+    if (this.writeOut()) {
+      const resolved = this.waiters;
+      this.waiters = [];
       for (const resolve of resolved) resolve();
     } else {
-      arm(RETRY_AFTER_MS);
+      this.arm(RETRY_AFTER_MS);
     }
-  };
+  }
 
-  const arm = (delay: number) => {
-    if (timer !== undefined) return;
-    timer = setTimeout(settle, delay);
-    timer.unref();
-  };
-
-  atExit.push(() => {
-    if (timer !== undefined) clearTimeout(timer);
-    const deadline = Date.now() + EXIT_WAIT_MS;
-    while (!writeOut() && Date.now() < deadline) {
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
-    }
-  });
-
-  return {
-    write(line) {
-      if (gone) return;
-      if (pendingBytes + line.length > MAX_BUFFERED_BYTES) return;
-      pending.push(line);
-      pendingBytes += Buffer.byteLength(line);
-      // A full pipe has a retry armed already; otherwise a chunk's worth goes out now, and a lone line soon.
-      if (carry === undefined && pendingBytes >= MIN_CHUNK_BYTES) {
-        if (!writeOut()) arm(RETRY_AFTER_MS);
-      } else {
-        arm(FLUSH_AFTER_MS);
-      }
-    },
-    flush() {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      if (writeOut()) return Promise.resolve();
-      arm(RETRY_AFTER_MS);
-      return new Promise((resolve) => waiters.push(resolve));
-    },
-  };
+  private arm(delay: number): void {
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => this.settle(), delay);
+    this.timer.unref();
+  }
 }
 
 function drainAll(): void {

@@ -2,6 +2,7 @@
 import type { SystemEvent, SystemEventOutcome } from "../events.js";
 import type { LastRoute } from "./gateway-config.js";
 import type { ChatMessage } from "./runners/runner-types.js";
+import type { SqliteDatabase } from "./sqlite.js";
 import type { StateDb } from "./state-db.js";
 import { type QueuedSystemEvent, type QueueRow, queuedEventOf } from "./state-records.js";
 import { SETTING } from "./state-schema.js";
@@ -79,114 +80,155 @@ function readRoute(json: string | undefined): LastRoute | undefined {
   }
 }
 
+/** The store's statements, prepared once. */
+function prepareStatements(db: SqliteDatabase) {
+  return {
+    // A main-session event goes to the queue and then the transcript, another session's to its messages: an id
+    // seen again is looked for where that session's events go. The queue's own ids are in memory (queuedIds).
+    insertQueued: db.prepare<[EventParams]>(
+      `INSERT INTO queue (at, event_id, text, untrusted, hook, request_id, mapping_id)
+       SELECT @at, @eventId, @text, @untrusted, @hook, @requestId, @mappingId
+       WHERE NOT EXISTS (SELECT 1 FROM transcript WHERE event_id = @eventId)`,
+    ),
+    insertNote: db.prepare<[EventParams]>(
+      "INSERT OR IGNORE INTO messages (session_key, at, event_id, role, content) VALUES (@sessionKey, @at, @eventId, 'system', @text)",
+    ),
+    insertMessage: db.prepare<[string, number, string | null, string, string]>(
+      "INSERT INTO messages (session_key, at, run_id, role, content) VALUES (?, ?, ?, ?, ?)",
+    ),
+    selectQueue: db.prepare<[], QueueRow>("SELECT * FROM queue ORDER BY seq"),
+    selectQueuedIds: db.prepare<[], string>("SELECT event_id FROM queue").pluck(),
+    // The queue's rows move as they are, in order; the transcript's unique event id keeps a repeat out.
+    moveQueue: db.prepare(
+      `INSERT OR IGNORE INTO transcript (at, kind, event_id, text, untrusted, hook, request_id, mapping_id)
+       SELECT at, 'system-event', event_id, text, untrusted, hook, request_id, mapping_id FROM queue ORDER BY seq`,
+    ),
+    clearQueue: db.prepare("DELETE FROM queue"),
+    insertHeartbeat: db.prepare<[number, string, number]>(
+      "INSERT INTO transcript (at, kind, reasons, drained) VALUES (?, 'heartbeat', ?, ?)",
+    ),
+    selectHistory: db.prepare<[string, number], ChatMessage>(SELECT_HISTORY_SQL),
+    // Both through unique indexes on event_id.
+    inTranscript: db.prepare<[string], number>("SELECT 1 FROM transcript WHERE event_id = ?").pluck(),
+    inMessages: db.prepare<[string], number>("SELECT 1 FROM messages WHERE event_id = ?").pluck(),
+    selectSetting: db.prepare<[string], string>("SELECT value FROM settings WHERE key = ?").pluck(),
+    upsertSetting: db.prepare<[string, string]>(
+      "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    ),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
 /**
- * Events carry their ids so that one re-emitted after a crash of the plugin (it is not sure it was handed over)
- * is dropped: a system event whose id is queued, in the transcript or among a session's messages is ignored.
+ * The main session's queue: its system events wait there for the next heartbeat, which moves them into the
+ * transcript. `queuedIds` are the ids in the queue table.
  */
-export function createSessionStore(state: StateDb, initialRoute: LastRoute | undefined): SessionStore {
-  const { db } = state;
-  // A main-session event goes to the queue and then the transcript, another session's to its messages: an id
-  // seen again is looked for where that session's events go. The queue's own ids are in memory (queuedIds).
-  const insertQueued = db.prepare<[EventParams]>(
-    `INSERT INTO queue (at, event_id, text, untrusted, hook, request_id, mapping_id)
-     SELECT @at, @eventId, @text, @untrusted, @hook, @requestId, @mappingId
-     WHERE NOT EXISTS (SELECT 1 FROM transcript WHERE event_id = @eventId)`,
-  );
-  const insertNote = db.prepare<[EventParams]>(
-    "INSERT OR IGNORE INTO messages (session_key, at, event_id, role, content) VALUES (@sessionKey, @at, @eventId, 'system', @text)",
-  );
-  const insertMessage = db.prepare<[string, number, string | null, string, string]>(
-    "INSERT INTO messages (session_key, at, run_id, role, content) VALUES (?, ?, ?, ?, ?)",
-  );
-  const selectQueue = db.prepare<[], QueueRow>("SELECT * FROM queue ORDER BY seq");
-  const selectQueuedIds = db.prepare<[], string>("SELECT event_id FROM queue").pluck();
-  // The queue's rows move as they are, in order; the transcript's unique event id keeps a repeat out.
-  const moveQueue = db.prepare(
-    `INSERT OR IGNORE INTO transcript (at, kind, event_id, text, untrusted, hook, request_id, mapping_id)
-     SELECT at, 'system-event', event_id, text, untrusted, hook, request_id, mapping_id FROM queue ORDER BY seq`,
-  );
-  const clearQueue = db.prepare("DELETE FROM queue");
-  const insertHeartbeat = db.prepare<[number, string, number]>(
-    "INSERT INTO transcript (at, kind, reasons, drained) VALUES (?, 'heartbeat', ?, ?)",
-  );
-  const selectHistory = db.prepare<[string, number], ChatMessage>(SELECT_HISTORY_SQL);
-  // Both through unique indexes on event_id.
-  const inTranscript = db.prepare<[string], number>("SELECT 1 FROM transcript WHERE event_id = ?").pluck();
-  const inMessages = db.prepare<[string], number>("SELECT 1 FROM messages WHERE event_id = ?").pluck();
-  const selectSetting = db.prepare<[string], string>("SELECT value FROM settings WHERE key = ?").pluck();
-  const upsertSetting = db.prepare<[string, string]>(
-    "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-  );
-
-  // The ids in the queue table: kept here instead of in an index (see the schema), cleared by a drain that commits.
-  const queuedIds = new Set(selectQueuedIds.all());
-  // Keys with messages written this turn and not yet committed: reading one of them commits first.
-  const unflushedKeys = new Set<string>();
-  state.onFlush(() => unflushedKeys.clear());
-  // The database is newer than the config: a delivery since the config was written moved the route.
-  let route = readRoute(selectSetting.get(SETTING.lastRoute)) ?? initialRoute;
-
+function mainSessionQueue(
+  state: StateDb,
+  sql: Statements,
+  queuedIds: Set<string>,
+): Pick<SessionStore, "enqueue" | "pending" | "drain"> {
   return {
     enqueue(event) {
       if (queuedIds.has(event.eventId)) return "duplicate";
       // A drain commits at once, so the transcript is read as it stands; one indexed lookup.
-      if (inTranscript.get(event.eventId) !== undefined) return "duplicate";
+      if (sql.inTranscript.get(event.eventId) !== undefined) return "duplicate";
       const outcome = queuedIds.size === 0 ? "queued" : "coalesced";
       queuedIds.add(event.eventId);
       const params = eventParams(event);
-      state.write(() => insertQueued.run(params));
+      state.write(() => sql.insertQueued.run(params));
       return outcome;
-    },
-    appendSystemNote(event) {
-      // An uncommitted note of this turn is not seen here; the insert still ignores it.
-      if (inMessages.get(event.eventId) !== undefined) return "duplicate";
-      const params = eventParams(event);
-      unflushedKeys.add(event.sessionKey);
-      state.write(() => insertNote.run(params));
-      return "queued";
     },
     pending() {
       state.flush();
-      return selectQueue.all().map(queuedEventOf);
-    },
-    holds(eventId) {
-      state.flush();
-      return (
-        queuedIds.has(eventId) ||
-        inTranscript.get(eventId) !== undefined ||
-        inMessages.get(eventId) !== undefined
-      );
+      return sql.selectQueue.all().map(queuedEventOf);
     },
     drain(reasons) {
       let drained = 0;
       const written = state.transact(() => {
-        drained = moveQueue.run().changes;
-        clearQueue.run();
-        insertHeartbeat.run(Date.now(), JSON.stringify(reasons), drained);
+        drained = sql.moveQueue.run().changes;
+        sql.clearQueue.run();
+        sql.insertHeartbeat.run(Date.now(), JSON.stringify(reasons), drained);
       });
       if (!written) return 0;
       queuedIds.clear();
       return drained;
     },
+  };
+}
+
+/** Every session's messages: the system notes of sessions other than the main one, and the turns' history. */
+function sessionMessages(
+  state: StateDb,
+  sql: Statements,
+): Pick<SessionStore, "appendSystemNote" | "history" | "appendHistory"> {
+  // Keys with messages written this turn and not yet committed: reading one of them commits first.
+  const unflushedKeys = new Set<string>();
+  state.onFlush(() => unflushedKeys.clear());
+  return {
+    appendSystemNote(event) {
+      // An uncommitted note of this turn is not seen here; the insert still ignores it.
+      if (sql.inMessages.get(event.eventId) !== undefined) return "duplicate";
+      const params = eventParams(event);
+      unflushedKeys.add(event.sessionKey);
+      state.write(() => sql.insertNote.run(params));
+      return "queued";
+    },
     history(key) {
       if (unflushedKeys.has(key)) state.flush();
-      return selectHistory.all(key, HISTORY_WINDOW).reverse();
+      return sql.selectHistory.all(key, HISTORY_WINDOW).reverse();
     },
     appendHistory(key, messages, runId) {
       const at = Date.now();
       const rows = messages.map(({ role, content }) => [key, at, runId ?? null, role, content] as const);
       unflushedKeys.add(key);
       state.write(() => {
-        for (const row of rows) insertMessage.run(...row);
+        for (const row of rows) sql.insertMessage.run(...row);
       });
     },
+  };
+}
+
+/** The last route deliveries went to, kept in the settings. */
+function lastRouteSetting(
+  state: StateDb,
+  sql: Statements,
+  initialRoute: LastRoute | undefined,
+): Pick<SessionStore, "lastRoute" | "setLastRoute"> {
+  // The database is newer than the config: a delivery since the config was written moved the route.
+  let route = readRoute(sql.selectSetting.get(SETTING.lastRoute)) ?? initialRoute;
+  return {
     lastRoute: () => route,
     setLastRoute(next) {
       if (route?.channel === next.channel && route.to === next.to) return;
       route = next;
       const json = JSON.stringify(next);
       // When it cannot be written the route still moves for this run; only a restart would forget it.
-      state.write(() => upsertSetting.run(SETTING.lastRoute, json));
+      state.write(() => sql.upsertSetting.run(SETTING.lastRoute, json));
     },
+  };
+}
+
+/**
+ * Events carry their ids so that one re-emitted after a crash of the plugin (it is not sure it was handed over)
+ * is dropped: a system event whose id is queued, in the transcript or among a session's messages is ignored.
+ */
+export function createSessionStore(state: StateDb, initialRoute: LastRoute | undefined): SessionStore {
+  const sql = prepareStatements(state.db);
+  // The ids in the queue table: kept here instead of in an index (see the schema), cleared by a drain that commits.
+  const queuedIds = new Set(sql.selectQueuedIds.all());
+  return {
+    ...mainSessionQueue(state, sql, queuedIds),
+    ...sessionMessages(state, sql),
+    holds(eventId) {
+      state.flush();
+      return (
+        queuedIds.has(eventId) ||
+        sql.inTranscript.get(eventId) !== undefined ||
+        sql.inMessages.get(eventId) !== undefined
+      );
+    },
+    ...lastRouteSetting(state, sql, initialRoute),
   };
 }

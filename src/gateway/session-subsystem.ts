@@ -3,6 +3,7 @@ import type { AgentTurn, AgentTurnFinished, HookBus, SystemEvent } from "../even
 import type { GatewayLogger } from "./logger.js";
 import type { AgentRunner, RunnerOutput } from "./runners/runner-types.js";
 import type { SessionStore } from "./session-store.js";
+import { GatewayStopping, RunningTurns, TurnCancel, TurnTimeout } from "./session-turns.js";
 
 export interface SessionSubsystemDeps {
   bus: HookBus;
@@ -23,42 +24,6 @@ export interface SessionSubsystem {
   stop(): Promise<void>;
 }
 
-class TurnTimeout extends Error {}
-class GatewayStopping extends Error {}
-
-/**
- * How a turn is stopped (deadline or gateway stop): a promise for the race, and an AbortSignal made only when the
- * runner asks for one. Building an AbortController per turn was the largest single cost of an echo turn
- * (bench/PROFILE.md); a runner that never reads its signal (echo) never pays for it.
- */
-class TurnCancel {
-  reason: Error | undefined;
-  readonly cancelled: Promise<never>;
-  private controller: AbortController | undefined;
-  private reject!: (reason: Error) => void;
-
-  constructor() {
-    this.cancelled = new Promise<never>((_, reject) => {
-      this.reject = reject;
-    });
-    // Nobody may be racing it yet (a turn queued behind another): never an unhandled rejection.
-    this.cancelled.catch(() => undefined);
-  }
-
-  signal(): AbortSignal {
-    this.controller ??= new AbortController();
-    if (this.reason !== undefined && !this.controller.signal.aborted) this.controller.abort(this.reason);
-    return this.controller.signal;
-  }
-
-  abort(reason: Error): void {
-    if (this.reason !== undefined) return;
-    this.reason = reason;
-    this.controller?.abort(reason);
-    this.reject(reason);
-  }
-}
-
 /**
  * Where a turn's conversation is stored. The default agent's keys are stored as they are (state written before
  * agents existed reads the same); another agent's as OpenClaw names them, `agent:<id>:<key>`. A persistent turn
@@ -75,137 +40,141 @@ function roundMs(started: number): number {
   return Math.round(performance.now() - started);
 }
 
-export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsystem {
-  const { bus, store, runner, logger } = deps;
-  const active = new Map<string, { cancel: TurnCancel; done: Promise<void> }>();
-  // Turns of one session key (of one agent) run one after the other: a persistent turn sees the reply of the one before.
-  const chains = new Map<string, Promise<void>>();
-  let idleWaiters: Array<() => void> = [];
+/** Puts a system event where its session's events go, and says on the bus what became of it. */
+function storeSystemEvent(deps: SessionSubsystemDeps, event: SystemEvent): void {
+  const { store } = deps;
+  const outcome =
+    event.sessionKey === deps.mainSessionKey
+      ? store.enqueue(event)
+      : // Not the main session: the note belongs to that conversation, where its next turn will see it.
+        store.appendSystemNote(event);
+  // Told at once, from this listener: the plugin's journal puts it on the record's `done` line.
+  deps.bus.emit("session:system-event-outcome", { source: event.source, eventId: event.eventId, outcome });
+}
 
-  const onSystemEvent = (event: SystemEvent) => {
-    const outcome =
-      event.sessionKey === deps.mainSessionKey
-        ? store.enqueue(event)
-        : // Not the main session: the note belongs to that conversation, where its next turn will see it.
-          store.appendSystemNote(event);
-    // Told at once, from this listener: the plugin's journal puts it on the record's `done` line.
-    bus.emit("session:system-event-outcome", { source: event.source, eventId: event.eventId, outcome });
-  };
+/** Reports on the bus how a turn ended, then logs it. */
+function finishTurn(
+  deps: SessionSubsystemDeps,
+  turn: AgentTurn,
+  result: Omit<AgentTurnFinished, "source" | "runId">,
+  started: number,
+): void {
+  deps.bus.emit("session:agent-turn-finished", { source: turn.source, runId: turn.runId, ...result });
+  // Logged after the event, so the record has the event before the log has the line (and the state commits at
+  // the end of this turn, long before the buffered line reaches a reader).
+  deps.logger.info("agent turn finished", {
+    runId: turn.runId,
+    requestId: turn.source.requestId,
+    runner: deps.runner.kind,
+    status: result.status,
+    durationMs: roundMs(started),
+  });
+}
 
-  const finish = (turn: AgentTurn, result: Omit<AgentTurnFinished, "source" | "runId">, started: number) => {
-    bus.emit("session:agent-turn-finished", { source: turn.source, runId: turn.runId, ...result });
-    // Logged after the event, so the record has the event before the log has the line (and the state commits at
-    // the end of this turn, long before the buffered line reaches a reader).
-    logger.info("agent turn finished", {
-      runId: turn.runId,
-      requestId: turn.source.requestId,
-      runner: runner.kind,
-      status: result.status,
-      durationMs: roundMs(started),
-    });
-  };
-
-  const execute = async (
-    turn: AgentTurn,
-    key: string,
-    cancel: TurnCancel,
-    started: number,
-  ): Promise<void> => {
-    try {
-      if (cancel.reason !== undefined) throw cancel.reason;
-      const input = {
-        turn,
-        history: [...store.history(key)],
-        get signal() {
-          return cancel.signal();
-        },
-      };
-      // The race keeps the deadline even for a runner that ignores its signal.
-      const output: RunnerOutput = await Promise.race([runner.run(input), cancel.cancelled]);
-      complete(turn, key, output, started);
-    } catch (error) {
-      if (error instanceof TurnTimeout) finish(turn, { status: "timeout", error: error.message }, started);
-      else finish(turn, { status: "error", error: (error as Error)?.message ?? String(error) }, started);
-    }
-  };
-
-  const complete = (turn: AgentTurn, key: string, output: RunnerOutput, started: number) => {
-    store.appendHistory(
-      key,
-      [
-        { role: "user", content: turn.message },
-        { role: "assistant", content: output.reply },
-      ],
-      turn.runId,
-    );
-    finish(
+/** Runs one turn of the conversation `key` with the runner, and reports how it ended. */
+async function executeTurn(
+  deps: SessionSubsystemDeps,
+  turn: AgentTurn,
+  key: string,
+  cancel: TurnCancel,
+  started: number,
+): Promise<void> {
+  try {
+    if (cancel.reason !== undefined) throw cancel.reason;
+    const input = {
       turn,
-      output.summary === undefined ? { status: "ok", reply: output.reply } : { status: "ok", ...output },
-      started,
-    );
-  };
+      history: [...deps.store.history(key)],
+      get signal() {
+        return cancel.signal();
+      },
+    };
+    // The race keeps the deadline even for a runner that ignores its signal.
+    const output: RunnerOutput = await Promise.race([deps.runner.run(input), cancel.cancelled]);
+    completeTurn(deps, turn, key, output, started);
+  } catch (error) {
+    if (error instanceof TurnTimeout) {
+      finishTurn(deps, turn, { status: "timeout", error: error.message }, started);
+    } else {
+      finishTurn(deps, turn, { status: "error", error: (error as Error)?.message ?? String(error) }, started);
+    }
+  }
+}
 
-  const onAgentTurn = (turn: AgentTurn) => {
-    const started = performance.now();
-    const cancel = new TurnCancel();
-    // The clock starts on receipt, as the plugin's own deadline does, even if the turn waits behind another.
-    const timer = setTimeout(
-      () => cancel.abort(new TurnTimeout(`no reply within ${turn.timeoutSeconds}s`)),
-      turn.timeoutSeconds * 1000,
-    );
-    const { key, shared } = conversationKey(turn, deps.defaultAgentId);
-    const previous = chains.get(shared) ?? Promise.resolve();
-    // Never rejects: a listener that throws while a turn finishes is logged, and later turns of the key still run.
-    const done = previous
-      .then(() => execute(turn, key, cancel, started))
-      .catch((error: unknown) => {
-        logger.error(
-          `agent turn ${turn.runId} failed to finish: ${(error as Error)?.message ?? String(error)}`,
-        );
-      });
-    chains.set(shared, done);
-    active.set(turn.runId, { cancel, done });
-    logger.debug("agent turn started", {
-      runId: turn.runId,
-      requestId: turn.source.requestId,
-      runner: runner.kind,
-    });
-    void done.finally(() => {
-      clearTimeout(timer);
-      active.delete(turn.runId);
-      if (chains.get(shared) === done) chains.delete(shared);
-      if (active.size === 0) {
-        const waiters = idleWaiters;
-        idleWaiters = [];
-        for (const wake of waiters) wake();
-      }
-    });
-  };
+/** Adds the exchange to the conversation's history and reports the reply. */
+function completeTurn(
+  deps: SessionSubsystemDeps,
+  turn: AgentTurn,
+  key: string,
+  output: RunnerOutput,
+  started: number,
+): void {
+  deps.store.appendHistory(
+    key,
+    [
+      { role: "user", content: turn.message },
+      { role: "assistant", content: output.reply },
+    ],
+    turn.runId,
+  );
+  finishTurn(
+    deps,
+    turn,
+    output.summary === undefined ? { status: "ok", reply: output.reply } : { status: "ok", ...output },
+    started,
+  );
+}
+
+/** Takes a turn: its deadline runs from now, and it runs once its conversation's turns before it are done. */
+function startTurn(deps: SessionSubsystemDeps, turns: RunningTurns, turn: AgentTurn): void {
+  const { logger } = deps;
+  const started = performance.now();
+  const cancel = new TurnCancel();
+  // The clock starts on receipt, as the plugin's own deadline does, even if the turn waits behind another.
+  const timer = setTimeout(
+    () => cancel.abort(new TurnTimeout(`no reply within ${turn.timeoutSeconds}s`)),
+    turn.timeoutSeconds * 1000,
+  );
+  const { key, shared } = conversationKey(turn, deps.defaultAgentId);
+  // A listener that throws while a turn finishes is logged, and later turns of the key still run.
+  const done = turns.add(
+    turn.runId,
+    shared,
+    cancel,
+    () => executeTurn(deps, turn, key, cancel, started),
+    (error: unknown) => {
+      logger.error(
+        `agent turn ${turn.runId} failed to finish: ${(error as Error)?.message ?? String(error)}`,
+      );
+    },
+  );
+  logger.debug("agent turn started", {
+    runId: turn.runId,
+    requestId: turn.source.requestId,
+    runner: deps.runner.kind,
+  });
+  void done.finally(() => {
+    clearTimeout(timer);
+    turns.remove(turn.runId, shared, done);
+  });
+}
+
+export function startSessionSubsystem(deps: SessionSubsystemDeps): SessionSubsystem {
+  const { bus } = deps;
+  const turns = new RunningTurns();
+  const onSystemEvent = (event: SystemEvent) => storeSystemEvent(deps, event);
+  const onAgentTurn = (turn: AgentTurn) => startTurn(deps, turns, turn);
 
   bus.on("session:system-event", onSystemEvent);
   bus.on("session:agent-turn", onAgentTurn);
 
   return {
     get running() {
-      return active.size;
+      return turns.size;
     },
-    idle(timeoutMs) {
-      if (active.size === 0) return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => resolve(false), timeoutMs);
-        idleWaiters.push(() => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-      });
-    },
+    idle: (timeoutMs) => turns.idle(timeoutMs),
     async stop() {
       bus.off("session:agent-turn", onAgentTurn);
-      const turns = [...active.values()];
-      for (const { cancel } of turns) {
-        cancel.abort(new GatewayStopping("the gateway stopped before the turn finished"));
-      }
-      await Promise.all(turns.map(({ done }) => done));
+      await turns.abortAll(() => new GatewayStopping("the gateway stopped before the turn finished"));
       // Summaries of the aborted turns still arrive as system events; keep taking them until now.
       bus.off("session:system-event", onSystemEvent);
     },

@@ -1,6 +1,6 @@
 /** @module Retention of the state database: deletes transcript, outbox and message rows older than `state.retainDays`, in chunks. */
 import type { HostLogger } from "../host/contract.js";
-import type { SqliteStatement } from "./sqlite.js";
+import type { SqliteDatabase, SqliteStatement } from "./sqlite.js";
 import type { StateDb } from "./state-db.js";
 
 export const RETENTION_EVERY_MS = 60 * 60 * 1000;
@@ -33,74 +33,98 @@ export interface RetentionOptions {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Runs a purge now (at start) and then every hour, with its timer unref'd. */
-export function startRetention(state: StateDb, options: RetentionOptions): Retention {
-  const { db } = state;
-  const now = options.now ?? Date.now;
-  const chunkRows = options.chunkRows ?? PURGE_CHUNK_ROWS;
-  // Through the `at` index, a chunk at a time: SQLite's DELETE ... LIMIT is a compile-time option, this is not.
-  const deletes = Object.fromEntries(
+type Deletes = Record<PurgedTable, SqliteStatement<[number, number]>>;
+
+/** Through the `at` index, a chunk at a time: SQLite's DELETE ... LIMIT is a compile-time option, this is not. */
+function prepareDeletes(db: SqliteDatabase): Deletes {
+  return Object.fromEntries(
     PURGED.map((table) => [
       table,
       db.prepare<[number, number]>(
         `DELETE FROM ${table} WHERE seq IN (SELECT seq FROM ${table} WHERE at < ? LIMIT ?)`,
       ),
     ]),
-  ) as Record<PurgedTable, SqliteStatement<[number, number]>>;
-  let stopped = false;
-  let current: Promise<PurgeResult> | undefined;
+  ) as Deletes;
+}
 
-  /**
-   * Deleted rows leave free pages that SQLite reuses but never gives back, so after a large purge the file would
-   * keep its largest size; with `auto_vacuum = INCREMENTAL` the incremental vacuum returns them. The write-ahead
-   * log grows to hold the biggest burst between checkpoints; a TRUNCATE checkpoint moves it into the database and
-   * empties it.
-   */
-  const compact = async () => {
-    while (!stopped && (db.pragma("freelist_count", { simple: true }) as number) > 0) {
-      db.pragma(`incremental_vacuum(${VACUUM_CHUNK_PAGES})`);
+/**
+ * Deleted rows leave free pages that SQLite reuses but never gives back, so after a large purge the file would
+ * keep its largest size; with `auto_vacuum = INCREMENTAL` the incremental vacuum returns them. The write-ahead
+ * log grows to hold the biggest burst between checkpoints; a TRUNCATE checkpoint moves it into the database and
+ * empties it.
+ */
+async function compact(db: SqliteDatabase, stopped: () => boolean): Promise<void> {
+  while (!stopped() && (db.pragma("freelist_count", { simple: true }) as number) > 0) {
+    db.pragma(`incremental_vacuum(${VACUUM_CHUNK_PAGES})`);
+    await nextTurn();
+  }
+  if (stopped()) return;
+  // A TRUNCATE checkpoint waits for readers (`hooks state`) through the busy timeout; it must not stall the
+  // gateway for that long. Busy, it simply leaves the log for the next hour.
+  const timeout = db.pragma("busy_timeout", { simple: true }) as number;
+  db.pragma("busy_timeout = 0");
+  try {
+    db.pragma("wal_checkpoint(TRUNCATE)");
+  } finally {
+    db.pragma(`busy_timeout = ${timeout}`);
+  }
+}
+
+/** What one purge works with; `stopped` says when the retention was stopped meanwhile. */
+interface PurgeJob {
+  state: StateDb;
+  deletes: Deletes;
+  options: RetentionOptions;
+  stopped: () => boolean;
+}
+
+/**
+ * Deletes the rows older than `cutoff`, table by table, a chunk per event-loop turn, counting them in `deleted`;
+ * false when the retention was stopped on the way.
+ */
+async function deleteOlderRows(job: PurgeJob, cutoff: number, deleted: PurgeResult): Promise<boolean> {
+  const chunkRows = job.options.chunkRows ?? PURGE_CHUNK_ROWS;
+  for (const table of PURGED) {
+    for (;;) {
+      if (job.stopped()) return false;
+      const changes = job.deletes[table].run(cutoff, chunkRows).changes;
+      deleted[table] += changes;
+      if (changes < chunkRows) break;
       await nextTurn();
     }
-    if (stopped) return;
-    // A TRUNCATE checkpoint waits for readers (`hooks state`) through the busy timeout; it must not stall the
-    // gateway for that long. Busy, it simply leaves the log for the next hour.
-    const timeout = db.pragma("busy_timeout", { simple: true }) as number;
-    db.pragma("busy_timeout = 0");
-    try {
-      db.pragma("wal_checkpoint(TRUNCATE)");
-    } finally {
-      db.pragma(`busy_timeout = ${timeout}`);
-    }
-  };
+  }
+  return true;
+}
 
-  const purge = async (): Promise<PurgeResult> => {
-    const deleted: PurgeResult = { transcript: 0, outbox: 0, messages: 0 };
-    const cutoff = now() - options.retainDays * DAY_MS;
-    try {
-      for (const table of PURGED) {
-        for (;;) {
-          if (stopped) return deleted;
-          const changes = deletes[table].run(cutoff, chunkRows).changes;
-          deleted[table] += changes;
-          if (changes < chunkRows) break;
-          await nextTurn();
-        }
-      }
-      await compact();
-    } catch (error) {
-      state.reportError(error);
-    }
-    if (deleted.transcript + deleted.outbox + deleted.messages > 0) {
-      options.logger.info("state retention: deleted rows older than retainDays", {
-        retainDays: options.retainDays,
-        ...deleted,
-      });
-    }
-    return deleted;
-  };
+/** One purge, then the file compacted; logged when it deleted rows, unless stopped on the way. */
+async function purge(job: PurgeJob): Promise<PurgeResult> {
+  const { options } = job;
+  const deleted: PurgeResult = { transcript: 0, outbox: 0, messages: 0 };
+  const now = options.now ?? Date.now;
+  const cutoff = now() - options.retainDays * DAY_MS;
+  try {
+    if (!(await deleteOlderRows(job, cutoff, deleted))) return deleted;
+    await compact(job.state.db, job.stopped);
+  } catch (error) {
+    job.state.reportError(error);
+  }
+  if (deleted.transcript + deleted.outbox + deleted.messages > 0) {
+    options.logger.info("state retention: deleted rows older than retainDays", {
+      retainDays: options.retainDays,
+      ...deleted,
+    });
+  }
+  return deleted;
+}
+
+/** Runs a purge now (at start) and then every hour, with its timer unref'd. */
+export function startRetention(state: StateDb, options: RetentionOptions): Retention {
+  let stopped = false;
+  let current: Promise<PurgeResult> | undefined;
+  const job: PurgeJob = { state, deletes: prepareDeletes(state.db), options, stopped: () => stopped };
 
   const run = (): Promise<PurgeResult> => {
-    current ??= purge().finally(() => {
+    current ??= purge(job).finally(() => {
       current = undefined;
     });
     return current;
