@@ -98,21 +98,11 @@ export function listenForRequests(bus: HookBus, ring: SummaryRing, clock: Clock)
   return () => bus.off("hooks:request", onRequest);
 }
 
-/**
- * Request ids the journal left out since their `hooks:request` event (which follows in the same turn and takes the id
- * out again): per ring, so the journal wrapper and the request listener of one inspector share it. Bounded: ids whose
- * event never came (a host without the event) are dropped past a few.
- */
-const leftOutIds = new WeakMap<SummaryRing, Set<string>>();
+/** Bounded: ids whose `hooks:request` event never came (a host without the event) are dropped past a few. */
 const MAX_LEFT_OUT = 64;
 function leftOutOf(ring: SummaryRing): Set<string> {
-  let ids = leftOutIds.get(ring);
-  if (ids === undefined) {
-    ids = new Set();
-    leftOutIds.set(ring, ids);
-  }
-  if (ids.size >= MAX_LEFT_OUT) ids.clear();
-  return ids;
+  if (ring.leftOut.size >= MAX_LEFT_OUT) ring.leftOut.clear();
+  return ring.leftOut;
 }
 
 /** A finished record's state: a turn that a restart cut short makes it `interrupted`. */

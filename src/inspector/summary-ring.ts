@@ -6,6 +6,11 @@ export const DEFAULT_RING_SIZE = 2_000;
 
 /** Summaries by arrival, the oldest dropped past `size`; looked up by journal key and by X-Request-Id. */
 export class SummaryRing {
+  /**
+   * Request ids the journal left out since their `hooks:request` event (which follows in the same turn and takes the
+   * id out again): the ring's own, so the journal observer and the request listener of one inspector share it.
+   */
+  readonly leftOut = new Set<string>();
   private readonly rows: (InspectorSummary | undefined)[];
   /** Where the next row goes. */
   private next = 0;
