@@ -80,6 +80,9 @@ function route(
   const target = splitTarget(request.url);
   const hook = hookName(target.pathname, deps.basePath);
   if (hook === undefined) return { hook, requestId };
+  // Every field a stage may learn is here from the start, in one order: a stage's `{ ...ctx, field }` then copies an
+  // object of one shape, where adding a field each time made a new hidden class per stage and cost about 30 µs a
+  // request (bench/PROFILE.md, "Stages").
   return {
     request,
     requestId,
@@ -88,6 +91,24 @@ function route(
     started,
     hook,
     verifier: deps.verifiers.forHook(hook),
+    address: undefined,
+    client: undefined,
+    identity: undefined,
+    extra: undefined,
+    route: undefined,
+    counted: undefined,
+    bodyKind: undefined,
+    maxBytes: undefined,
+    raw: undefined,
+    view: undefined,
+    text: undefined,
+    body: undefined,
+    ticket: undefined,
+    notes: undefined,
+    resolution: undefined,
+    pass: undefined,
+    admitted: undefined,
+    admittedAt: undefined,
   };
 }
 

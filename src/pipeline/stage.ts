@@ -124,8 +124,21 @@ export function isOutcome(value: RequestContext | Outcome): value is Outcome {
 }
 
 /** The answer that ends a request here. */
-export function answer(ctx: RequestContext, response: PipelineResponse, more?: Partial<Outcome>): Outcome {
-  return { kind: "outcome", claimed: true, response, ctx, ...more };
+export function answer(
+  ctx: RequestContext,
+  response: PipelineResponse,
+  more?: Pick<Outcome, "refusal" | "after" | "waitedFrom">,
+): Outcome {
+  // One literal with every field: every outcome has one shape.
+  return {
+    kind: "outcome",
+    claimed: true,
+    response,
+    ctx,
+    refusal: more?.refusal,
+    after: more?.after,
+    waitedFrom: more?.waitedFrom,
+  };
 }
 
 /** A field an earlier stage sets: its absence is a mistake in the stage list, not a request's fault. */
