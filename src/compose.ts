@@ -308,7 +308,7 @@ function buildPipeline(
 }
 
 /** What an action may do under this config: session keys, agents, channels, models. */
-function actionPolicyOf({ config }: PreparedHooks, ids: Ports["ids"]): ActionPolicy {
+export function actionPolicyOf({ config }: PreparedHooks, ids: Ports["ids"]): ActionPolicy {
   return {
     sessionKeys: {
       allowRequestSessionKey: config.allowRequestSessionKey,

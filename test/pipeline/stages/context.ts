@@ -1,10 +1,11 @@
 /** @module What the stage tests share: a request's context as the route leaves it, a prepared config's resolver and verifiers, and quiet ports. */
+
 import { createHmac } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { expect } from "vitest";
-import type { ActionPolicy } from "../../../src/actions/validate-action.js";
 import type { Clock, Ids } from "../../../src/clock.js";
+import { actionPolicyOf } from "../../../src/compose.js";
 import { type HookError, isHookError } from "../../../src/errors.js";
 import type { HostLogger } from "../../../src/host/contract.js";
 import { MappingEngine } from "../../../src/mapping/mapping-engine.js";
@@ -226,18 +227,7 @@ export function resolverOf(
   clock: Clock = clockAt(),
 ): Resolver {
   const { config, mappings } = prepared;
-  const policy: ActionPolicy = {
-    sessionKeys: {
-      allowRequestSessionKey: config.allowRequestSessionKey,
-      allowedSessionKeyPrefixes: config.allowedSessionKeyPrefixes,
-      defaultSessionKey: config.defaultSessionKey,
-      mainSessionKey: config.mainSessionKey,
-    },
-    agents: config.agents,
-    channels: config.channels,
-    models: config.models,
-    ids,
-  };
+  const policy = actionPolicyOf(prepared, ids);
   return new Resolver({
     engine: new MappingEngine({
       index: new MappingIndex(mappings),
