@@ -1,12 +1,14 @@
 /** @module The clock and id ports: wall-clock time in milliseconds and fresh ids, swappable so tests and replays control them. */
 import { randomUUID } from "node:crypto";
+import { randomMarkerId } from "./safety/wrap-external.js";
 
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
 }
 
-export const systemClock: Clock = { now: () => Date.now() };
+// The platform's own functions, not wrappers of them: nothing of this module runs on a request.
+export const systemClock: Clock = { now: Date.now };
 
 export interface Ids {
   /** A fresh UUID v4 (request ids, event ids, run ids, `hook:<uuid>` session keys). */
@@ -15,12 +17,4 @@ export interface Ids {
   markerId(): string;
 }
 
-export const randomIds: Ids = {
-  uuid: () => randomUUID(),
-  // 64 random bits from a UUID's random digits (not its version or variant digits): Node draws UUIDs from a
-  // cached pool of entropy, where randomBytes(8) is a call into OpenSSL per id (8 µs per request, PROFILE.md).
-  markerId: () => {
-    const uuid = randomUUID();
-    return uuid.slice(0, 8) + uuid.slice(24, 32);
-  },
-};
+export const randomIds: Ids = { uuid: randomUUID, markerId: randomMarkerId };

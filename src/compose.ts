@@ -10,6 +10,7 @@ import { MappingIndex } from "./mapping/mapping-index.js";
 import { Admission } from "./pipeline/admission.js";
 import { TURN_ADMISSION_TIMEOUT_MS } from "./pipeline/admit-turns.js";
 import { createAllowLists } from "./pipeline/allow-lists.js";
+import { type AuthThrottle, createAuthThrottle, createCredentialJudge } from "./pipeline/credential-judge.js";
 import {
   createBusDoor,
   createHandOff,
@@ -22,11 +23,6 @@ import { recoverFromJournal } from "./pipeline/recover.js";
 import type { CapturedRequest } from "./pipeline/request.js";
 import { createPipeline, type Pipeline } from "./pipeline/run-pipeline.js";
 import { createClientAddressResolver, createSourceAddressResolver } from "./pipeline/stages/admit.js";
-import {
-  type AuthThrottle,
-  createAuthThrottle,
-  createCredentialJudge,
-} from "./pipeline/stages/authenticate.js";
 import type { DuplicateDeps } from "./pipeline/stages/dedupe.js";
 import { Resolver } from "./pipeline/stages/resolve.js";
 import { type TurnCaps, TurnGate } from "./pipeline/turn-gate.js";

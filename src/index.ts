@@ -4,7 +4,7 @@ import type { Registry } from "prom-client";
 import type { HookPlugin, PluginHost } from "./host/contract.js";
 import type { InspectorSource } from "./inspector/inspector-source.js";
 import type { HooksPluginOptions } from "./options.js";
-import type { AuthThrottle } from "./pipeline/stages/authenticate.js";
+import type { AuthThrottle } from "./pipeline/credential-judge.js";
 import type { HooksReload } from "./prepare-reload.js";
 import { type HooksInstance, registerHooks, reloadHooks } from "./register-hooks.js";
 import type { HooksStatus } from "./status.js";
@@ -67,9 +67,9 @@ export type {
   TurnOutcome,
 } from "./metrics/metrics.js";
 export type { HooksPluginOptions } from "./options.js";
+export type { AuthThrottle } from "./pipeline/credential-judge.js";
 export type { CapturedRequest } from "./pipeline/request.js";
 export { clientGroup } from "./pipeline/stages/admit.js";
-export type { AuthThrottle } from "./pipeline/stages/authenticate.js";
 export type { HooksReload } from "./prepare-reload.js";
 export { fixtureFromRequest, type RecordedRequest, writeFixtureFile } from "./replay/fixture-file.js";
 // The runner of the reference gateway gives its children the same allow-list as transform workers.

@@ -1,6 +1,6 @@
 /** @module The inspector over HTTP, for any host: the page, its script, its JSON API and its login, under one base path. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AuthThrottle } from "../pipeline/stages/authenticate.js";
+import type { AuthThrottle } from "../pipeline/credential-judge.js";
 import { answerApi } from "./inspector-api.js";
 import { answerView } from "./inspector-html-routes.js";
 import { VIEW_CSS_SOURCE } from "./inspector-html-style.js";

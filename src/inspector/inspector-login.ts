@@ -1,6 +1,6 @@
 /** @module The inspector's login: POST /api/session exchanges the key for a session cookie, wrong keys counted per client. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AuthThrottle } from "../pipeline/stages/authenticate.js";
+import type { AuthThrottle } from "../pipeline/credential-judge.js";
 import { isJson, readJson, sendError, sendJson } from "./inspector-http-io.js";
 import type { InspectorSessions } from "./inspector-session.js";
 

@@ -1,10 +1,10 @@
-/** @module The hand-off: an admitted request's events leave by one door once its record is durable, its turns through their mapping's cap, and what a crash left is finished at start. */
+/** @module The hand-off: an admitted request's events leave by one door once its record is durable, its turns through their mapping's cap (recover.ts finishes what a crash left, the same way). */
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
 import type { RunCompletionTracker, RunDelivered, RunPublished } from "../actions/run-completion.js";
 import { errorMessage } from "../errors.js";
 import type { AgentTurn, HookBus, PlannedEvent, SystemEventOutcome } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
-import type { Journal, JournalBacklog, Outcomes, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
+import type { Journal, Outcomes, RunOutcome } from "../journal/journal.js";
 import type { AdmitAgentTurn } from "./admit-turns.js";
 import { admitWaitingTurn } from "./admit-waiting-turn.js";
 import type { Start, TurnGate, TurnPass } from "./turn-gate.js";
@@ -23,7 +23,7 @@ export interface HandOffDeps {
 }
 
 /** Calls `finished` with every run's outcome once the last of `count` runs has published its summary. */
-function whenAllPublished(
+export function whenAllPublished(
   count: number,
   finished: (outcomes: RunOutcome[]) => void,
 ): (run: Pick<PendingRun, "runId">) => RunPublished {
@@ -65,7 +65,7 @@ function markHanded(deps: HandOffDeps, requestId: string, runIds?: readonly stri
 }
 
 /** What marks each of a record's `turns` handed as it leaves: the whole record when it has one. */
-function handedMarker(deps: HandOffDeps, requestId: string, turns: number): (run: PendingRun) => void {
+export function handedMarker(deps: HandOffDeps, requestId: string, turns: number): (run: PendingRun) => void {
   return turns === 1 ? () => markHanded(deps, requestId) : (run) => markHanded(deps, requestId, [run.runId]);
 }
 
@@ -85,7 +85,7 @@ interface TurnStart {
  * only once admitted: a refusal that stands is its outcome (its sender had its 202 long ago), a "not now" is asked
  * again, and a stop leaves it un-handed for the next start.
  */
-function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
+export function startTurn(deps: HandOffDeps, turn: TurnStart): Start {
   return (slot) => {
     const listeners = { published: turn.published, delivered: turn.delivered, ended: slot.release };
     const begin = () => {
@@ -173,106 +173,14 @@ function eventsOf(plans: readonly ActionPlan[]): PlannedEvent[] {
   return plans.length === 1 ? (plans[0]!.events as PlannedEvent[]) : plans.flatMap((plan) => plan.events);
 }
 
-function nonEmpty(outcomes: Outcomes): Outcomes | undefined {
+export function nonEmpty(outcomes: Outcomes): Outcomes | undefined {
   for (const _ in outcomes) return outcomes;
   return undefined;
 }
 
-/** What the recovery at start did, for its log line. */
-export interface RecoveryReport {
-  records: number;
-  events: number;
-  turnsRun: number;
-  turnsInterrupted: number;
-  failed: number;
-}
-
-/**
- * Finishes every record a previous run admitted and did not finish, oldest first, with the original ids:
- * events go out again (a host drops the ones it already has by id); a turn that was never handed over runs
- * now; a turn that was gets its summary `<name> (error): interrupted by a restart` and is not run again.
- */
-export async function finishUnfinished(deps: HandOffDeps, backlog: JournalBacklog): Promise<RecoveryReport> {
-  const report: RecoveryReport = { records: 0, events: 0, turnsRun: 0, turnsInterrupted: 0, failed: 0 };
-  for (const unfinished of backlog.unfinished) {
-    try {
-      await finishOne(deps, unfinished, report);
-      report.records++;
-    } catch (error) {
-      report.failed++;
-      deps.logger.error(
-        `journal: a request left by the previous run could not be finished: ${errorMessage(error)}`,
-        {
-          requestId: unfinished.record.id,
-        },
-      );
-    }
-  }
-  return report;
-}
-
-async function finishOne(
-  deps: HandOffDeps,
-  { record, handed, handedRuns }: UnfinishedRecord,
-  report: RecoveryReport,
-): Promise<void> {
-  // Handed over (the whole record, or this turn of a fan-out): it may have run, so it is not run again.
-  const went = new Set(handedRuns);
-  const interrupted = (runId: string) => handed || went.has(runId);
-  const runs = new Map((record.runs ?? []).map((run) => [run.runId, run]));
-  const turns = record.events.filter(isTurn);
-  const outcomes: RunOutcome[] = [];
-  const toRun: Array<{ run: PendingRun; planned: PlannedEvent }> = [];
-  for (const planned of turns) {
-    const run = runs.get(planned.payload.runId);
-    if (run === undefined) throw new Error(`the record has no run for turn ${planned.payload.runId}`);
-    if (interrupted(run.runId)) outcomes.push({ runId: run.runId, status: "interrupted" });
-    else toRun.push({ run, planned });
-  }
-  // Emitted again after a crash: a host that kept them says `duplicate`.
-  let told: Outcomes | undefined;
-  const published = whenAllPublished(toRun.length, (done) =>
-    deps.journal.done(record.id, [...outcomes, ...done], true, told && nonEmpty(told)),
-  );
-  told = deps.door.deliver(
-    record.events.filter((planned) => !isTurn(planned)),
-    () => interruptTurns(deps, record, runs, interrupted),
-  );
-  report.events += record.events.filter((planned) => !isTurn(planned)).length;
-  report.turnsInterrupted += turns.filter((planned) => interrupted(planned.payload.runId)).length;
-  if (toRun.length === 0) {
-    deps.journal.done(record.id, outcomes, true, nonEmpty(told));
-    return;
-  }
-  // Through the gate like a new request's, in journal order: a backlog of turns does not start all at once.
-  const marked = handedMarker(deps, record.id, turns.length);
-  for (const { run, planned } of toRun) {
-    const start = startTurn(deps, {
-      run,
-      events: [planned],
-      admitted: false,
-      handed: marked,
-      published: published(run),
-    });
-    deps.gate.enter(run, start, false);
-    report.turnsRun++;
-  }
-}
-
-/** A turn a restart cut short gets its summary `interrupted`, not a second run. */
-function interruptTurns(
-  deps: HandOffDeps,
-  record: UnfinishedRecord["record"],
-  runs: ReadonlyMap<string, PendingRun>,
-  interrupted: (runId: string) => boolean,
-): void {
-  for (const planned of record.events) {
-    if (isTurn(planned) && interrupted(planned.payload.runId))
-      deps.tracker.interrupted(runs.get(planned.payload.runId)!);
-  }
-}
-
-function isTurn(planned: PlannedEvent): planned is Extract<PlannedEvent, { event: "session:agent-turn" }> {
+export function isTurn(
+  planned: PlannedEvent,
+): planned is Extract<PlannedEvent, { event: "session:agent-turn" }> {
   return planned.event === "session:agent-turn";
 }
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { HostLogger, LogFields } from "../../src/host/contract.js";
 import { createHooksPlugin } from "../../src/index.js";
-import { createFailureCounter } from "../../src/pipeline/stages/authenticate.js";
+import { createFailureCounter } from "../../src/pipeline/credential-judge.js";
 import { MemoryStore } from "../../src/store/memory.js";
 import { startTestHost, type TestHost } from "../helpers/test-host.js";
 

@@ -1,12 +1,10 @@
 /** @module The respond stage: the answer of an admitted request, and its events, which leave before it when it says what became of them and after it otherwise. */
 
 import type { ActionPlan } from "../../actions/plan-action.js";
-import type { RunCompletionTracker } from "../../actions/run-completion.js";
 import type { HookError } from "../../errors.js";
 import type { HostLogger } from "../../host/contract.js";
 import type { AdmittedRecord, Journal, Outcomes } from "../../journal/journal.js";
-import type { Admission } from "../admission.js";
-import { completionBody } from "../completion-body.js";
+import { awaitOutcome, type WaitDeps } from "../await-outcome.js";
 import type { HandOff } from "../hand-off.js";
 import { logFailure } from "../log-failure.js";
 import type { PipelineResponse } from "../request.js";
@@ -35,11 +33,8 @@ export function createRespondStage(deps: RespondStageDeps): Stage {
     let waitedFrom: number | undefined;
     const waited = await awaitOutcome(deps, {
       client: need(ctx.client, "the client address"),
-      admission: admitted,
       resolution,
       runId: run.runId,
-      requestId: ctx.requestId,
-      extra: ctx.extra,
       emit: () => {
         // A failing listener still leaves the caller an answer.
         try {
@@ -53,10 +48,12 @@ export function createRespondStage(deps: RespondStageDeps): Stage {
       },
       hungUp: ctx.request.hungUp,
     });
+    // Nobody read the turn's outcome (too many waiting, or the caller left): the admission answer stands.
+    if (waited.body === undefined) return answer(ctx, admitted, { after: waited.after, waitedFrom });
+    const response = jsonResponse(200, waited.body, ctx.requestId, ctx.extra);
     // The journal admitted the 202; the caller that waited got the turn's outcome, and the listing shows that.
-    if (waited.response.status !== admitted.status)
-      deps.journal.responded?.(ctx.journalKey.id, waited.response.status);
-    return answer(ctx, waited.response, { after: waited.after, waitedFrom });
+    if (response.status !== admitted.status) deps.journal.responded?.(ctx.journalKey.id, response.status);
+    return answer(ctx, response, { after: waited.after, waitedFrom });
   };
 }
 
@@ -203,72 +200,6 @@ export function replayedResponse(
     headers["Content-Length"] = String(Buffer.byteLength(stored.body));
   }
   return { status: stored.status, headers, body: stored.body };
-}
-
-/** The answer a request gets, and what happens once it has left (the emit stage). */
-interface Answer {
-  response: PipelineResponse;
-  after?: () => void;
-}
-
-/** What a waiting caller's place is counted in, and what it gets. */
-export interface WaitDeps {
-  /** Where a waiting caller's place is counted, per client address and in all. */
-  admission: Admission;
-  tracker: RunCompletionTracker;
-  /** Whether the caller gets the reply text (`hooks.exposeReplies`). */
-  exposeReplies: boolean;
-}
-
-interface Waiter {
-  /** The client the place is counted against. */
-  client: string;
-  /** The admission answer: what the caller gets when it cannot wait. */
-  admission: PipelineResponse;
-  resolution: Resolution;
-  runId: string;
-  requestId: string;
-  extra: ExtraHeaders | undefined;
-  /** Emits the turn; never throws (a failing listener is logged by the caller). */
-  emit: () => void;
-  /** Called once the turn was emitted and the wait begins. */
-  admitted: () => void;
-  /** Aborted when the caller's connection closes (a replay has none). */
-  hungUp: AbortSignal | undefined;
-}
-
-/**
- * Waiting callers hold connections for as long as a turn runs: beyond their bound a caller gets the admission
- * answer at once (the turn emitted after it), and its turn runs all the same. Admission already happened
- * (journaled, delivery id remembered with the admission answer), so a caller that disconnects cancels nothing;
- * it only gives its place back, without waiting for its turn to end.
- */
-async function awaitOutcome(deps: WaitDeps, waiter: Waiter): Promise<Answer> {
-  const { hungUp } = waiter;
-  if (hungUp?.aborted) return { response: waiter.admission, after: waiter.emit };
-  const leave = deps.admission.enterWait(waiter.client);
-  if (leave === undefined) return { response: waiter.admission, after: waiter.emit };
-  let gone!: () => void;
-  const left = new Promise<undefined>((resolve) => {
-    gone = () => {
-      leave();
-      resolve(undefined);
-    };
-  });
-  hungUp?.addEventListener("abort", gone, { once: true });
-  try {
-    const completion = deps.tracker.completion(waiter.runId);
-    waiter.emit();
-    waiter.admitted();
-    const outcome = await Promise.race([completion, left]);
-    // Nobody is there to read it: the admission answer stands for what the request came to.
-    if (outcome === undefined) return { response: waiter.admission };
-    const body = completionBody(waiter.resolution, outcome, deps.exposeReplies);
-    return { response: jsonResponse(200, body, waiter.requestId, waiter.extra) };
-  } finally {
-    hungUp?.removeEventListener("abort", gone);
-    leave();
-  }
 }
 
 /** An answer as the journal keeps it for a delivery's duplicates. */

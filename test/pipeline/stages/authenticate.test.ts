@@ -1,7 +1,8 @@
 /** @module The authenticate stage on a context: a token is judged before any byte is read, a signed path's body is read only for an address not throttled and then judged, and Meta's GET handshake is answered with its challenge. */
 import { beforeEach, describe, expect, it } from "vitest";
 import { Admission } from "../../../src/pipeline/admission.js";
-import { createAuthenticateStage, createCredentialJudge } from "../../../src/pipeline/stages/authenticate.js";
+import { createCredentialJudge } from "../../../src/pipeline/credential-judge.js";
+import { createAuthenticateStage } from "../../../src/pipeline/stages/authenticate.js";
 import { MemoryStore } from "../../../src/store/memory.js";
 import {
   admittedContext,
