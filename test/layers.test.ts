@@ -104,4 +104,16 @@ describe("layers", () => {
     for (const file of files) visit(file, []);
     expect(cycles).toEqual([]);
   });
+
+  it("the request path keeps no module-level table: no Map or WeakMap outside a function in src/pipeline", () => {
+    const tables = files
+      .filter((file) => file.startsWith(path.join(SRC, "pipeline")))
+      .flatMap((file) =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .filter((line) => /^(?:export )?(?:const|let|var) \w+[^=]*= new (?:Weak)?Map\b/.test(line))
+          .map((line) => `${path.relative(SRC, file)}: ${line.trim()}`),
+      );
+    expect(tables).toEqual([]);
+  });
 });
