@@ -54,6 +54,8 @@ export interface CompositionContext {
   capTurns?: boolean | undefined;
   /** The host's check, at start, that it still holds what the journal says it stored. */
   checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;
+  /** How far the host's own state is on disk, when it syncs it now and then (see the host contract). */
+  durableThrough?: (() => number | undefined) | undefined;
   /** Told each transform's load result once the service started. */
   transformsLoaded?: ((reports: TransformLoadReport[]) => void) | undefined;
 }
@@ -191,6 +193,7 @@ function hooksService(
           duplicates,
           clock: ports.clock,
           checkStored: context.checkStored,
+          durableThrough: context.durableThrough,
         });
         const reports = await loadAllTransforms(transformRunner, prepared.mappings);
         context.transformsLoaded?.(reports);

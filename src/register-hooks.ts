@@ -133,6 +133,7 @@ function compositionContext(
     turnAdmissionTimeoutMs: options.turnAdmissionTimeoutMs,
     // Read when called: a host may install it after registration.
     checkStored: (events) => host.checkStored?.(events),
+    durableThrough: () => host.durableThrough?.(),
     transformsLoaded: (reports) => {
       loaded(reports);
       for (const report of reports) {

@@ -15,6 +15,7 @@ import { type SessionSubsystem, startSessionSubsystem } from "./session-subsyste
 import { checkStateHolds } from "./state-check.js";
 import { openStateDb, type StateDb } from "./state-db.js";
 import { type Retention, startRetention } from "./state-retention.js";
+import { type SyncMark, startSyncMark } from "./state-sync-mark.js";
 import { logWriteError, type WriteErrorHandler } from "./write-errors.js";
 
 /** Reasons a heartbeat's log line lists by name; the transcript has them all. */
@@ -47,7 +48,7 @@ export interface Subsystems {
 export function startSubsystems(options: SubsystemsOptions): Subsystems {
   // A state or record write that fails is logged and survived, never a crash.
   const onError = logWriteError(options.logger);
-  const { state, retention } = openState(options, onError);
+  const { state, retention, mark } = openState(options, onError);
   const recorder = recordEvents(options, onError);
   const { session, heartbeat, delivery } = startSessionSubsystems(options, state);
   return {
@@ -59,6 +60,7 @@ export function startSubsystems(options: SubsystemsOptions): Subsystems {
       await options.services.stop();
       recorder?.stop();
       await retention.stop();
+      mark.stop();
       state.close();
     },
   };
@@ -68,7 +70,7 @@ export function startSubsystems(options: SubsystemsOptions): Subsystems {
 function openState(
   options: SubsystemsOptions,
   onError: WriteErrorHandler,
-): { state: StateDb; retention: Retention } {
+): { state: StateDb; retention: Retention; mark: SyncMark } {
   const { logger, sections } = options;
   // Opened before anything starts: without better-sqlite3, or with a database it cannot use, the gateway does not start.
   const state = openStateDb(options.stateDir, {
@@ -79,10 +81,13 @@ function openState(
         { writes },
       ),
   });
-  // The plugin's journal marks a request done only once the events it caused are committed here.
-  options.host.persisted = () => state.committed();
+  // The plugin's journal marks a request done once the events it caused are committed here; they are synced about
+  // once a second, and a start has the journal store again what was finished after the last sync.
+  options.host.persisted = () => state.stored();
+  const mark = startSyncMark(state);
+  options.host.durableThrough = () => mark.durableThrough;
   const retention = startRetention(state, { retainDays: sections.state.retainDays, logger });
-  return { state, retention };
+  return { state, retention, mark };
 }
 
 /** Records every bus event in `recordFile`, when there is one, and logs every hook request. */

@@ -150,12 +150,16 @@ export function openStateDb(stateDir: string, options: StateDbOptions = {}): Sta
     get retained() {
       return queue.retained;
     },
+    get commits() {
+      return queue.commits;
+    },
     write: queue.write,
     flush: queue.flush,
     transact: queue.transact,
     reportError: queue.reportError,
     onFlush: queue.onFlush,
     committed: queue.committed,
+    stored: queue.stored,
     close() {
       queue.close();
       if (db.open) db.close();

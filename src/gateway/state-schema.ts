@@ -89,6 +89,11 @@ export const SETTING = {
   lastRoute: "last_route",
   /** When the file was created (epoch ms, as text); written with the tables, so a file from before it has none. */
   createdAt: "created_at",
+  /**
+   * The moment (epoch ms, as text) up to which every commit is on disk: written before each sync of the write-ahead
+   * log. A start stores again what the journal finished after it.
+   */
+  syncedThrough: "synced_through",
 } as const;
 
 /**

@@ -93,6 +93,13 @@ export interface PluginHost {
    */
   persisted?(): Promise<void>;
   /**
+   * Optional, with `persisted`: the moment (epoch ms) up to which what the host stored is on disk, for a host that
+   * syncs its own state now and then rather than per request. Asked once at start: the system events of requests
+   * the journal finished after it are delivered again, with their ids (a host that kept them answers `duplicate`),
+   * so the host's state is rebuilt from the journal and needs no sync of its own per request.
+   */
+  durableThrough?(): number | undefined;
+  /**
    * Asked once at start with the system events of the newest requests the journal marked done. Throws, with a
    * message that names what is damaged and what to do, when the host does not hold them: its state was replaced,
    * emptied or lost its last writes, and serving on it would acknowledge requests into a store that forgets. The

@@ -1,7 +1,8 @@
 /** @module The node:http adapter of the pipeline: the route handler a host registers for `hooks.path`. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { RouteHandler } from "../host/contract.js";
-import type { PipelineResponse } from "../pipeline/request.js";
+import type { HangUp, PipelineResponse } from "../pipeline/request.js";
 import type { Pipeline } from "../pipeline/run-pipeline.js";
 
 /** How long a connection refused mid-body may linger before it is cut, so it cannot be drained without bound. */
@@ -44,6 +45,38 @@ function writeResponse(req: IncomingMessage, res: ServerResponse, response: Pipe
 }
 
 /**
+ * The caller's connection as the pipeline sees it. Listeners are attached only when a stage watches (a caller
+ * waiting for its turn): an AbortController per request, aborted by every normal close, cost more than the rest of
+ * the adapter (bench/PROFILE.md). The socket is watched as well as the response: a pipelined response queued
+ * behind another never closes.
+ */
+class ConnectionHangUp implements HangUp {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly socket: Socket,
+  ) {}
+
+  get happened(): boolean {
+    return this.socket.destroyed || (this.res.destroyed && !this.res.writableFinished);
+  }
+
+  watch(listener: () => void): () => void {
+    const { res, socket } = this;
+    const closed = () => {
+      unwatch();
+      if (!res.writableFinished) listener();
+    };
+    const unwatch = () => {
+      res.off("close", closed);
+      socket.off("close", closed);
+    };
+    res.once("close", closed);
+    socket.once("close", closed);
+    return unwatch;
+  }
+}
+
+/**
  * The handler resolves once the response has ended and the request's events are emitted, so a host that runs
  * handlers inside a per-request scope covers all of the request's work. It answers every request under the
  * route's path itself and says so (`true`); a path outside `hooks.path` is left to the host (`false`). `serving`
@@ -53,28 +86,18 @@ export function createHooksHandler(serving: { readonly pipeline: Pipeline }): Ro
   return async (req, res) => {
     // Read once per request: a reload that swaps the pipeline leaves a request under way on its own.
     const { pipeline } = serving;
-    // The socket is watched as well as the response: a pipelined response queued behind another never closes.
     const socket = req.socket;
-    const hangUp = new AbortController();
-    const hungUp = () => hangUp.abort();
-    res.once("close", hungUp);
-    socket.once("close", hungUp);
-    try {
-      const exchange = await pipeline(
-        {
-          method: req.method ?? "",
-          url: req.url ?? "/",
-          headers: req.headers,
-          remoteAddress: socket.remoteAddress,
-          body: req,
-          hungUp: hangUp.signal,
-        },
-        { respond: (response) => writeResponse(req, res, response) },
-      );
-      return exchange.claimed;
-    } finally {
-      res.off("close", hungUp);
-      socket.off("close", hungUp);
-    }
+    const exchange = await pipeline(
+      {
+        method: req.method ?? "",
+        url: req.url ?? "/",
+        headers: req.headers,
+        remoteAddress: socket.remoteAddress,
+        body: req,
+        hungUp: new ConnectionHangUp(res, socket),
+      },
+      { respond: (response) => writeResponse(req, res, response) },
+    );
+    return exchange.claimed;
   };
 }

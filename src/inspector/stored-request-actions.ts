@@ -1,7 +1,7 @@
 /** @module What the inspector does with a stored request: a dry run on the current config, a replay through the live pipeline, a fixture file. */
 import { Readable } from "node:stream";
 import JSON5 from "json5";
-import type { PipelineResponse } from "../pipeline/request.js";
+import { CALLER_GONE, type PipelineResponse } from "../pipeline/request.js";
 import type { Pipeline } from "../pipeline/run-pipeline.js";
 import type { PreparedHooks } from "../prepare-hooks.js";
 import { validateFixture } from "../replay/load-fixture.js";
@@ -52,7 +52,7 @@ export async function replayStored(
       body: Readable.from(built.rawBody.length > 0 ? [built.rawBody] : []),
       // The page does not wait for an agent turn (up to its timeout): a request that asks to wait gets its
       // admission answer, as a caller that hung up does, and the list shows the turn's end when it comes.
-      hungUp: AbortSignal.abort(),
+      hungUp: CALLER_GONE,
       replayOf: stored.entry.id,
     },
     {

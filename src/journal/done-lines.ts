@@ -72,21 +72,6 @@ export class DoneLines {
   }
 }
 
-/** A `done` line, written for every admitted request: built as text, without an object to stringify per request. */
-export function doneLine(
-  id: string,
-  at: number,
-  runs?: readonly RunOutcome[],
-  recovered?: boolean,
-  outcomes?: Outcomes,
-): string {
-  const extra =
-    (runs !== undefined && runs.length > 0 ? `,"runs":${JSON.stringify(runs)}` : "") +
-    (recovered ? `,"recovered":true` : "") +
-    (outcomes !== undefined ? `,"outcomes":${JSON.stringify(outcomes)}` : "");
-  return `{"t":"done","id":${JSON.stringify(id)},"at":${at}${extra}}`;
-}
-
 /** Waits for `promise`, but no longer than `ms`. */
 async function withinMs(promise: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

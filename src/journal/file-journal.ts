@@ -1,7 +1,9 @@
 /** @module The journal on disk: a record's lines from admission to done, the segment it goes to, and retention by segment. */
+
 import { unlink } from "node:fs/promises";
 import type { Clock } from "../clock.js";
 import { errorMessage } from "../errors.js";
+import type { PlannedEvent } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
 import { AnsweredLimits } from "./answered-limits.js";
@@ -10,7 +12,7 @@ import { NewestStored, RecentDeliveries } from "./backlog-scan.js";
 import { type Checkpoint, CheckpointWriter } from "./checkpoint.js";
 import { compactEvents } from "./compact-line.js";
 import { compactSegment } from "./compact-segment.js";
-import { DoneLines, type DurabilityBarrier, doneLine } from "./done-lines.js";
+import { DoneLines, type DurabilityBarrier } from "./done-lines.js";
 import type {
   AdmittedRecord,
   AnsweredOptions,
@@ -23,8 +25,10 @@ import type {
   RunOutcome,
   UnfinishedRecord,
 } from "./journal.js";
+import { encodeAdmitted, encodeDone, encodeHanded } from "./line-format.js";
 import { loadJournal } from "./load-journal.js";
 import { type SegmentState, segmentFile } from "./segments.js";
+import { storedSince } from "./stored-since.js";
 
 const HOUR_MS = 3_600_000;
 /** A segment is closed past this size… */
@@ -147,9 +151,7 @@ export class FileJournal implements Journal {
 
   async admit(record: AdmittedRecord): Promise<void> {
     await this.open();
-    // The kind is put in front of the record's own JSON rather than spread into a copy of it: the record can carry a
-    // large body, and a copy per request showed in profiles (bench/PROFILE.md).
-    const line = `{"t":"admitted",${JSON.stringify(record).slice(1)}`;
+    const line = encodeAdmitted(record);
     // What stays in memory until the record is done is the record without its stored request (which can be
     // megabytes); the caller hands the record over and does not read it again.
     delete record.request;
@@ -169,6 +171,11 @@ export class FileJournal implements Journal {
     for (const observer of this.observers) observer.admitted?.(record);
   }
 
+  async storedSince(since: number): Promise<PlannedEvent[]> {
+    await this.open();
+    return storedSince(this.segments.values(), since);
+  }
+
   observe(observer: JournalObserver): () => void {
     this.observers.push(observer);
     return () => {
@@ -186,17 +193,17 @@ export class FileJournal implements Journal {
     const at = this.settings.clock.now();
     if (runIds === undefined) {
       if (entry) entry.handed = true;
-      this.log.writeNow(JSON.stringify({ t: "handed", id, at }));
+      this.log.writeNow(encodeHanded(id, at));
       return;
     }
     if (entry) entry.handedRuns = [...(entry.handedRuns ?? []), ...runIds];
-    this.log.writeNow(JSON.stringify({ t: "handed", id, at, runs: runIds }));
+    this.log.writeNow(encodeHanded(id, at, runIds));
   }
 
   done(id: string, runs?: readonly RunOutcome[], recovered?: boolean, outcomes?: Outcomes): void {
     const at = this.settings.clock.now();
     this.touch(at);
-    this.doneLines.add(id, doneLine(id, at, runs, recovered, outcomes));
+    this.doneLines.add(id, encodeDone(id, at, runs, recovered, outcomes));
     for (const observer of this.observers) observer.done?.(id, runs, outcomes);
   }
 
@@ -477,13 +484,12 @@ export class FileJournal implements Journal {
     for (const [id, entry] of this.inFlight) {
       if (entry.seq !== segment.seq) continue;
       // Durable before the old segment goes; the hand-over is part of the copied line, not a marker beside it.
-      const line = {
-        t: "admitted",
+      const line = encodeAdmitted({
         ...entry.record,
         ...(entry.handed ? { handed: true } : {}),
         ...(entry.handedRuns === undefined ? {} : { handedRuns: entry.handedRuns }),
-      };
-      await this.log.append(JSON.stringify(line), (seq) => {
+      });
+      await this.log.append(line, (seq) => {
         // The record may have been finished while it was being copied.
         if (this.inFlight.get(id) !== entry) return;
         entry.seq = seq;

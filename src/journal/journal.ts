@@ -1,4 +1,5 @@
 /** @module The Journal port: where an accepted request is recorded before its answer leaves, and marked as its effects happen. */
+import type { PlannedEvent } from "../events.js";
 import type { StoredEvent } from "../host/contract.js";
 import type { AdmittedLine, AnsweredLine, JournalRun, Outcomes, RunOutcome } from "./records.js";
 
@@ -86,6 +87,12 @@ export interface Journal {
    * without it has nothing to show an observer (the inspector then lists what the bus tells of each request).
    */
   observe?(observer: JournalObserver): () => void;
+  /**
+   * The system events of the requests finished at or after `since` (epoch ms), oldest first: a host whose own state
+   * is on disk only up to a moment stores them again at start (by id, so what it kept is a duplicate). Optional: a
+   * journal that keeps nothing has none.
+   */
+  storedSince?(since: number): Promise<PlannedEvent[]>;
   close(): Promise<void>;
 }
 

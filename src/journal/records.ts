@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { EventSourceSchema, HOOK_EVENT_SCHEMAS, type HookEventName } from "../events.js";
 import { WakeModeSchema } from "../vocabulary.js";
 import { expandLine } from "./compact-line.js";
+import { expandFormat3 } from "./line-format.js";
 
 /** A planned event of one name, its payload checked against that event's schema. */
 function planned<const E extends HookEventName>(event: E) {
@@ -262,6 +263,7 @@ export function parseJournalLine(text: string): JournalLine | undefined {
   } catch {
     return undefined;
   }
+  json = expandFormat3(json);
   expandLine(json);
   const parsed = v.safeParse(JournalLineSchema, json);
   return parsed.success ? parsed.output : undefined;

@@ -2,6 +2,7 @@
 import type { RunCompletionTracker } from "../actions/run-completion.js";
 import type { Admission } from "./admission.js";
 import { completionBody } from "./completion-body.js";
+import type { HangUp } from "./request.js";
 import type { Resolution } from "./resolution.js";
 
 /** What the caller gets: the turn's outcome as a body, or nothing (the admission answer stands) and the events to send after it. */
@@ -28,8 +29,8 @@ export interface Waiter {
   emit: () => void;
   /** Called once the turn was emitted and the wait begins. */
   admitted: () => void;
-  /** Aborted when the caller's connection closes (a replay has none). */
-  hungUp: AbortSignal | undefined;
+  /** The caller's connection (a replay has none). */
+  hungUp: HangUp | undefined;
 }
 
 /**
@@ -40,7 +41,7 @@ export interface Waiter {
  */
 export async function awaitOutcome(deps: WaitDeps, waiter: Waiter): Promise<Waited> {
   const { hungUp } = waiter;
-  if (hungUp?.aborted) return { after: waiter.emit };
+  if (hungUp?.happened) return { after: waiter.emit };
   const leave = deps.admission.enterWait(waiter.client);
   if (leave === undefined) return { after: waiter.emit };
   let gone!: () => void;
@@ -50,7 +51,7 @@ export async function awaitOutcome(deps: WaitDeps, waiter: Waiter): Promise<Wait
       resolve(undefined);
     };
   });
-  hungUp?.addEventListener("abort", gone, { once: true });
+  const unwatch = hungUp?.watch(gone);
   try {
     const completion = deps.tracker.completion(waiter.runId);
     waiter.emit();
@@ -60,7 +61,7 @@ export async function awaitOutcome(deps: WaitDeps, waiter: Waiter): Promise<Wait
     if (outcome === undefined) return {};
     return { body: completionBody(waiter.resolution, outcome, deps.exposeReplies) };
   } finally {
-    hungUp?.removeEventListener("abort", gone);
+    unwatch?.();
     leave();
   }
 }

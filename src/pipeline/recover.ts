@@ -15,13 +15,16 @@ export interface RecoveryDeps extends HandOffDeps {
   clock: Clock;
   /** The host's check that it still holds what the journal says it stored (see the host contract). */
   checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;
+  /** How far the host's own state is on disk (see the host contract); undefined for a host that syncs per request. */
+  durableThrough?: (() => number | undefined) | undefined;
 }
 
 /** Runs before the route takes requests: a retry arriving at once must find its delivery id remembered. */
 export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
   const { journal, logger } = deps;
   const backlog = await journal.open();
-  // First: a host that lost what it had stored must not take more (the error names what to do), and nothing the
+  await storeAgain(deps);
+  // Then: a host that lost what it had stored must not take more (the error names what to do), and nothing the
   // previous run left is handed to it either.
   if (backlog.stored !== undefined && backlog.stored.length > 0) deps.checkStored?.(backlog.stored);
   const remembered = await rememberDeliveries(deps.duplicates, backlog.deliveries, deps.clock.now()).catch(
@@ -45,6 +48,22 @@ export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
     });
   }
   if (remembered > 0) logger.debug("journal: delivery ids remembered from the previous run", { remembered });
+}
+
+/**
+ * A host that syncs its state now and then may have lost what it stored after its last sync: the system events of
+ * the requests finished since are delivered again, by id, so its state is the journal's again before anything else.
+ */
+async function storeAgain(deps: RecoveryDeps): Promise<void> {
+  const since = deps.durableThrough?.();
+  if (since === undefined || deps.journal.storedSince === undefined) return;
+  const events = await deps.journal.storedSince(since);
+  if (events.length === 0) return;
+  const outcomes = Object.values(deps.door.deliver(events));
+  const again = outcomes.filter((outcome) => outcome !== "duplicate").length;
+  const message = `journal: ${events.length} system events of requests finished after the state's last sync (${new Date(since).toISOString()}) delivered again; ${again} were missing and are stored again`;
+  if (again > 0) deps.logger.warn(message, { events: events.length, again });
+  else deps.logger.debug(message, { events: events.length, again });
 }
 
 /** What the recovery at start did, for its log line. */

@@ -12,11 +12,25 @@ export interface PipelineRequest {
   remoteAddress: string | undefined;
   /** The body bytes, not read yet: the pipeline reads them only once the request may succeed. */
   body: Readable;
-  /** Aborted when the caller's connection closes before its answer has left (a replay has none). */
-  hungUp?: AbortSignal | undefined;
+  /** The caller's connection, for a stage that waits on it; a replay has none (`CALLER_GONE`). */
+  hungUp?: HangUp | undefined;
   /** The journal key of the request this one replays (the inspector's replay); recorded with its admission. */
   replayOf?: string | undefined;
 }
+
+/**
+ * Whether the caller left before its answer did. Watched only by a stage that waits on the caller (a caller waiting
+ * for its turn): most requests never look, so nothing is allocated or listened to for them.
+ */
+export interface HangUp {
+  /** True once the connection closed before the answer left. */
+  readonly happened: boolean;
+  /** Calls `listener` once when the connection closes; returns the function that stops watching. */
+  watch(listener: () => void): () => void;
+}
+
+/** A caller already gone (a replay, nobody waiting): waiting stages answer at once. */
+export const CALLER_GONE: HangUp = Object.freeze({ happened: true, watch: () => () => {} });
 
 export interface PipelineResponse {
   status: number;

@@ -12,7 +12,7 @@ import type { HostLogger, LogFields } from "../host/contract.js";
 import { NULL_JOURNAL } from "../journal/null-journal.js";
 import type { MappingTrace } from "../mapping/engine-types.js";
 import { matchMapping } from "../mapping/mapping-engine.js";
-import type { PipelineResponse } from "../pipeline/request.js";
+import { CALLER_GONE, type PipelineResponse } from "../pipeline/request.js";
 import { hookName } from "../pipeline/run-pipeline.js";
 import { classifyContentType, parseBody } from "../pipeline/stages/parse.js";
 import { type PreparedHooks, prepareHooks } from "../prepare-hooks.js";
@@ -176,7 +176,7 @@ export class ReplayPipeline {
         remoteAddress: "127.0.0.1",
         body: Readable.from(raw.length > 0 ? [raw] : []),
         // Nobody waits for a replay's agent turn (none runs): it answers at admission, as for a caller that left.
-        hungUp: AbortSignal.abort(),
+        hungUp: CALLER_GONE,
       },
       {
         async respond(answer) {

@@ -30,6 +30,47 @@ export function wrapExternalContent(content: string, source: ExternalSource, mar
   return `${NOTICE}\n${beginMarker(markerId, source)}\n${neutraliseMarkers(content)}\n${endMarker(markerId)}`;
 }
 
+/** What a wrapped text is made of, besides its content: kept by the journal instead of the wrapped text. */
+export interface Wrapping {
+  markerId: string;
+  source: ExternalSource;
+  /** Text before the wrapper (the operator's instructions and a blank line), or "". */
+  before: string;
+}
+
+const HEAD = `${NOTICE}\n${BEGIN} id="`;
+const MARKER_ID = /^[0-9a-f]{16}$/;
+
+/**
+ * How `text` wraps `content`, when it is exactly `before + wrapExternalContent(content, …)` and the content needed
+ * no neutralising; otherwise undefined (the caller keeps the text itself). Reads only the wrapper's own characters
+ * and compares the content in place: no copy of a large text.
+ */
+export function wrappingOf(text: string, content: string): Wrapping | undefined {
+  const head = text.indexOf(HEAD);
+  if (head === -1) return undefined;
+  const idAt = head + HEAD.length;
+  const markerId = text.slice(idAt, idAt + 16);
+  if (!MARKER_ID.test(markerId)) return undefined;
+  const source: ExternalSource | undefined = text.startsWith('" source="Webhook">>>\n', idAt + 16)
+    ? "Webhook"
+    : text.startsWith('" source="Email">>>\n', idAt + 16)
+      ? "Email"
+      : undefined;
+  if (source === undefined) return undefined;
+  const contentAt = idAt + 16 + `" source="${source}">>>\n`.length;
+  const tail = `\n${endMarker(markerId)}`;
+  if (text.length !== contentAt + content.length + tail.length) return undefined;
+  if (!text.startsWith(content, contentAt) || !text.endsWith(tail)) return undefined;
+  return { markerId, source, before: text.slice(0, head) };
+}
+
+/** The wrapped text again, from what `wrappingOf` kept: the content is put back as it was, not neutralised again. */
+export function rewrap(content: string, wrapping: Wrapping): string {
+  const { markerId, source, before } = wrapping;
+  return `${before}${NOTICE}\n${beginMarker(markerId, source)}\n${content}\n${endMarker(markerId)}`;
+}
+
 export function beginMarker(markerId: string, source: ExternalSource): string {
   return `${BEGIN} id="${markerId}" source="${source}">>>`;
 }

@@ -1,4 +1,5 @@
 /** @module The file journal on its own: group commit, durability policies, failed writes cut back, recovery, retention. */
+
 import {
   appendFileSync,
   mkdtempSync,
@@ -21,6 +22,7 @@ import type { AdmittedRecord } from "../../src/journal/journal.js";
 import { readJournal } from "../../src/journal/read-journal.js";
 import { admit } from "../../src/pipeline/stages/journal.js";
 import { pollFor } from "../helpers/cli.js";
+import { readJournalLines } from "../helpers/journal-lines.js";
 
 const HOUR = 3_600_000;
 let dir: string;
@@ -86,15 +88,7 @@ function segmentBytes(): number {
 
 /** Every non-empty line of every segment, parsed, in order. */
 function lines(): Array<Record<string, unknown>> {
-  return readdirSync(dir)
-    .filter((name) => name.endsWith(".jsonl"))
-    .sort()
-    .flatMap((name) =>
-      readFileSync(path.join(dir, name), "utf8")
-        .split("\n")
-        .filter((line) => line !== "")
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-    );
+  return readJournalLines(dir);
 }
 
 beforeEach(() => {

@@ -1,4 +1,5 @@
 /** @module What became of each planned event, on the record: a wake queued, coalesced or a duplicate; a turn's reply kind; a delivery's result; kept when the segment is compacted. */
+
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,6 +11,7 @@ import { listSegments } from "../../src/journal/segments.js";
 import { AUTH, postJson, TOKEN } from "../gateway/support.js";
 import { cleanupCli, makeTempDir, runCli } from "../helpers/cli.js";
 import { testJournal } from "../helpers/file-journal.js";
+import { readJournalLines } from "../helpers/journal-lines.js";
 
 let gateway: GatewayHandle | undefined;
 let stateDir: string;
@@ -37,15 +39,7 @@ async function stop(): Promise<void> {
 }
 
 function lines(): Array<Record<string, any>> {
-  return readdirSync(journalDir())
-    .filter((name) => name.endsWith(".jsonl"))
-    .sort()
-    .flatMap((name) =>
-      readFileSync(path.join(journalDir(), name), "utf8")
-        .split("\n")
-        .filter((line) => line !== "")
-        .map((line) => JSON.parse(line)),
-    );
+  return readJournalLines(journalDir());
 }
 
 function eventIdOf(requestId: string): string {

@@ -5,6 +5,7 @@ import type { Journal, Outcomes, RememberedDelivery } from "../../../src/journal
 import { NULL_JOURNAL } from "../../../src/journal/null-journal.js";
 import { Admission } from "../../../src/pipeline/admission.js";
 import type { HandOff } from "../../../src/pipeline/hand-off.js";
+import { CALLER_GONE } from "../../../src/pipeline/request.js";
 import type { RequestContext } from "../../../src/pipeline/stage.js";
 import { checkDuplicate, type DuplicateDeps } from "../../../src/pipeline/stages/dedupe.js";
 import { createRespondStage, jsonResponse } from "../../../src/pipeline/stages/respond.js";
@@ -218,7 +219,7 @@ describe("the respond stage, an agent turn", () => {
   it("answers at admission a caller that hung up before the wait, the turn handed over after", async () => {
     const { respond, handed, responded } = respondWith({});
     const ctx = await admittedFor({ ...TURN, waitForCompletion: true }, { url: "/hooks/agent" });
-    const gone = Object.freeze({ ...ctx, request: { ...ctx.request, hungUp: AbortSignal.abort() } });
+    const gone = Object.freeze({ ...ctx, request: { ...ctx.request, hungUp: CALLER_GONE } });
     const outcome = await outcomeOf(respond, gone);
     expect(outcome.response).toBe(ctx.admitted);
     expect(handed).toEqual([]);
