@@ -2,7 +2,7 @@
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
 import type { RunCompletionTracker, RunDelivered, RunPublished } from "../actions/run-completion.js";
 import { errorMessage } from "../errors.js";
-import type { AgentTurn, HookBus, PlannedEvent, SystemEventOutcome } from "../events.js";
+import type { AgentTurn, HeartbeatRequest, HookBus, PlannedEvent, SystemEventOutcome } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { Journal, Outcomes, RunOutcome } from "../journal/journal.js";
 import type { AdmitAgentTurn } from "./admit-turns.js";
@@ -206,6 +206,22 @@ export function createBusDoor(bus: HookBus): EventDoor {
     if (collecting !== undefined) collecting[outcome.eventId] = outcome.outcome;
   };
   bus.on("session:system-event-outcome", onOutcome);
+  // Heartbeat requests of one event-loop turn, one per agent and reason: a batch of wakes asks once, after all of
+  // its system events are queued, rather than once per wake.
+  let beats: Map<string, HeartbeatRequest> | undefined;
+  const emitBeats = () => {
+    const batch = beats;
+    beats = undefined;
+    if (batch !== undefined) for (const beat of batch.values()) bus.emit("heartbeat:request", beat);
+  };
+  const holdBeat = (beat: HeartbeatRequest) => {
+    if (beats === undefined) {
+      beats = new Map();
+      setImmediate(emitBeats);
+    }
+    const key = `${beat.agentId ?? ""}\n${beat.reason}`;
+    if (!beats.has(key)) beats.set(key, beat);
+  };
   return {
     deliver(events, alongside) {
       // A delivery inside a delivery (a listener that emits) keeps the outer one's outcomes apart from its own.
@@ -213,14 +229,20 @@ export function createBusDoor(bus: HookBus): EventDoor {
       const told = toldOutcomes();
       collecting = told;
       try {
-        for (const planned of events) bus.emit(planned.event, planned.payload as never);
+        for (const planned of events) {
+          if (planned.event === "heartbeat:request") holdBeat(planned.payload);
+          else bus.emit(planned.event, planned.payload as never);
+        }
         alongside?.();
       } finally {
         collecting = outer;
       }
       return told;
     },
-    close: () => bus.off("session:system-event-outcome", onOutcome),
+    close: () => {
+      emitBeats();
+      bus.off("session:system-event-outcome", onOutcome);
+    },
   };
 }
 

@@ -168,7 +168,10 @@ export async function runStages(
   let ctx = start;
   try {
     for (const stage of stages) {
-      const next = await stage(ctx);
+      // A stage that answers at once is not awaited: an await of a plain value still costs a turn of the
+      // microtask queue, a dozen per request (bench/PROFILE.md, "Per batch").
+      let next = stage(ctx);
+      if (next instanceof Promise) next = await next;
       if (isOutcome(next)) return next;
       ctx = next;
     }

@@ -54,11 +54,12 @@ describe("hooks serve with a config file", () => {
     const wakeEvents = events
       .filter((line) => line.payload.source.requestId === wakeRequestId)
       .map((l) => l.event);
+    // The heartbeat request goes once per batch of wakes, at the end of their event-loop turn: after the answer.
     expect(wakeEvents).toEqual([
       "session:system-event",
       "session:system-event-outcome",
-      "heartbeat:request",
       "hooks:request",
+      "heartbeat:request",
     ]);
     const finished = events.find((line) => line.event === "session:agent-turn-finished")!;
     expect(finished.payload).toMatchObject({ runId, status: "ok", reply: "summarize the build" });

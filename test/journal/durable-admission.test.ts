@@ -182,6 +182,8 @@ describe("a restart", () => {
 
     await start();
     expect(host!.eventsOf("session:system-event").map((e) => e.eventId)).toEqual(["event-1"]);
+    // Heartbeat requests go once per batch, at the end of the event-loop turn.
+    await vi.waitUntil(() => host!.eventsOf("heartbeat:request").length > 0);
     expect(host!.eventsOf("heartbeat:request")).toHaveLength(1);
     expect(
       host!.logs.some((line) => line.message.includes("previous run") && line.fields?.requests === 1),

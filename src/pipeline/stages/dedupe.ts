@@ -9,22 +9,25 @@ import { type HookMetrics, NO_METRICS } from "../../metrics/metrics.js";
 import type { DeliveryClaim, Store, StoredResponse } from "../../store/store.js";
 import type { Verifier } from "../../verify/verifier.js";
 import type { PipelineResponse } from "../request.js";
-import { answer, type Stage } from "../stage.js";
+import { answer, type RequestContext, type Stage } from "../stage.js";
 import { replayedResponse } from "./respond.js";
 
 export function createDedupeStage(duplicates: DuplicateDeps, metrics: HookMetrics): Stage {
-  return async function dedupe(ctx) {
-    const { verifier, request, hook } = ctx;
-    // Known by its signed material only when its signature let it in; with the token, by the id it was sent with.
-    const signed = ctx.identity?.via === "signature" ? ctx.raw : undefined;
-    const deliveryId = deliveryIdOf(verifier, request.headers, ctx.body, signed);
-    if (deliveryId === undefined) return ctx;
-    const verdict = await checkDuplicate(duplicates, hook, deliveryId);
+  const judged = async (ctx: RequestContext, deliveryId: string) => {
+    const verdict = await checkDuplicate(duplicates, ctx.hook, deliveryId);
     if (verdict.kind === "first") return { ...ctx, ticket: verdict.ticket };
-    metrics.duplicate(hook);
+    metrics.duplicate(ctx.hook);
     return answer(ctx, replayedResponse(verdict.response, ctx.requestId), {
       refusal: { code: "DUPLICATE", reason: undefined, error: undefined, delivery: verdict.key },
     });
+  };
+  return function dedupe(ctx) {
+    const { verifier, request } = ctx;
+    // Known by its signed material only when its signature let it in; with the token, by the id it was sent with.
+    const signed = ctx.identity?.via === "signature" ? ctx.raw : undefined;
+    const deliveryId = deliveryIdOf(verifier, request.headers, ctx.body, signed);
+    // Without a delivery id there is nothing to look up: answered at once, without a promise.
+    return deliveryId === undefined ? ctx : judged(ctx, deliveryId);
   };
 }
 

@@ -10,7 +10,7 @@ import {
 import type { Ids } from "../../clock.js";
 import type { EventSource } from "../../events.js";
 import type { CompiledMapping } from "../../mapping/compile-mappings.js";
-import type { MappedRequest } from "../../mapping/engine-types.js";
+import type { MappedRequest, MappingClaim } from "../../mapping/engine-types.js";
 import type { MappingEngine } from "../../mapping/mapping-engine.js";
 import {
   headersWithoutCredentials,
@@ -31,7 +31,7 @@ export interface ResolveStageDeps {
 }
 
 export function createResolveStage(deps: ResolveStageDeps): Stage {
-  return async function resolve(ctx) {
+  return function resolve(ctx) {
     const raw = need(ctx.raw, "the body");
     const route = need(ctx.route, "the route");
     // Mappings see the request without credentials; a direct wake or agent body needs none of it.
@@ -41,8 +41,12 @@ export function createResolveStage(deps: ResolveStageDeps): Stage {
     const notes: ResolutionNotes = {};
     const shown: RequestView = view ?? NO_VIEW;
     const learnt = { ...ctx, view, notes };
-    const resolution = await deps.resolver
-      .resolve(
+    const failed = (error: unknown): never => {
+      throw new StageFailure(error, learnt);
+    };
+    let resolution: Resolution | Promise<Resolution>;
+    try {
+      resolution = deps.resolver.resolve(
         route,
         {
           hook: ctx.hook,
@@ -61,10 +65,12 @@ export function createResolveStage(deps: ResolveStageDeps): Stage {
             client: need(ctx.client, "the client address"),
             requestId: ctx.requestId,
           }),
-      )
-      .catch((error: unknown) => {
-        throw new StageFailure(error, learnt);
-      });
+      );
+    } catch (error) {
+      return failed(error);
+    }
+    if (resolution instanceof Promise)
+      return resolution.then((resolved) => ({ ...learnt, resolution: resolved }), failed);
     return { ...learnt, resolution };
   };
 }
@@ -102,28 +108,41 @@ export class Resolver {
    * The request's resolution, or a HookError thrown; `notes` keeps the mapping and trace either way. `admitMapping`
    * is asked about the mapping that owns the request before its templates or transform run (its rate limit).
    */
-  async resolve(
+  resolve(
     route: HookRoute,
     request: MappedRequest,
     notes: ResolutionNotes,
     admitMapping?: (mapping: CompiledMapping) => Promise<void>,
+  ): Resolution | Promise<Resolution> {
+    // A direct wake or agent request resolves at once, without a promise; a mapping may run a transform.
+    return route.kind === "mapped"
+      ? this.resolveMapped(route.claim, request, notes, admitMapping)
+      : this.resolveDirect(route.kind, request);
+  }
+
+  private resolveDirect(kind: "wake" | "agent", request: MappedRequest): Resolution {
+    const action: HookAction =
+      kind === "wake"
+        ? validateWakeAction(request.body, this.deps.policy.agents)
+        : validateAgentAction(request.body, this.deps.policy);
+    const plan = planAction(action, this.planContext(request, undefined, false, "Webhook", undefined));
+    const resolution: Resolution = {
+      status: plan.response.kind === "agent" ? 202 : 200,
+      body: directBody(plan),
+      plans: [plan],
+    };
+    // The body passed the agent schema, so the flag is a boolean when present.
+    if (wantsCompletion(request.body)) resolution.awaitRun = plan.run;
+    return resolution;
+  }
+
+  private async resolveMapped(
+    claim: MappingClaim,
+    request: MappedRequest,
+    notes: ResolutionNotes,
+    admitMapping?: (mapping: CompiledMapping) => Promise<void>,
   ): Promise<Resolution> {
-    if (route.kind !== "mapped") {
-      const action: HookAction =
-        route.kind === "wake"
-          ? validateWakeAction(request.body, this.deps.policy.agents)
-          : validateAgentAction(request.body, this.deps.policy);
-      const plan = planAction(action, this.planContext(request, undefined, false, "Webhook", undefined));
-      const resolution: Resolution = {
-        status: plan.response.kind === "agent" ? 202 : 200,
-        body: directBody(plan),
-        plans: [plan],
-      };
-      // The body passed the agent schema, so the flag is a boolean when present.
-      if (wantsCompletion(request.body)) resolution.awaitRun = plan.run;
-      return resolution;
-    }
-    const result = await this.deps.engine.run(route.claim, request, admitMapping);
+    const result = await this.deps.engine.run(claim, request, admitMapping);
     notes.mappingId = result.mappingId;
     notes.trace = result.trace;
     if (!result.ok) throw result.error;

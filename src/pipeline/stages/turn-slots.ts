@@ -17,9 +17,10 @@ export interface TurnSlotDeps {
  * safe. A turn that waits for its slot is admitted when it leaves the queue: admitting it is starting it.
  */
 export function createTurnSlotStage(deps: TurnSlotDeps): Stage {
-  return async function turnSlots(ctx) {
+  return function turnSlots(ctx) {
     const resolution = need(ctx.resolution, "the resolution");
     const { plans } = resolution;
+    // A wake holds no slot: answered at once, without a promise.
     if (!plans.some((plan) => plan.run !== undefined)) return ctx;
     const pass = deps.gate.claim(plans);
     // A turn that waits says so in its answer: a resolution of its own, the one before left as it was.
@@ -30,11 +31,11 @@ export function createTurnSlotStage(deps: TurnSlotDeps): Stage {
     const holding = { ...ctx, pass, resolution: queued };
     if (deps.admitAgentTurn === undefined) return holding;
     const startNow = plans.filter((plan) => plan.run !== undefined && pass.holds(plan.run.runId));
-    try {
-      await admitTurns(deps.admitAgentTurn, startNow, deps.turnAdmissionTimeoutMs);
-    } catch (error) {
-      throw new StageFailure(error, holding);
-    }
-    return holding;
+    return admitTurns(deps.admitAgentTurn, startNow, deps.turnAdmissionTimeoutMs).then(
+      () => holding,
+      (error: unknown) => {
+        throw new StageFailure(error, holding);
+      },
+    );
   };
 }
