@@ -65,13 +65,16 @@ process.on("exit", () => {
  * resolves once it is ready: `{ label, pid, url, readyMs, dir, children(), output(), stop() }`, a server handle
  * `measure` takes (its CPU figure is the gateway process's, every thread; `children()` lists the processes it
  * forked, whose CPU `measure`'s `alsoPids` can read). `floor: { token, path }` loads the floor plugin too; `env` is
- * added to the gateway's environment (e.g. NODE_OPTIONS with --cpu-prof, which the processes it forks inherit).
+ * added to the gateway's environment (e.g. NODE_OPTIONS with --cpu-prof, which the processes it forks inherit);
+ * `readyTimeoutMs` (120 s) bounds the start, `stopTimeoutMs` (15 s) the wait after SIGTERM before SIGKILL.
  */
 export async function startOpenClaw({
   label = `OpenClaw ${OPENCLAW_VERSION}`,
   config: given,
   floor,
   env: extraEnv = {},
+  readyTimeoutMs = READY_TIMEOUT_MS,
+  stopTimeoutMs = STOP_TIMEOUT_MS,
   log = () => {},
 }) {
   const config = floor ? withFloor(given, floor) : given;
@@ -150,7 +153,7 @@ export async function startOpenClaw({
           } catch {
             // Exited meanwhile.
           }
-          const timer = setTimeout(() => killTree(child.pid, "SIGKILL"), STOP_TIMEOUT_MS);
+          const timer = setTimeout(() => killTree(child.pid, "SIGKILL"), stopTimeoutMs);
           await exited;
           clearTimeout(timer);
         }
@@ -169,7 +172,7 @@ export async function startOpenClaw({
     },
   };
 
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (gone()) {
       const { code, signal } = await exited;
@@ -181,7 +184,7 @@ export async function startOpenClaw({
     if (await isOpenClawReady(url)) break;
     if (Date.now() > deadline) {
       await handle.stop();
-      throw new Error(`${label} not ready within ${READY_TIMEOUT_MS} ms:\n${output.slice(-3000)}`);
+      throw new Error(`${label} not ready within ${readyTimeoutMs} ms:\n${output.slice(-3000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS));
   }

@@ -51,8 +51,8 @@ async function answers(server, { path: hookPath, headers, body }) {
 }
 
 /** The plugin's route is registered by the time /readyz says ready; checked anyway, once, before any run. */
-async function waitForRoute(server, probe) {
-  const deadline = Date.now() + PLUGIN_READY_TIMEOUT_MS;
+export async function waitForRoute(server, probe, timeoutMs = PLUGIN_READY_TIMEOUT_MS) {
+  const deadline = Date.now() + timeoutMs;
   let status = 0;
   while (Date.now() < deadline) {
     status = await answers(server, probe);
@@ -62,34 +62,42 @@ async function waitForRoute(server, probe) {
   throw new Error(`${server.label}: POST ${probe.path} answered ${status}, not 200\n${server.output()}`);
 }
 
+/**
+ * The gateway's config and the three requests: OpenClaw's own hooks (a token of their own), this plugin and the floor
+ * (both the run's token, which the baselines check too). Also used by bench/openclaw-profile.mjs.
+ */
+export function openclawSides(token) {
+  const hex = (bytes) => randomBytes(bytes).toString("hex");
+  const builtInToken = hex(24);
+  const config = {
+    gateway: { mode: "local", auth: { mode: "token", token: hex(24) } },
+    hooks: { enabled: true, token: builtInToken, path: "/hooks" },
+    plugins: {
+      load: { paths: [PLUGIN_ROOT] },
+      entries: {
+        "hooks-intake": { enabled: true, config: { enabled: true, token, path: PLUGIN_PATH } },
+      },
+    },
+  };
+  return {
+    config,
+    floorConfig: { token, path: FLOOR_PATH },
+    plugin: request(token, `${PLUGIN_PATH}/wake`),
+    floor: request(token, `${FLOOR_PATH}/wake`),
+    own: request(builtInToken, "/hooks/wake"),
+  };
+}
+
 export const scenario = {
   id: "openclaw",
   title: `inside OpenClaw ${OPENCLAW_VERSION}: this plugin's /wake vs the floor plugin and OpenClaw's own /hooks/wake`,
   async run(context) {
-    const hex = (bytes) => randomBytes(bytes).toString("hex");
-    const builtInToken = hex(24);
-    // The plugin's token is the run's: the baselines check it too.
-    const plugin = request(context.token, `${PLUGIN_PATH}/wake`);
-    const floor = request(context.token, `${FLOOR_PATH}/wake`);
-    const own = request(builtInToken, "/hooks/wake");
-    const config = {
-      gateway: { mode: "local", auth: { mode: "token", token: hex(24) } },
-      hooks: { enabled: true, token: builtInToken, path: "/hooks" },
-      plugins: {
-        load: { paths: [PLUGIN_ROOT] },
-        entries: {
-          "hooks-intake": {
-            enabled: true,
-            config: { enabled: true, token: context.token, path: PLUGIN_PATH },
-          },
-        },
-      },
-    };
+    const { config, floorConfig, plugin, floor, own } = openclawSides(context.token);
     const baselines = await baselineSides(context, jsonRequest(context.token, "wake", WAKE_BODY));
     context.log(`  starting OpenClaw ${OPENCLAW_VERSION} with the plugin from ${PLUGIN_ROOT}`);
     const gateway = await startOpenClaw({
       config,
-      floor: { token: context.token, path: FLOOR_PATH },
+      floor: floorConfig,
       log: (line) => context.log(`  ${line}`),
     });
     let rounds;
