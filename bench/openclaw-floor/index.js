@@ -65,9 +65,10 @@ function register(api) {
           }
           // OpenClaw drops an event equal to the last one queued: the bench sends one body, so a counter makes each
           // text new and every request really queues an event (the plugin's own /wake queues one per request too).
-          // "main" is the main agent's main session, where the plugin's wakes go.
-          if (api.runtime.system.enqueueSystemEvent(`${text} (${++sequence})`, { sessionKey: "main" }))
-            queued++;
+          // The main agent's main session, named as the plugin's wakes name it: a plain key with the agent beside it
+          // (without agentId OpenClaw resolves the owner from its config on each call, which costs more).
+          const options = { sessionKey: "main", agentId: "main" };
+          if (api.runtime.system.enqueueSystemEvent(`${text} (${++sequence})`, options)) queued++;
           else refused++;
           send(res, 200, { ok: true });
           resolve(true);
