@@ -12,7 +12,7 @@
  * host (`minimal-host`) at least 0.80x; `hooks serve` /wake (`wake`, and `wake-journal`'s `fsync: "batch"`) 0.60x;
  * the template mapping (`mapped-template`) 0.50x; /agent with the echo runner (`agent`) 0.40x; the TypeScript
  * transform in a worker (`mapped-transform`, `transform-worker`) 0.30x; and inside OpenClaw (`openclaw`) the
- * plugin's /wake at least 1.00x OpenClaw's own /hooks/wake in the same gateway. Rows the lean-core targets do not name keep
+ * plugin's /wake at least 0.90x the floor plugin's /floor/wake in the same gateway. Rows the lean-core targets do not name keep
  * their older targets: the GitHub-signed mapping at least 0.70x the bare baseline; /wake with a new
  * Idempotency-Key at least 0.95x the req/s and at most 1.05x the CPU per request of /wake without one; the
  * journal's `fsync: "off"` within 5 % of `enabled: false`; metrics within 5 % of none; the Redis store at least

