@@ -77,7 +77,7 @@ export const scenario = {
       journal.fsyncs > 0 ? ` (${(journal.durableLines / journal.fsyncs).toFixed(1)} per fsync)` : "";
     context.log(
       `  ${events} system events for ${answered} answered requests; bus counts ${JSON.stringify(closed.events)}; ` +
-        `journal ${(journalBytes / 1e6).toFixed(1)} MB (${Math.round(journalBytes / answered)} B per request), ` +
+        `journal ${(journalBytes / 1e6).toFixed(1)} MB (${Math.round(journalBytes / answered)} B per finished wake), ` +
         `${journal.fsyncs ?? "?"} fsyncs, ${journal.durableLines ?? "?"} durable lines${perSync}`,
     );
     const rows = baselineRows({

@@ -98,7 +98,7 @@ export function encodeAdmitted(record: AdmittedFields): string {
     dl: delivery,
     e: record.events.map((planned) => encodeEvent(planned.event, planned.payload as Json, own)),
     ru: runs === undefined || runs.length === 0 ? undefined : runs,
-    q: request === undefined ? undefined : renameKeys(request as unknown as Json, REQUEST_KEYS),
+    q: request === undefined ? undefined : storedRequest(request as unknown as Json),
     ro: record.replayOf,
     hd: record.handed,
     hr: record.handedRuns,
@@ -210,6 +210,26 @@ function sameSource(source: unknown, own: Json): boolean {
     given.requestId === own.requestId &&
     Object.keys(given).length === Object.keys(own).length
   );
+}
+
+/**
+ * Headers of the connection, not of the request: a replay sends its own. Left out of the stored request, they were
+ * a tenth of a finished wake's line.
+ */
+const TRANSPORT_HEADERS = new Set(["connection", "keep-alive", "content-length"]);
+
+function storedRequest(request: Json): Json {
+  const stored = renameKeys(request, REQUEST_KEYS);
+  const headers = stored.h as Record<string, string> | undefined;
+  if (headers === undefined) return stored;
+  for (const name in headers) {
+    if (!TRANSPORT_HEADERS.has(name)) continue;
+    const kept: Record<string, string> = {};
+    for (const key in headers) if (!TRANSPORT_HEADERS.has(key)) kept[key] = headers[key]!;
+    stored.h = kept;
+    break;
+  }
+  return stored;
 }
 
 /** A copy with the keys of `table` renamed; other keys kept. */

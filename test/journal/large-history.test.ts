@@ -6,6 +6,7 @@ import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:f
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { type AdmittedFields, encodeAdmitted, encodeDone } from "../../src/journal/line-format.js";
 import { baseConfig, postJson, writeConfig } from "../gateway/support.js";
 import { cleanupCli, makeTempDir, pollFor, startServe } from "../helpers/cli.js";
 
@@ -63,8 +64,8 @@ function writeHistory(dir: string, now: number): number {
       segments.push({ seq, newestAt: 0, holdsDeliveries: false });
     }
     const at = now - (RECORDS - i) * 10;
-    chunk.push(`{"t":"admitted",${JSON.stringify(wakeRecord(`h${i}`, at)).slice(1)}\n`);
-    chunk.push(`{"t":"done","id":"h${i}","at":${at + 2}}\n`);
+    chunk.push(`${encodeAdmitted(wakeRecord(`h${i}`, at) as unknown as AdmittedFields)}\n`);
+    chunk.push(`${encodeDone(`h${i}`, at + 2)}\n`);
     segments.at(-1)!.newestAt = at + 2;
     if (chunk.length >= 2_000) flush();
   }
