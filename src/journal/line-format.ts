@@ -98,7 +98,7 @@ export function encodeAdmitted(record: AdmittedFields): string {
     dl: delivery,
     e: record.events.map((planned) => encodeEvent(planned.event, planned.payload as Json, own)),
     ru: runs === undefined || runs.length === 0 ? undefined : runs,
-    q: request === undefined ? undefined : storedRequest(request as unknown as Json),
+    q: request === undefined ? undefined : storedRequest(request as StoredRequestFields),
     ro: record.replayOf,
     hd: record.handed,
     hr: record.handedRuns,
@@ -160,26 +160,35 @@ const WRAPPED_FIELD: Record<string, string> = {
 };
 
 function encodeEvent(event: string, payload: Json, own: Json): Json {
-  const out = renameKeys(payload, PAYLOAD_KEYS);
-  if (sameSource(payload.source, own)) delete out.s;
   const field = WRAPPED_FIELD[event];
   const raw = payload.raw;
   const text = field === undefined ? undefined : payload[field];
+  let wrapped: string[] | undefined;
+  let before: string | undefined;
   if (typeof raw === "string" && typeof text === "string") {
     const wrapping = payload.untrusted === true ? wrappingOf(text, raw) : undefined;
-    const short = PAYLOAD_KEYS[field as "text" | "message"];
     if (wrapping !== undefined) {
-      delete out[short];
-      out.w =
+      wrapped =
         wrapping.before === ""
           ? [wrapping.markerId, wrapping.source]
           : [wrapping.markerId, wrapping.source, wrapping.before];
     } else if (text.endsWith(raw)) {
       // Raw content (the mapping allowed it): the raw text, after the operator's instructions if any.
-      delete out[short];
-      out.wp = text.slice(0, text.length - raw.length);
+      before = text.slice(0, text.length - raw.length);
     }
   }
+  const skip = wrapped !== undefined || before !== undefined ? field : undefined;
+  const dropSource = sameSource(payload.source, own);
+  // Built key by key, never deleted from: a `delete` turns an object into a slow dictionary, and stringifying those
+  // cost more than the line saved (bench/PROFILE.md, "Journal line format 3").
+  const out: Json = {};
+  for (const key in payload) {
+    if (key === skip || (dropSource && key === "source")) continue;
+    const value = payload[key];
+    if (value !== undefined) out[PAYLOAD_KEYS[key as keyof typeof PAYLOAD_KEYS] ?? key] = value;
+  }
+  if (wrapped !== undefined) out.w = wrapped;
+  if (before !== undefined) out.wp = before;
   return { n: EVENTS[event as keyof typeof EVENTS] ?? event, p: out };
 }
 
@@ -218,18 +227,31 @@ function sameSource(source: unknown, own: Json): boolean {
  */
 const TRANSPORT_HEADERS = new Set(["connection", "keep-alive", "content-length"]);
 
-function storedRequest(request: Json): Json {
-  const stored = renameKeys(request, REQUEST_KEYS);
-  const headers = stored.h as Record<string, string> | undefined;
-  if (headers === undefined) return stored;
-  for (const name in headers) {
-    if (!TRANSPORT_HEADERS.has(name)) continue;
-    const kept: Record<string, string> = {};
-    for (const key in headers) if (!TRANSPORT_HEADERS.has(key)) kept[key] = headers[key]!;
-    stored.h = kept;
-    break;
+interface StoredRequestFields {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  bodyBase64?: string;
+  bodyAroundRaw?: unknown;
+}
+
+function storedRequest(request: StoredRequestFields): Json {
+  const { headers } = request;
+  const transport = "connection" in headers || "keep-alive" in headers || "content-length" in headers;
+  let kept = headers;
+  if (transport) {
+    kept = {};
+    for (const name in headers) if (!TRANSPORT_HEADERS.has(name)) kept[name] = headers[name]!;
   }
-  return stored;
+  return {
+    m: request.method,
+    u: request.url,
+    h: kept,
+    b: request.body,
+    b64: request.bodyBase64,
+    ba: request.bodyAroundRaw,
+  };
 }
 
 /** A copy with the keys of `table` renamed; other keys kept. */
