@@ -23,11 +23,11 @@ export interface JournalStageDeps {
 }
 
 export function createJournalStage(deps: JournalStageDeps): Stage {
-  return async function journal(ctx) {
+  return function journal(ctx) {
     const resolution = need(ctx.resolution, "the resolution");
     const response = admittedResponse(resolution, ctx);
     const at = deps.clock.now();
-    await admit(deps.journal, {
+    const admitted = admit(deps.journal, {
       key: ctx.journalKey,
       at,
       hook: ctx.hook,
@@ -38,7 +38,7 @@ export function createJournalStage(deps: JournalStageDeps): Stage {
       request: deps.storePayloads ? requestOf(ctx, deps.credentialHeaders) : undefined,
       replayOf: ctx.request.replayOf,
     });
-    return { ...ctx, admitted: response, admittedAt: at };
+    return admitted.then(() => ({ ...ctx, admitted: response, admittedAt: at }));
   };
 }
 
@@ -107,7 +107,7 @@ export interface StoredRequestInput {
 }
 
 /** Records the accepted request; a journal that cannot is a 503 the sender retries, with nothing emitted. */
-export async function admit(journal: Journal, input: AdmissionInput): Promise<void> {
+export function admit(journal: Journal, input: AdmissionInput): Promise<void> {
   const { response } = input;
   const events = input.plans.flatMap((plan) => plan.events);
   // One literal with every field, always in this order: a spread or a field added later gives each record a
@@ -129,14 +129,19 @@ export async function admit(journal: Journal, input: AdmissionInput): Promise<vo
     request: input.request ? storedRequest(input.request, events) : undefined,
     replayOf: input.replayOf,
   };
+  let written: Promise<void>;
   try {
-    await journal.admit(record);
+    written = journal.admit(record);
   } catch (error) {
+    // A journal port that throws at once is refused the same way as one that rejects.
+    written = Promise.reject(error);
+  }
+  return written.catch((error: unknown) => {
     throw new HookError("UNAVAILABLE", "The request could not be recorded; retry later.", {
       headers: { "Retry-After": String(JOURNAL_RETRY_AFTER_SECONDS) },
       cause: error,
     });
-  }
+  });
 }
 
 /**
