@@ -19,7 +19,7 @@ export interface RespondStageDeps extends WaitDeps {
 }
 
 export function createRespondStage(deps: RespondStageDeps): Stage {
-  return async function respond(ctx) {
+  return function respond(ctx) {
     const resolution = need(ctx.resolution, "the resolution");
     const admitted = need(ctx.admitted, "the admitted answer");
     const emit = () => deps.handOff(ctx.journalKey.id, resolution.plans, ctx.pass);
@@ -27,45 +27,62 @@ export function createRespondStage(deps: RespondStageDeps): Stage {
     if (run === undefined && answersWithOutcome(resolution.plans, resolution.reply !== undefined)) {
       return answerWithOutcome(deps, ctx, emit);
     }
-    // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
-    await ctx.ticket?.settle(admitted);
-    if (run === undefined) return answer(ctx, admitted, { after: emit });
-    let waitedFrom: number | undefined;
-    const waited = await awaitOutcome(deps, {
-      client: need(ctx.client, "the client address"),
-      resolution,
-      runId: run.runId,
-      emit: () => {
-        // A failing listener still leaves the caller an answer.
-        try {
-          emit();
-        } catch (error) {
-          logFailure(deps.logger, error, ctx, "emitting the events failed");
-        }
-      },
-      admitted: () => {
-        waitedFrom = performance.now();
-      },
-      hungUp: ctx.request.hungUp,
-    });
-    // Nobody read the turn's outcome (too many waiting, or the caller left): the admission answer stands.
-    if (waited.body === undefined) return answer(ctx, admitted, { after: waited.after, waitedFrom });
-    const response = jsonResponse(200, waited.body, ctx.requestId, ctx.extra);
-    // The journal admitted the 202; the caller that waited got the turn's outcome, and the listing shows that.
-    if (response.status !== admitted.status) deps.journal.responded?.(ctx.journalKey.id, response.status);
-    return answer(ctx, response, { after: waited.after, waitedFrom });
+    if (run === undefined) {
+      // Remembered before it leaves, so a duplicate arriving meanwhile gets this answer, not a second run.
+      const { ticket } = ctx;
+      if (ticket === undefined) return answer(ctx, admitted, { after: emit });
+      return ticket.settle(admitted).then(() => answer(ctx, admitted, { after: emit }));
+    }
+    return answerAfterTurn(deps, ctx, run.runId, emit);
   };
+}
+
+/** A caller that waits for its agent turn: the turn's outcome, or the admission answer when nobody waits for it. */
+async function answerAfterTurn(
+  deps: RespondStageDeps,
+  ctx: RequestContext,
+  runId: string,
+  emit: () => ReturnType<HandOff>,
+): Promise<Outcome> {
+  const resolution = need(ctx.resolution, "the resolution");
+  const admitted = need(ctx.admitted, "the admitted answer");
+  await ctx.ticket?.settle(admitted);
+  let waitedFrom: number | undefined;
+  const waited = await awaitOutcome(deps, {
+    client: need(ctx.client, "the client address"),
+    resolution,
+    runId,
+    emit: () => {
+      // A failing listener still leaves the caller an answer.
+      try {
+        emit();
+      } catch (error) {
+        logFailure(deps.logger, error, ctx, "emitting the events failed");
+      }
+    },
+    admitted: () => {
+      waitedFrom = performance.now();
+    },
+    hungUp: ctx.request.hungUp,
+  });
+  // Nobody read the turn's outcome (too many waiting, or the caller left): the admission answer stands.
+  if (waited.body === undefined) return answer(ctx, admitted, { after: waited.after, waitedFrom });
+  const response = jsonResponse(200, waited.body, ctx.requestId, ctx.extra);
+  // The journal admitted the 202; the caller that waited got the turn's outcome, and the listing shows that.
+  if (response.status !== admitted.status) deps.journal.responded?.(ctx.journalKey.id, response.status);
+  return answer(ctx, response, { after: waited.after, waitedFrom });
 }
 
 /**
  * The events go before the answer, which says what became of them; remembered before it leaves, so a duplicate
- * arriving meanwhile gets this answer, not a second run.
+ * arriving meanwhile gets this answer, not a second run. Without a delivery id there is nothing to remember: answered
+ * at once, without a promise.
  */
-async function answerWithOutcome(
+function answerWithOutcome(
   deps: RespondStageDeps,
   ctx: RequestContext,
   emit: () => ReturnType<HandOff>,
-): Promise<Outcome> {
+): Outcome | Promise<Outcome> {
   const resolution = need(ctx.resolution, "the resolution");
   const admitted = need(ctx.admitted, "the admitted answer");
   let response = admitted;
@@ -75,8 +92,17 @@ async function answerWithOutcome(
     // A failing listener leaves the admitted answer; the record stays unfinished for the next start.
     logFailure(deps.logger, error, ctx, "emitting the events failed");
   }
-  const { ticket } = ctx;
-  if (ticket === undefined) return answer(ctx, response);
+  if (ctx.ticket === undefined) return answer(ctx, response);
+  return rememberAnswer(deps, ctx, response);
+}
+
+async function rememberAnswer(
+  deps: RespondStageDeps,
+  ctx: RequestContext,
+  response: PipelineResponse,
+): Promise<Outcome> {
+  const ticket = need(ctx.ticket, "the delivery ticket");
+  const admitted = need(ctx.admitted, "the admitted answer");
   try {
     await ticket.settle(response);
   } catch (error) {
