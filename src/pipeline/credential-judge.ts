@@ -35,7 +35,8 @@ export interface Judged {
 
 export interface CredentialJudge {
   /** The identity an accepted verdict gives; a refused one throws the 401, 403 or 429 its sender gets. */
-  judge(verdict: CredentialVerdict, who: Judged, via: Identity["via"]): Promise<Identity>;
+  /** Accepted credentials are judged at once; a refusal counts the failure first (a promise). */
+  judge(verdict: CredentialVerdict, who: Judged, via: Identity["via"]): Identity | Promise<Identity>;
   /**
    * Throws the 429 an address over the limit gets, without counting a failure, reading the body or computing a
    * hash: what a signed path checks first. A store that cannot answer lets the request on (counting fails open).
@@ -87,7 +88,7 @@ export function createCredentialJudge(deps: CredentialJudgeDeps): CredentialJudg
   };
 
   return {
-    async judge(verdict, who, via) {
+    judge(verdict, who, via) {
       if (!verdict.ok) return refused(verdict, who, via);
       // Accepted credentials clear the address's failures; the answer does not wait for that.
       if (verdict.weak !== true) failures.succeeded(who.client, who.requestId);

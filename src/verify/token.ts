@@ -75,7 +75,7 @@ export function createTokenVerifier(token: string): Verifier {
   return {
     kind: "token",
     signsBody: false,
-    async verify(request) {
+    verify(request) {
       const verdict: CredentialVerdict = check(request) ?? {
         ok: false,
         message: missingMessage(request),

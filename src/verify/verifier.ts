@@ -70,7 +70,8 @@ export interface Verifier {
   readonly kind: string;
   /** Its sender signs the body's exact bytes: they are read as sent, whatever the unsigned Content-Type says. */
   readonly signsBody: boolean;
-  verify(request: CredentialsView, rawBody?: Buffer): Promise<AuthVerdict>;
+  /** A value when it can answer at once (the hook token), a promise otherwise. */
+  verify(request: CredentialsView, rawBody?: Buffer): AuthVerdict | Promise<AuthVerdict>;
   /**
    * What a delivery is known by for duplicates: its sender's id, or (where a copy could change that id) the digest of
    * the signed body; undefined when there is neither. `rawBody` is undefined when the request got in by the hook

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.js";
-import type { CredentialsView } from "../../verify/verifier.js";
+import type { AuthVerdict, CredentialsView } from "../../verify/verifier.js";
 import type { Admission } from "../admission.js";
 import type { CredentialJudge, Judged } from "../credential-judge.js";
 import { challengeResponse } from "../handshake.js";
@@ -28,37 +28,65 @@ export interface AuthenticateStageDeps {
  * share, then judged.
  */
 export function createAuthenticateStage(deps: AuthenticateStageDeps): Stage {
-  return async function authenticate(ctx) {
+  return function authenticate(ctx) {
     const { verifier, request } = ctx;
-    const who = judgedOf(ctx);
     const view = credentialsOf(ctx, deps.clock);
-    const { handshake } = verifier;
     // Meta's subscription GET: its verify token is its credential, judged and counted as the hook token is; only then
     // is the query read for the challenge. No body, no mapping, no event. A token that travels in URLs gets no way
     // past the limit on failures, and clears none.
-    if (request.method === "GET" && handshake !== undefined) {
-      await deps.judge.refuseThrottled(who);
-      const verdict = await handshake.verify(view);
-      if (verdict.needsBody === true) throw new Error(`verifier ${handshake.kind} asked for a GET's body`);
-      await deps.judge.judge(verdict, { ...who, kind: handshake.kind }, "handshake");
-      return answer(ctx, challengeResponse(handshake.challengeOf(ctx.target.query), ctx.requestId));
-    }
-    const verdict = await verifier.verify(view);
-    if (verdict.needsBody !== true) return identified(ctx, await deps.judge.judge(verdict, who, "token"));
-    await deps.judge.refuseThrottled(who);
-    const route = deps.resolver.route(ctx.hook);
-    // Nothing claims the name: the claim stage answers 404, and no byte is read.
-    if (route === undefined) return ctx;
-    const bodyKind = classifyContentType(request.headers["content-type"]);
-    const maxBytes = deps.resolver.bodyLimit(route);
-    checkDeclaredLength(request.headers, maxBytes);
-    const { raw, result } = await readSigned(deps, who.client, request, maxBytes, async (bytes) => {
-      const signed = await verifier.verify({ ...view, now: deps.clock.now() }, bytes);
-      if (signed.needsBody === true) throw new Error(`verifier ${verifier.kind} asked for the body twice`);
-      return deps.judge.judge(signed, who, "signature");
-    });
-    return { ...identified(ctx, result), route, bodyKind, maxBytes, raw };
+    if (request.method === "GET" && verifier.handshake !== undefined) return answerHandshake(deps, ctx, view);
+    // A token is judged without a promise when the verifier and the judge answer at once (the hook token, accepted).
+    const verdict = verifier.verify(view);
+    return verdict instanceof Promise
+      ? verdict.then((told) => judged(deps, ctx, view, told))
+      : judged(deps, ctx, view, verdict);
   };
+}
+
+function judged(
+  deps: AuthenticateStageDeps,
+  ctx: RequestContext,
+  view: CredentialsView,
+  verdict: AuthVerdict,
+): RequestContext | Promise<RequestContext> {
+  if (verdict.needsBody === true) return signedBody(deps, ctx, view);
+  const identity = deps.judge.judge(verdict, judgedOf(ctx), "token");
+  return identity instanceof Promise
+    ? identity.then((found) => identified(ctx, found))
+    : identified(ctx, identity);
+}
+
+async function answerHandshake(deps: AuthenticateStageDeps, ctx: RequestContext, view: CredentialsView) {
+  const handshake = need(ctx.verifier.handshake, "the handshake");
+  const who = judgedOf(ctx);
+  await deps.judge.refuseThrottled(who);
+  const verdict = await handshake.verify(view);
+  if (verdict.needsBody === true) throw new Error(`verifier ${handshake.kind} asked for a GET's body`);
+  await deps.judge.judge(verdict, { ...who, kind: handshake.kind }, "handshake");
+  return answer(ctx, challengeResponse(handshake.challengeOf(ctx.target.query), ctx.requestId));
+}
+
+/** A signed path: a throttled address is refused first, then the body is read within its budget and judged. */
+async function signedBody(
+  deps: AuthenticateStageDeps,
+  ctx: RequestContext,
+  view: CredentialsView,
+): Promise<RequestContext> {
+  const { verifier, request } = ctx;
+  const who = judgedOf(ctx);
+  await deps.judge.refuseThrottled(who);
+  const route = deps.resolver.route(ctx.hook);
+  // Nothing claims the name: the claim stage answers 404, and no byte is read.
+  if (route === undefined) return ctx;
+  const bodyKind = classifyContentType(request.headers["content-type"]);
+  const maxBytes = deps.resolver.bodyLimit(route);
+  checkDeclaredLength(request.headers, maxBytes);
+  const { raw, result } = await readSigned(deps, who.client, request, maxBytes, async (bytes) => {
+    const signed = await verifier.verify({ ...view, now: deps.clock.now() }, bytes);
+    if (signed.needsBody === true) throw new Error(`verifier ${verifier.kind} asked for the body twice`);
+    return deps.judge.judge(signed, who, "signature");
+  });
+  return { ...identified(ctx, result), route, bodyKind, maxBytes, raw };
 }
 
 /**
