@@ -8,7 +8,10 @@ import { rewrap, type Wrapping, wrappingOf } from "../safety/wrap-external.js";
 const KIND = { admitted: "a", handed: "h", done: "d" } as const;
 const KIND_BACK: Record<string, string> = { a: "admitted", h: "handed", d: "done" };
 
-/** A line's own keys, long → short. */
+/**
+ * A line's own keys, long → short. The encoders spell them in object literals (one shape, no lookups per request);
+ * these tables read them back, and the round-trip tests keep the two in step.
+ */
 const LINE_KEYS = {
   requestId: "rq",
   hook: "h",
