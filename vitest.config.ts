@@ -1,5 +1,7 @@
 // Test runner settings for `npm test`: everything but the OpenClaw end-to-end files, which `npm run test:e2e` runs.
-import { availableParallelism } from "node:os";
+import { createHash } from "node:crypto";
+import os, { availableParallelism } from "node:os";
+import path from "node:path";
 import { configDefaults, defineConfig, type ViteUserConfig } from "vitest/config";
 
 /** Run the real OpenClaw gateway (minutes on a first run): `npm run test:e2e`, after `npm test` in CI. */
@@ -25,5 +27,17 @@ export default defineConfig({
     // half the suite's CPU starting node and loading the same modules again. Files clean up after themselves
     // (cleanupCli, servers closed in afterAll), so one file's state does not reach the next.
     isolate: false,
+    // Transformed modules kept between runs, keyed by their content: vitest spent about 15 s of CPU transforming the
+    // same files each run. Not in node_modules: a git worktree may share that with other checkouts (a symlink).
+    experimental: {
+      fsModuleCache: true,
+      fsModuleCachePath: path.join(
+        os.tmpdir(),
+        `hooks-intake-vitest-${createHash("sha256")
+          .update(import.meta.dirname)
+          .digest("hex")
+          .slice(0, 12)}`,
+      ),
+    },
   },
 });
