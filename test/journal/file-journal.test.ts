@@ -53,6 +53,20 @@ function journal(settings: Partial<FileJournalSettings> = {}): FileJournal {
   return created;
 }
 
+/**
+ * Compaction passes until `done()` holds, or a deadline. A pass waits for the rewrite the pass before started, and a
+ * rewrite covers only the segments before the last checkpoint written, a write that lands in the background: two
+ * passes were enough on an idle machine, not beside other CPU-bound jobs.
+ */
+async function compactUntil(j: FileJournal, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    await j.compact();
+    if (done() || Date.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
 function record(id: string, extra: Partial<AdmittedRecord> = {}): AdmittedRecord {
   return {
     id,
@@ -399,17 +413,8 @@ describe("finished records", () => {
       "the done lines",
     );
     const before = segmentBytes();
-    // A pass waits for the rewrite the pass before started; a rewrite covers only the segments before the last
-    // checkpoint written, and that write lands in the background. Two passes were enough on an idle machine, not
-    // beside other CPU-bound jobs: passes until the rewrite has run, within a deadline.
-    const deadline = Date.now() + 10_000;
-    let finished: ReturnType<typeof lines> = [];
-    for (;;) {
-      await j.compact();
-      finished = lines().filter((line) => line.t === "finished");
-      if (finished.length >= 3 || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await compactUntil(j, () => lines().filter((line) => line.t === "finished").length >= 3);
+    const finished = lines().filter((line) => line.t === "finished");
     expect(finished.map((line) => line.id)).toEqual(expect.arrayContaining(["plain", "stored", "delivered"]));
     expect(finished.every((line) => line.events === undefined)).toBe(true);
     expect(lines().filter((line) => line.t === "admitted" && line.id !== "later")).toEqual([]);
@@ -462,8 +467,7 @@ describe("an answer told after admission (a wake's eventOutcome)", () => {
       () => lines().filter((line) => line.t === "done").length >= 3 || undefined,
       "the done lines",
     );
-    await j.compact();
-    await j.compact();
+    await compactUntil(j, () => lines().some((line) => line.t === "finished" && line.id === "w"));
     expect(lines().some((line) => line.t === "finished" && line.id === "w")).toBe(true);
     await j.close();
     rmSync(path.join(dir, "checkpoint.json"));
