@@ -97,6 +97,8 @@ export class Refill {
   generation: string | undefined;
   private ready = false;
   private running: Promise<void> | undefined;
+  /** Whether the sync running puts ids back (a loss, or ids given while down): claims are refused, not held, meanwhile. */
+  private refilling = false;
   /** Ids kept that may be missing from the server: given while it could not be reached. */
   private dirty = false;
   private timer: NodeJS.Timeout | undefined;
@@ -129,13 +131,28 @@ export class Refill {
       })
       .finally(() => {
         this.running = undefined;
+        this.refilling = false;
       });
     return this.running;
   }
 
   /** A claim found another generation (or none): the server lost its keys since this gateway last looked. */
   lost(): void {
+    this.refilling = true;
     void this.sync();
+  }
+
+  /**
+   * Waits, at most `ms`, for a sync that only looks at the server's generation (at start, after a reconnect): it
+   * takes one command when nothing was lost, and a claim refused meanwhile would be a 503 for nothing. A refill is
+   * not waited for: it takes as long as every gateway's ids take to go back.
+   */
+  async looked(ms: number): Promise<void> {
+    const running = this.running;
+    if (running === undefined || this.refilling) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([running, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
   }
 
   /** Ids given that the server may not hold: claims wait until the next sync (at most a second) put them back. */
@@ -185,6 +202,7 @@ export class Refill {
     let ms = 0;
     const refill = lost || this.dirty;
     if (refill) {
+      this.refilling = true;
       const started = Date.now();
       try {
         do {

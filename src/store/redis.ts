@@ -289,6 +289,8 @@ export class RedisStore implements Store {
     const giveUpAt = Date.now() + times.waitMs;
     let pause = this.poll.first;
     for (;;) {
+      // A look at the server's generation in progress (at start, after a reconnect) is waited for, not refused.
+      if (!this.refill.usable) await this.refill.looked(this.settings.timeoutMs);
       const generation = this.refill.generation;
       if (!this.refill.usable || generation === undefined) {
         throw new Error(`shared store ${this.where} is putting delivery ids back`);

@@ -147,7 +147,11 @@ describe("maxConcurrentTurns", () => {
       expect([...turns.finished.values()].map((done) => done.status)).toEqual(Array(5).fill("ok"));
       const log = turnLog(dir);
       expect(mostAtOnce(log)).toBe(2);
-      expect(log.filter((line) => line.what === "start").map((line) => line.runId)).toEqual(runIds);
+      const starts = log.filter((line) => line.what === "start").map((line) => line.runId);
+      // The first two start together (the cap is 2): their processes write their lines in whichever order the
+      // machine runs them. Each later one starts only when a slot frees, so in order.
+      expect(new Set(starts.slice(0, 2))).toEqual(new Set(runIds.slice(0, 2)));
+      expect(starts.slice(2)).toEqual(runIds.slice(2));
     } finally {
       writeFileSync(path.join(dir, "go-all"), "");
       await gateway.close();

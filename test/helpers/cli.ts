@@ -11,6 +11,11 @@ export const ROOT = REPO_ROOT;
 export const BIN = path.join(ROOT, "bin/hooks.js");
 const READY = /listening on (http:\/\/\S+)/;
 const DEFAULT_WAIT_MS = 10_000;
+/**
+ * How long a gateway may take to say it listens: a deadline, not a pause (the wait ends at the ready line). A doc
+ * page's gateway took over 10 s beside a full run and another CPU-bound job.
+ */
+const READY_WAIT_MS = 30_000;
 /** What a spawned CLI gets on top of this process's environment; an in-process run gets the same. */
 const BASE_ENV = { HOOKS_LOG_LEVEL: "info" };
 
@@ -204,7 +209,7 @@ export async function startServeProcess(
   options: RunOptions = {},
 ): Promise<ServeProcess> {
   const cli = spawnCli(["serve", "--port", "0", ...args], options);
-  const [, url] = await cli.waitFor(READY);
+  const [, url] = await cli.waitFor(READY, READY_WAIT_MS);
   return { ...cli, url: url! };
 }
 
@@ -303,7 +308,7 @@ export async function startServe(args: readonly string[], options: RunOptions = 
   const entry = { stop: () => run.stop("stop"), exited: run.exited };
   inProcess.add(entry);
   void run.exited.then(() => inProcess.delete(entry));
-  const [, url] = await run.output.view.waitFor(READY);
+  const [, url] = await run.output.view.waitFor(READY, READY_WAIT_MS);
   return {
     ...run.output.view,
     url: url!,
