@@ -55,6 +55,9 @@ export function startSubsystems(options: SubsystemsOptions): Subsystems {
     session,
     async stop() {
       await session.stop();
+      // The plugin sends a batch's heartbeat requests at the end of its event-loop turn: the last batch's arrive
+      // before the heartbeat stops (and runs what they asked for).
+      await new Promise((resolve) => setImmediate(resolve));
       heartbeat.stop();
       delivery.stop();
       await options.services.stop();

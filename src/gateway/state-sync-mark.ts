@@ -31,9 +31,14 @@ export function startSyncMark(state: StateDb, everyMs = SYNC_EVERY_MS): SyncMark
   const kept = Number(read.get(SETTING.syncedThrough));
   const durableThrough = Number.isFinite(kept) && kept > 0 ? kept : undefined;
   if (durableThrough === undefined) {
-    // From now on the file has a mark: a crash before the first periodic sync then still finds one.
+    // From now on the file has a mark, in the database file itself (checkpointed, not only in the log): a log lost
+    // before the next checkpoint then leaves a mark older than what it held, and that is stored again.
     state.transact(() => write.run(SETTING.syncedThrough, String(Date.now())));
-    state.committed().catch((error: unknown) => state.reportError(error));
+    try {
+      state.db.pragma("wal_checkpoint(PASSIVE)");
+    } catch (error) {
+      state.reportError(error);
+    }
   }
   let seen = state.commits;
   let syncing = false;
