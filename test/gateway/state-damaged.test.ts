@@ -6,7 +6,7 @@
 import { closeSync, existsSync, openSync, renameSync, rmSync, truncateSync, writeSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupCli, makeTempDir, runCli, startServe, startServeProcess } from "../helpers/cli.js";
+import { cleanupCli, makeTempDir, pollFor, runCli, startServe, startServeProcess } from "../helpers/cli.js";
 import { baseConfig, postJson, readState, writeConfig } from "./support.js";
 
 const WAKES = 30;
@@ -85,9 +85,17 @@ describe("a state database damaged while the gateway was down", () => {
     const told = await again.waitForLog((record) => /delivered again/.test(String(record.msg)));
     // The last wakes may not have had their `done` line yet: those the start finishes as unfinished, by id too.
     expect(told.again).toBeGreaterThan(WAKES / 2);
-    const queued = readState(stateDir, (reader) => reader.queue().map((entry) => entry.text));
-    for (let i = 0; i < WAKES; i++)
-      expect(queued.some((text) => text.includes(`acknowledged ${i}`))).toBe(true);
+    // Committed at the end of the turn that queued them: read once every one is there, or say which are missing.
+    const missing = () => {
+      const queued = readState(stateDir, (reader) => reader.queue().map((entry) => entry.text));
+      return [...Array(WAKES).keys()].filter(
+        (i) => !queued.some((text) => text.includes(`acknowledged ${i}`)),
+      );
+    };
+    await pollFor(
+      () => (missing().length === 0 ? true : undefined),
+      "all acknowledged wakes queued again",
+    ).catch(() => expect(missing()).toEqual([]));
     again.signal("SIGTERM");
     expect((await again.exited).code).toBe(0);
   });

@@ -6,7 +6,7 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupCli, makeTempDir, startServe } from "../helpers/cli.js";
+import { cleanupCli, makeTempDir, pollFor, startServe } from "../helpers/cli.js";
 import { baseConfig, postJson, writeConfig } from "./support.js";
 
 const WAKES = 10;
@@ -59,7 +59,13 @@ describe("the state database rebuilt from the journal", () => {
     const again = await startServe(["--config", config, "--state-dir", stateDir]);
     const told = await again.waitForLog((record) => /delivered again/.test(String(record.msg)));
     expect(told).toMatchObject({ again: LOST });
-    expect(queued(db).map((row) => row.event_id)).toEqual(before.map((row) => row.event_id));
+    // Committed at the end of the turn that queued them again.
+    const ids = () => queued(db).map((row) => row.event_id);
+    const all = before.map((row) => row.event_id);
+    await pollFor(() => (ids().length === all.length ? true : undefined), "the lost rows queued again").catch(
+      () => undefined,
+    );
+    expect(ids()).toEqual(all);
     again.signal("SIGTERM");
     expect((await again.exited).code).toBe(0);
   });
