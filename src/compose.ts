@@ -11,13 +11,8 @@ import { Admission } from "./pipeline/admission.js";
 import { TURN_ADMISSION_TIMEOUT_MS } from "./pipeline/admit-turns.js";
 import { createAllowLists } from "./pipeline/allow-lists.js";
 import { type AuthThrottle, createAuthThrottle, createCredentialJudge } from "./pipeline/credential-judge.js";
-import {
-  createBusDoor,
-  createHandOff,
-  type EventDoor,
-  type HandOff,
-  type HandOffDeps,
-} from "./pipeline/hand-off.js";
+import { createBusDoor, type EventDoor } from "./pipeline/event-door.js";
+import { createHandOff, type HandOff, type HandOffDeps } from "./pipeline/hand-off.js";
 import { createRateLimiter } from "./pipeline/rate-limit.js";
 import { recoverFromJournal } from "./pipeline/recover.js";
 import type { CapturedRequest } from "./pipeline/request.js";

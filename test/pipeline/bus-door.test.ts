@@ -3,7 +3,7 @@
 import { EventEmitter } from "eventemitter3";
 import { describe, expect, it } from "vitest";
 import type { HookBus, PlannedEvent } from "../../src/events.js";
-import { createBusDoor } from "../../src/pipeline/hand-off.js";
+import { createBusDoor } from "../../src/pipeline/event-door.js";
 
 const source = { hook: "wake", requestId: "r" };
 
