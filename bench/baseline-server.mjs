@@ -15,9 +15,9 @@
  * BENCH_BASELINE_ROLL_BYTES (64 MiB): a run of minutes does not fill the disk, and a roll costs one open per
  * 64 MiB. On SIGTERM a durable baseline prints `{"msg":"baseline closed","fsyncs":..,"lines":..}`.
  */
-import { timingSafeEqual } from "node:crypto";
 import { closeSync, fdatasync, openSync, unlinkSync, writeSync } from "node:fs";
 import { createServer } from "node:http";
+import { createTokenCheck, send } from "./lib/lean-http.mjs";
 
 const token = process.env.BENCH_BASELINE_TOKEN;
 if (!token) {
@@ -28,25 +28,7 @@ const maxBytes = Number(process.env.BENCH_BASELINE_MAX_BYTES ?? 262_144);
 const journalFile = process.env.BENCH_BASELINE_JOURNAL || undefined;
 const rollBytes = Number(process.env.BENCH_BASELINE_ROLL_BYTES ?? 64 * 1024 * 1024);
 
-const expected = Buffer.from(token, "utf8");
-const scratch = Buffer.alloc(expected.length);
-
-/** Constant time in the secret: the copy and the comparison always span the expected length. */
-function tokenMatches(presented) {
-  const written = scratch.write(presented, 0, "utf8");
-  scratch.fill(0, written);
-  const same = timingSafeEqual(scratch, expected);
-  return same && Buffer.byteLength(presented, "utf8") === expected.length;
-}
-
-function send(res, status, body) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(text),
-  });
-  res.end(text);
-}
+const tokenMatches = createTokenCheck(token);
 
 /** The group commit: lines of this turn, their answers, one write and one fdatasync per batch. */
 function groupCommit(file) {

@@ -1,30 +1,14 @@
 /** @module The floor inside OpenClaw: a plugin route that reads the body, checks the token, parses and queues one system event. */
-import { timingSafeEqual } from "node:crypto";
+import { createTokenCheck, send } from "../lib/lean-http.mjs";
 
 const MAX_BYTES = 262_144;
-
-function send(res, status, body) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(text),
-  });
-  res.end(text);
-}
 
 function register(api) {
   // Discovery and inspection loads only describe the plugin; routes are served from the gateway's full load.
   if (api.registrationMode !== undefined && api.registrationMode !== "full") return;
   const { token, path = "/floor" } = api.pluginConfig ?? {};
-  // The token check of bench/baseline-server.mjs: a buffer prepared once, the presented token copied into a scratch
-  // buffer of its length, timingSafeEqual, the length checked after. Constant time, nothing hashed per request.
-  const expected = Buffer.from(token, "utf8");
-  const scratch = Buffer.alloc(expected.length);
-  const tokenMatches = (presented) => {
-    const written = scratch.write(presented, 0, "utf8");
-    scratch.fill(0, written);
-    return timingSafeEqual(scratch, expected) && Buffer.byteLength(presented, "utf8") === expected.length;
-  };
+  // The token check of the baselines (bench/lib/lean-http.mjs): constant time, nothing hashed per request.
+  const tokenMatches = createTokenCheck(token);
   // What was queued and refused, so the bench can check after a run that the answers were real (GET <path>/count).
   let queued = 0;
   let refused = 0;
