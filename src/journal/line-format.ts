@@ -241,11 +241,13 @@ interface StoredRequestFields {
 
 function storedRequest(request: StoredRequestFields): Json {
   const { headers } = request;
-  const transport = "connection" in headers || "keep-alive" in headers || "content-length" in headers;
   let kept = headers;
-  if (transport) {
+  for (const name of TRANSPORT_HEADERS) {
+    if (!(name in headers)) continue;
+    // Copied only when one is there: most senders' headers are kept as they are.
     kept = {};
-    for (const name in headers) if (!TRANSPORT_HEADERS.has(name)) kept[name] = headers[name]!;
+    for (const key in headers) if (!TRANSPORT_HEADERS.has(key)) kept[key] = headers[key]!;
+    break;
   }
   return {
     m: request.method,
