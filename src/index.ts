@@ -36,6 +36,8 @@ export { type SecretRef, secretField } from "./config/secret-schema.js";
 export { ERROR_STATUS, type ErrorCode, HookError, isHookError } from "./errors.js";
 export type * from "./events.js";
 export type * from "./host/contract.js";
+// The reference gateway closes the connections it refuses on its own the same way.
+export { lingerAfterAnswer } from "./http/refused-linger.js";
 export {
   createInspectorHandler,
   type InspectorAuth,

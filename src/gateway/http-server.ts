@@ -49,6 +49,14 @@ export interface GatewayServer {
   close(graceMs: number, beforeCut?: () => Promise<void>): Promise<number>;
 }
 
+/**
+ * Connections node:http takes beyond `maxConnections`: the ones the caps refuse, each held only until its answer is
+ * handed to the kernel. Past this too, node:http closes a new connection unanswered.
+ */
+function refusingRoom(maxConnections: number): number {
+  return Math.max(32, Math.ceil(maxConnections / 8));
+}
+
 /** Node's deadlines for a slow client, and how often it checks them. */
 function serverTimeouts(options: GatewayServerOptions) {
   const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -118,7 +126,9 @@ export async function listenGatewayServer(
 
   const timeouts = serverTimeouts(options);
   // Before a token is checked, one address could otherwise fill every connection the server has.
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const caps = createAddressCaps({
+    maxConnections,
     maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
     maxPendingPerAddress: options.maxPendingPerAddress ?? DEFAULT_MAX_PENDING_PER_ADDRESS,
     exempt: options.exemptAddress,
@@ -133,8 +143,9 @@ export async function listenGatewayServer(
     handle(req, res);
   });
 
-  // Past the cap a new connection is closed as it arrives; the ones already open are served as before.
-  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // The caps hold the gateway to `maxConnections`, and answer or make room for a connection past it. node:http
+  // closes a connection past its own cap without a word: it is set above, for the connections being refused.
+  server.maxConnections = maxConnections + refusingRoom(maxConnections);
   server.on("connection", (socket) => caps.connected(socket));
   server.listen(options.port, options.host);
   // Rejects with the listen error (EADDRINUSE, EACCES) instead of waiting forever.

@@ -4,9 +4,7 @@ import type { Socket } from "node:net";
 import type { RouteHandler } from "../host/contract.js";
 import type { HangUp, PipelineResponse } from "../pipeline/request.js";
 import type { Pipeline } from "../pipeline/run-pipeline.js";
-
-/** How long a connection refused mid-body may linger before it is cut, so it cannot be drained without bound. */
-const REFUSED_SOCKET_LINGER_MS = 1_000;
+import { lingerAfterAnswer } from "./refused-linger.js";
 
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers["content-length"];
@@ -30,14 +28,12 @@ function writeResponse(req: IncomingMessage, res: ServerResponse, response: Pipe
     res.once("close", done);
     socket.once("close", done);
     const headers = response.headers;
-    // A body the pipeline refused to read is not drained: the connection closes after the answer instead.
+    // A body the pipeline refused to read is not drained: the connection closes after the answer instead, once the
+    // client has had a moment to read it.
     if (!req.complete && hasBody(req)) {
       res.shouldKeepAlive = false;
       headers.Connection = "close";
-      res.once("finish", () => {
-        req.socket.end();
-        setTimeout(() => req.socket.destroy(), REFUSED_SOCKET_LINGER_MS).unref();
-      });
+      res.once("finish", () => lingerAfterAnswer(req.socket));
     }
     res.writeHead(response.status, headers);
     res.end(response.body);

@@ -77,9 +77,9 @@ function post(
 }
 
 /** A raw socket from `localAddress`: what it received so far, and a promise of its close. */
-async function open(url: string, localAddress: string) {
+async function open(url: string, localAddress: string, allowHalfOpen = false) {
   const { hostname, port } = new URL(url);
-  const socket = net.connect({ host: hostname, port: Number(port), localAddress });
+  const socket = net.connect({ host: hostname, port: Number(port), localAddress, allowHalfOpen });
   sockets.push(socket);
   let received = "";
   socket.on("data", (chunk: Buffer) => {
@@ -91,6 +91,8 @@ async function open(url: string, localAddress: string) {
   await once(socket, "connect");
   return { socket, received: () => received, closed };
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const WAKE = JSON.stringify({ text: "still here", mode: "next-heartbeat" });
 
@@ -123,6 +125,81 @@ describe("slow headers from one address", () => {
     await Promise.all(refused.map((attacker) => attacker.closed));
     expect(refused[0]!.received()).toMatch(/\r\nRetry-After: 1\r\n/);
   }, 20_000);
+});
+
+/** A POST as `post` sends it; 0 when no answer came (the connection was closed or reset first). */
+const statusOrNone = (...args: Parameters<typeof post>) =>
+  post(...args).then(
+    (answer) => answer.status,
+    () => 0,
+  );
+
+/**
+ * Slow-header sockets: `perAddress` from each of `addresses`, each stalled in its request line and reopened a moment
+ * after the server closes it, as an attacker keeps its sockets up. `closed` counts the closes so far.
+ */
+function slowHeaders(url: string, addresses: readonly string[], perAddress: number) {
+  const { hostname, port } = new URL(url);
+  let attacking = true;
+  let closed = 0;
+  const loops = addresses.flatMap((localAddress) =>
+    Array.from({ length: perAddress }, async () => {
+      while (attacking) {
+        const socket = net.connect({ host: hostname, port: Number(port), localAddress });
+        sockets.push(socket);
+        socket.on("error", () => undefined);
+        // Reads what it is sent, so it sees the server's end; a socket reset before it is up closes all the same.
+        socket.resume();
+        socket.write("POST /hooks/wake HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+        await new Promise((resolve) => socket.once("close", resolve));
+        closed++;
+        if (attacking) await sleep(250);
+      }
+    }),
+  );
+  return {
+    closed: () => closed,
+    async stop() {
+      attacking = false;
+      for (const socket of sockets) socket.destroy();
+      await Promise.all(loops);
+    },
+  };
+}
+
+describe("slow headers from five addresses", () => {
+  const ATTACKERS = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6"];
+  const SIXTH = "127.0.0.7";
+
+  it.each([
+    { scale: "small caps", server: { maxConnections: 100, maxConnectionsPerAddress: 25 }, perAddress: 30 },
+    { scale: "the defaults", server: {}, perAddress: 260 },
+  ])(
+    "that together hold more than the server takes ($scale) leave a sixth address's /wake answered",
+    async ({ server, perAddress }) => {
+      const dir = makeTempDir();
+      const config = writeConfig(dir, baseConfig({ server: { ...server, headersTimeoutMs: 30_000 } }));
+      // A process of its own: the attack's sockets do not share the gateway's event loop.
+      const gateway = await startServeProcess(["--config", config, "--state-dir", path.join(dir, "state")]);
+      // Each address may hold a quarter of the server's connections: five hold more than all of them.
+      const maxConnections = (server as { maxConnections?: number }).maxConnections ?? 1024;
+      const attack = slowHeaders(gateway.url, ATTACKERS, perAddress);
+      try {
+        // The server is full once the sockets past its cap were closed (refused, or cut to make room).
+        const excess = ATTACKERS.length * perAddress - maxConnections;
+        await pollFor(() => (attack.closed() >= excess ? true : undefined), "the server full", 20_000);
+        const statuses = [];
+        for (let i = 0; i < 40; i++) {
+          statuses.push(await statusOrNone(`${gateway.url}/hooks/wake`, WAKE, AUTH, SIXTH));
+        }
+        const answered = statuses.filter((status) => status === 200).length;
+        expect(answered, `answered ${answered}/40: ${statuses.join(",")}`).toBeGreaterThanOrEqual(38);
+      } finally {
+        await attack.stop();
+      }
+    },
+    60_000,
+  );
 });
 
 /** The status of the answer a raw socket received, 0 when none came. */
@@ -195,8 +272,6 @@ describe("the per-address caps", () => {
     expect(second).toContain('"code":"CLIENT_BUSY"');
   }, 20_000);
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("connections refused as they arrive", () => {
   it("hold no slot: a loop of connections from one address that never reads nor closes leaves /wake from another answered", async () => {
@@ -435,6 +510,84 @@ describe("unverified bodies on a signed path", () => {
     expect(client.received()).toMatch(/^HTTP\/1\.1 408 /);
     expect(performance.now() - started).toBeLessThan(5_000);
   }, 20_000);
+});
+
+/** The answer in what a raw socket received, when all of it came (its body as long as its Content-Length). */
+function wholeAnswer(received: string): { status: number; code: string | undefined } | undefined {
+  const split = received.indexOf("\r\n\r\n");
+  const length = /\r\nContent-Length: (\d+)\r\n/i.exec(received.slice(0, split))?.[1];
+  if (split === -1 || length === undefined) return undefined;
+  const body = received.slice(split + 4);
+  if (Buffer.byteLength(body, "latin1") !== Number(length)) return undefined;
+  return { status: statusOf(received), code: /"code":"(\w+)"/.exec(body)?.[1] };
+}
+
+/**
+ * Sends `head` and keeps sending a 64 MiB body, as an uploader does that does not look for an early answer: the
+ * client's socket is open with `allowHalfOpen`, so the gateway's end does not stop it either.
+ */
+async function uploadRefused(client: Awaited<ReturnType<typeof open>>, head: string) {
+  const size = 64 * 1024 * 1024;
+  client.socket.write(head.replace("{length}", String(size)));
+  await sendBody(client, size);
+  await client.closed;
+  return wholeAnswer(client.received());
+}
+
+describe("a sender refused before its body is read", () => {
+  it("reads the whole answer while it is still sending, instead of a reset", async () => {
+    const dir = makeTempDir();
+    const config = writeConfig(
+      dir,
+      baseConfig(
+        { server: { maxConnectionsPerAddress: 8, maxPendingPerAddress: 2 } },
+        { authFailures: { limit: 1, windowSeconds: 60 }, mappings: [SIGNED_GITHUB] },
+      ),
+    );
+    const gateway = await startServeProcess(["--config", config, "--state-dir", path.join(dir, "state")]);
+    const forged = { "x-hub-signature-256": `sha256=${"1".repeat(64)}` };
+    for (let i = 0; i < 2; i++) await post(`${gateway.url}/hooks/github`, "{}", forged, OTHER);
+    // An address over its failure limit, on a signed path: refused on its headers.
+    const throttled = [];
+    for (let i = 0; i < 5; i++) {
+      const client = await open(gateway.url, OTHER, true);
+      throttled.push(
+        await uploadRefused(
+          client,
+          `POST /hooks/github HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Hub-Signature-256: ${forged["x-hub-signature-256"]}\r\nContent-Length: {length}\r\n\r\n`,
+        ),
+      );
+    }
+    expect(throttled).toEqual(Array(5).fill({ status: 429, code: "AUTH_THROTTLED" }));
+
+    // Kept-alive connections that start a request while their address holds every pending slot. Each is
+    // connected and done with a first request before two others of the address stall mid-headers.
+    const kept = [];
+    for (let i = 0; i < 3; i++) {
+      const client = await open(gateway.url, ATTACKER, true);
+      client.socket.write(wakeRequest("keep-alive"));
+      while (!client.received().includes('"ok":true')) await once(client.socket, "data");
+      kept.push(client);
+    }
+    for (let i = 0; i < 2; i++) {
+      const stalled = await open(gateway.url, ATTACKER);
+      stalled.socket.write("POST /hooks/wake HTTP/1.1\r\nHost: x\r\n");
+    }
+    // Accepted in order: by the refusal of one more, the two stalled ones are counted.
+    const arriving = await open(gateway.url, ATTACKER);
+    await arriving.closed;
+    expect(statusOf(arriving.received())).toBe(429);
+    const busy = [];
+    for (const client of kept) {
+      const before = client.received().length;
+      await uploadRefused(
+        client,
+        `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n`,
+      );
+      busy.push(wholeAnswer(client.received().slice(before)));
+    }
+    expect(busy).toEqual(Array(3).fill({ status: 429, code: "CLIENT_BUSY" }));
+  }, 60_000);
 });
 
 /** Events of one kind in the gateway's event record (`serveArgs`) so far. */
