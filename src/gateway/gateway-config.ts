@@ -25,7 +25,7 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
  * (`hooks.bodyTimeoutMs`, 30 s by default), which answers first with its own error.
  */
 export const REQUEST_TIMEOUT_MS = 60_000;
-/** Simultaneous connections the gateway accepts; more are closed as they arrive. */
+/** Simultaneous connections the gateway holds; past them, a newcomer takes the place of a connection that waits, or gets 503. */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
 /**
  * Connections one client address may hold, and how many of them may be sending a request (headers or body) at
@@ -107,7 +107,7 @@ export const ServerSchema = v.strictObject({
   maxConnections: v.pipe(
     v.optional(PositiveInt, DEFAULT_MAX_CONNECTIONS),
     v.description(
-      "Simultaneous connections. A connection past the cap is closed as it arrives; the ones already open are served as before.",
+      "Simultaneous connections, all addresses together (peers in `hooks.trustedProxies` included). When the gateway holds this many, a new connection takes the place of the longest-waiting connection (one that has not sent a whole request's headers yet, or a kept-alive one between requests) of the address that has the most of them waiting, if that address holds at least two more connections than the newcomer's; a connection whose request is under way is never cut. When nobody gives way, the newcomer is answered `503 SERVER_BUSY` (`Retry-After: 1`) and closed ([Sharing the connections](gateway.md#sharing-the-connections)).",
     ),
   ),
   maxConnectionsPerAddress: v.pipe(

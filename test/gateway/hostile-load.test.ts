@@ -409,10 +409,9 @@ describe("unverified bodies on a signed path", () => {
 
     // A flood: 24 sockets from 8 other addresses each send their 24 MiB with a made-up signature at once, 576 MiB
     // if all were read. The ones read are refused for their signature (401), the others before their body is read
-    // (429 or 503), or the address is over its failure limit by then (429). A client may not see its refusal (0):
-    // the gateway closes a connection refused mid-body as soon as its answer is written, and the reset that meets a
-    // client still sending can come before it reads the answer. How many are read depends on when each one's
-    // headers arrive: the bounds show in the gateway's memory.
+    // (429 or 503), or the address is over its failure limit by then (429); each client reads its answer while it
+    // is still sending. How many are read depends on when each one's headers arrive: the bounds show in the
+    // gateway's memory.
     const statuses = await Promise.all(
       Array.from({ length: 24 }, async (_, i) => {
         const client = await open(gateway.url, `127.0.2.${1 + (i % 8)}`);
@@ -424,7 +423,7 @@ describe("unverified bodies on a signed path", () => {
     );
     const after = memoryOf(pid);
     expect(statuses.filter((status) => status === 401).length).toBeGreaterThan(0);
-    expect(statuses.every((status) => [0, 401, 429, 503].includes(status))).toBe(true);
+    expect(statuses.filter((status) => ![401, 429, 503].includes(status))).toEqual([]);
     expect(after.peak - before.rss).toBeLessThan(200);
     // The gateway answered each of the 48 (the metrics count a request once its answer is written).
     const answered = await pollAsync(async () => {
