@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Redis, RedisOptions } from "ioredis";
 import { type Clock, systemClock } from "../clock.js";
 import type { HostLogger } from "../host/contract.js";
-import { KeptDeliveries } from "./kept-deliveries.js";
+import { KeptDeliveries, type KeptDelivery } from "./kept-deliveries.js";
 import { MAX_DELIVERIES } from "./memory.js";
 import { OldestFirst } from "./oldest-first.js";
 import { CHECK_MS, defineRefillScripts, GENERATION_KEY, Refill, type RefillScripts } from "./redis-refill.js";
@@ -306,8 +306,14 @@ export class RedisStore implements Store {
           throw error;
         });
       if (existing === null) {
-        this.kept.keep(key, CLAIMED + claim, times.holdMs);
-        return { state: "first", claim };
+        const held = this.kept.get(key);
+        if (held === undefined) {
+          this.kept.keep(key, CLAIMED + claim, times.holdMs);
+          return { state: "first", claim };
+        }
+        const answer = await this.putBack(key, claim, held);
+        if (answer !== undefined) return { state: "answered", response: answer };
+        continue;
       }
       if (existing === LOST) {
         this.refill.lost();
@@ -323,6 +329,26 @@ export class RedisStore implements Store {
       await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
       pause = Math.min(pause * 2, this.poll.max);
     }
+  }
+
+  /**
+   * The server called `key` free, yet this gateway holds it (its journal's id, an answer it gave, a claim in
+   * progress): the key was lost on its own, deleted or evicted, where the generation check cannot see it. What this
+   * gateway holds replaces the claim just made, and the request is answered from it: an answer as a duplicate; a
+   * claim in progress is waited for as any other. Only a claim the server calls first gets here: one Map lookup.
+   */
+  private async putBack(key: string, claim: string, held: KeptDelivery): Promise<StoredResponse | undefined> {
+    const written = this.redis.hooksSettle(
+      key,
+      CLAIMED + claim,
+      held.value,
+      Math.max(1, Math.round(held.leftMs)),
+    );
+    // A claim in progress must be back before the request looks again, or it would find the key free once more.
+    if (!held.value.startsWith(ANSWERED)) return void (await written);
+    // The answer is this gateway's to give either way: a failed write only leaves other gateways without it.
+    await written.catch(() => undefined);
+    return JSON.parse(held.value.slice(1)) as StoredResponse;
   }
 
   async settleDelivery(
