@@ -1,7 +1,7 @@
 /** @module A real redis-server that loses delivery ids one at a time (a DEL, an eviction): the gateway still answers their copies as duplicates, and refuses to start on a server whose policy evicts keys. */
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupCli, makeTempDir, pollFor, startServe } from "../helpers/cli.js";
+import { cleanupCli, makeTempDir, pollFor, runCli, startServe } from "../helpers/cli.js";
 import { type RedisServer, redisSkipReason, startRedis } from "../helpers/redis-server.js";
 import { AUTH, baseConfig, readRecord, writeConfig } from "./support.js";
 
@@ -33,13 +33,14 @@ async function wake(url: string, key: string, text: string): Promise<Answer> {
   };
 }
 
-/** A gateway's config and arguments on `server`, its events recorded; `store` adds to `hooks.store`. */
+/** A gateway's config on `server`; `store` adds to `hooks.store`. */
+const gatewayConfig = (server: RedisServer, store: Record<string, unknown> = {}) =>
+  baseConfig({}, { store: { kind: "redis", url: server.url, keyPrefix: "lost:", ...store } });
+
+/** A gateway's arguments on `server`, its events recorded. */
 function gatewayOn(server: RedisServer, store: Record<string, unknown> = {}) {
   const dir = makeTempDir();
-  const config = writeConfig(
-    dir,
-    baseConfig({}, { store: { kind: "redis", url: server.url, keyPrefix: "lost:", ...store } }),
-  );
+  const config = writeConfig(dir, gatewayConfig(server, store));
   const record = path.join(dir, "events.jsonl");
   const args = ["--config", config, "--state-dir", path.join(dir, "state"), "--record", record];
   return { args, record };
@@ -96,6 +97,42 @@ describe.skipIf(skipReason !== undefined)(
         (key) => texts.filter((text) => new RegExp(`delivery ${key}\\b`).test(text)).length,
       );
       expect(runs).toEqual(keys.map(() => 1));
+    });
+
+    it("a server whose maxmemory-policy evicts keys stops the start, naming the policy; allowEviction starts with a warning", async () => {
+      redis = await startRedis({ args: ["--maxmemory-policy", "allkeys-lru"] });
+      const refused = await startServe(gatewayOn(redis).args).then(
+        () => "started",
+        (error: Error) => error.message,
+      );
+      expect(refused).toMatch(/may evict keys when its memory is full \(maxmemory-policy allkeys-lru\)/);
+      expect(refused).toMatch(
+        /set maxmemory-policy noeviction on the server, or hooks\.store\.allowEviction: true/,
+      );
+      const check = await runCli(["check", "--config", writeConfig(makeTempDir(), gatewayConfig(redis))]);
+      expect(check.code).toBe(1);
+      expect(check.stdout + check.stderr).toMatch(/maxmemory-policy allkeys-lru/);
+
+      const allowed = await startServe(gatewayOn(redis, { allowEviction: true }).args);
+      const warning = await allowed.waitForLog((line) => String(line.msg).includes("maxmemory-policy"));
+      expect(warning.level).toBe("warn");
+      expect(String(warning.msg)).toMatch(/allkeys-lru\); allowed by hooks\.store\.allowEviction/);
+    });
+
+    it("volatile-* evicts the ids too (they expire); a server that hides its policy starts with a warning", async () => {
+      redis = await startRedis({ args: ["--maxmemory-policy", "volatile-lru"] });
+      await expect(startServe(gatewayOn(redis).args)).rejects.toThrow(/maxmemory-policy volatile-lru/);
+      await redis.stop();
+      // Many managed services disable CONFIG: the policy cannot be read, which is said, and the gateway serves.
+      redis = await startRedis({
+        args: ["--maxmemory-policy", "volatile-lru", "--rename-command", "CONFIG", ""],
+      });
+      const gateway = await startServe(gatewayOn(redis).args);
+      const warning = await gateway.waitForLog((line) => String(line.msg).includes("maxmemory-policy"));
+      expect(String(warning.msg)).toMatch(
+        /could not read the maxmemory-policy of shared store redis:\/\/127\.0\.0\.1:\d+ \(/,
+      );
+      expect((await wake(gateway.url, "k", "hello")).status).toBe(200);
     });
   },
 );

@@ -478,9 +478,9 @@ describe.skipIf(skipReason !== undefined)(
         keyPrefix: "",
         timeoutMs: 200,
       });
-      expect(probed).toMatch(/unreachable/);
+      expect(probed.problem).toMatch(/unreachable/);
       expect(lines.length).toBeGreaterThan(0);
-      for (const text of [probed!, ...lines.map((line) => line.message)])
+      for (const text of [probed.problem!, ...lines.map((line) => line.message)])
         expect(text).not.toContain("hunter2");
     });
   },
