@@ -35,10 +35,12 @@ export async function checkHooksConfig(rawConfig: unknown, context: ResolveConte
   const reports = await loadAllTransforms(runner, partial.mappings);
   await runner.close();
   const issues = [...result.issues];
+  const warnings = [...result.warnings];
   const store = partial.config.store;
   if (store.kind === "redis") {
-    const unreachable = await probeRedis(store);
-    if (unreachable !== undefined) issues.push({ path: "hooks.store.url", message: unreachable });
+    const { problem, problemAt, warning } = await probeRedis(store);
+    if (problem !== undefined) issues.push({ path: problemAt ?? "hooks.store", message: problem });
+    if (warning !== undefined) warnings.push(warning);
   }
   for (const report of reports) {
     if (report.error === undefined) continue;
@@ -49,7 +51,7 @@ export async function checkHooksConfig(rawConfig: unknown, context: ResolveConte
   }
   return {
     issues,
-    warnings: result.warnings,
+    warnings,
     status: describeStatus(partial.config, partial.mappings, reports, partial.signedPaths),
   };
 }

@@ -68,6 +68,12 @@ export const StoreSchema = v.variant(
             "A command not answered within this many milliseconds fails, and the request is handled as if Redis were down.",
           ),
         ),
+        allowEviction: v.pipe(
+          v.optional(v.boolean(), false),
+          v.description(
+            "Start even when the server's `maxmemory-policy` may evict keys (anything but `noeviction`), with a warning; by default such a server stops the start. An evicted delivery id is still answered as a duplicate by the gateway that accepted it (from its own memory), but a copy reaching another gateway may be accepted again ([Durability and eviction](store.md#durability-and-eviction)).",
+          ),
+        ),
       }),
       v.description("A Redis server, shared by every gateway that uses the same server and `keyPrefix`."),
     ),

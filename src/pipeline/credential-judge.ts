@@ -143,6 +143,8 @@ export function createFailureCounter(deps: FailureCounterDeps): FailureCounter {
   const metrics = deps.metrics ?? NO_METRICS;
   const prefix = deps.scope === undefined ? "auth-failures:" : `${deps.scope}-auth-failures:`;
   const what = deps.scope === undefined ? "auth failures" : `${deps.scope} auth failures`;
+  // Counted as the limit a bounded store must not drop: a throttled address kept throttled however many strangers come.
+  const rule = { limit };
   // Counting fails open: a store that cannot count must never lock out the operator, whose requests would be
   // refused with the attacker's. Duplicate checks fail the other way (see duplicates.ts).
   let problem = "";
@@ -167,7 +169,7 @@ export function createFailureCounter(deps: FailureCounterDeps): FailureCounter {
   return {
     async failed(client, requestId) {
       return retryAfter(
-        await store.increment(prefix + client, windowMs).catch(storeFailed("count", requestId)),
+        await store.increment(prefix + client, windowMs, rule).catch(storeFailed("count", requestId)),
       );
     },
     async throttled(client, requestId) {

@@ -71,7 +71,11 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     if (rule === undefined) return;
     let window: Awaited<ReturnType<Store["increment"]>>;
     try {
-      window = await store.increment(rateKey(request, rule), rule.perSeconds * 1000);
+      window = await store.increment(rateKey(request, rule), rule.perSeconds * 1000, {
+        limit: rule.requests,
+        // A hook's one budget is not a client's: a flood of clients' counters must not push it out of the store.
+        shared: rule.per === "hook",
+      });
     } catch (error) {
       metrics.storeFailure("rate");
       problem = errorMessage(error);

@@ -37,6 +37,14 @@ export class KeptDeliveries {
     this.oldest.trimTo(this.max);
   }
 
+  /** What is kept of `key` while within its time: a Map lookup, for a claim the server calls first. */
+  get(key: string): KeptDelivery | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    const leftMs = entry.until - this.clock.now();
+    return leftMs > 0 ? { key, value: entry.value, leftMs } : undefined;
+  }
+
   /** Forgets `key` if it still holds `value` (a claim released; an answer that replaced it stays). */
   forget(key: string, value: string): void {
     if (this.entries.get(key)?.value === value) this.entries.delete(key);

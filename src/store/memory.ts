@@ -1,8 +1,10 @@
 /** @module The in-process Store: counters and delivery ids in Maps with expiry, each bounded so a flood cannot grow it without end. */
 import { type Clock, systemClock } from "../clock.js";
+import { CounterTable } from "./counter-table.js";
 import { OldestFirst } from "./oldest-first.js";
 import type {
   ClaimTimes,
+  CounterRule,
   CounterWindow,
   DeliveryClaim,
   RememberedAnswer,
@@ -10,8 +12,16 @@ import type {
   StoredResponse,
 } from "./store.js";
 
-/** Beyond this many counters, expired windows are swept, then the oldest dropped. */
+/**
+ * Clients' counters kept at most: beyond, the oldest below their limit go first, so that first-time clients push out
+ * only their own kind, never a throttled address (see CounterTable).
+ */
 export const MAX_COUNTERS = 10_000;
+/**
+ * Shared counters (hook-wide rate limits) kept at most: as many as the config has rules, plus those a reload left to
+ * run out. Clients cannot add to them.
+ */
+export const MAX_SHARED_COUNTERS = 1_000;
 /** Delivery ids kept by default (`hooks.dedupe.maxEntries`). */
 export const MAX_DELIVERIES = 100_000;
 
@@ -31,11 +41,10 @@ interface Delivery {
 }
 
 export class MemoryStore implements Store {
-  private readonly counters = new Map<string, CounterWindow>();
+  private readonly counters: CounterTable;
+  private readonly shared: CounterTable;
   private readonly deliveries = new Map<string, Delivery>();
-  private readonly oldestCounters = new OldestFirst(this.counters);
   private readonly oldestDeliveries = new OldestFirst(this.deliveries);
-  private readonly maxCounters: number;
   private readonly maxDeliveries: number;
   private closed = false;
   /** Claim ids need only be unique within this store: a counter, not a random id per request. */
@@ -45,32 +54,23 @@ export class MemoryStore implements Store {
     private readonly clock: Clock = systemClock,
     limits: MemoryStoreLimits = {},
   ) {
-    this.maxCounters = limits.maxCounters ?? MAX_COUNTERS;
+    this.counters = new CounterTable(limits.maxCounters ?? MAX_COUNTERS, clock);
+    this.shared = new CounterTable(MAX_SHARED_COUNTERS, clock);
     this.maxDeliveries = limits.maxDeliveries ?? MAX_DELIVERIES;
   }
 
-  async increment(key: string, windowMs: number): Promise<CounterWindow> {
-    const now = this.clock.now();
-    let window = this.counters.get(key);
-    if (!window || window.resetAt <= now) {
-      window = { count: 0, resetAt: now + windowMs };
-      // Re-inserted so Map order stays oldest-first for the sweep.
-      this.counters.delete(key);
-      this.counters.set(key, window);
-      this.oldestCounters.trimTo(this.maxCounters);
-    }
-    window.count++;
-    return { count: window.count, resetAt: window.resetAt };
+  async increment(key: string, windowMs: number, rule?: CounterRule): Promise<CounterWindow> {
+    const table = rule?.shared === true ? this.shared : this.counters;
+    return table.increment(key, windowMs, rule?.limit ?? Number.POSITIVE_INFINITY);
   }
 
   async peek(key: string): Promise<CounterWindow | undefined> {
-    const window = this.counters.get(key);
-    if (!window || window.resetAt <= this.clock.now()) return undefined;
-    return { count: window.count, resetAt: window.resetAt };
+    return this.counters.peek(key) ?? this.shared.peek(key);
   }
 
   async reset(key: string): Promise<void> {
     this.counters.delete(key);
+    this.shared.delete(key);
   }
 
   async claimDelivery(key: string, times: ClaimTimes): Promise<DeliveryClaim> {
@@ -135,11 +135,12 @@ export class MemoryStore implements Store {
   async close(): Promise<void> {
     this.closed = true;
     this.counters.clear();
+    this.shared.clear();
     for (const entry of this.deliveries.values()) for (const wake of entry.waiters?.splice(0) ?? []) wake();
     this.deliveries.clear();
   }
 
-  /** Number of live counters (tests of the bound). */
+  /** Number of clients' counters kept (tests of the bound). */
   get size(): number {
     return this.counters.size;
   }

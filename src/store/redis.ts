@@ -3,9 +3,10 @@ import { randomUUID } from "node:crypto";
 import type { Redis, RedisOptions } from "ioredis";
 import { type Clock, systemClock } from "../clock.js";
 import type { HostLogger } from "../host/contract.js";
-import { KeptDeliveries } from "./kept-deliveries.js";
+import { KeptDeliveries, type KeptDelivery } from "./kept-deliveries.js";
 import { MAX_DELIVERIES } from "./memory.js";
 import { OldestFirst } from "./oldest-first.js";
+import { EVICTION_FIX, judgeEvictionPolicy } from "./redis-policy.js";
 import { CHECK_MS, defineRefillScripts, GENERATION_KEY, Refill, type RefillScripts } from "./redis-refill.js";
 import { describeRedisUrl } from "./redis-url.js";
 import type {
@@ -33,6 +34,8 @@ export interface RedisStoreSettings {
   maxDeliveries?: number;
   /** How long claims stay refused after a loss, so that every gateway notices it (tests shorten it). */
   gatherMs?: number;
+  /** Start on a server whose `maxmemory-policy` may evict keys, with a warning, rather than refuse to. */
+  allowEviction?: boolean;
 }
 
 /**
@@ -152,18 +155,30 @@ function redisOptions(settings: Pick<RedisStoreSettings, "keyPrefix" | "timeoutM
 }
 
 /**
- * Connects once (no retries), sends PING and disconnects: undefined when the server answered, else why not.
- * For `hooks check`, which must say that the store is unreachable rather than find out at the first duplicate.
+ * Connects once (no retries), sends PING, judges the eviction policy and disconnects: a problem when the server
+ * cannot be reached or evicts keys (as the start would refuse), a warning when its policy cannot be read. For
+ * `hooks check`, which must say so rather than find out at the first duplicate.
  */
-export async function probeRedis(settings: Pick<RedisStoreSettings, "url" | "keyPrefix" | "timeoutMs">) {
+export async function probeRedis(
+  settings: Pick<RedisStoreSettings, "url" | "keyPrefix" | "timeoutMs" | "allowEviction">,
+): Promise<{ problem?: string; problemAt?: string; warning?: string }> {
+  const where = describeRedisUrl(settings.url);
   const redis = await connectTo(settings.url, { ...redisOptions(settings), retryStrategy: () => null });
   redis.on("error", () => undefined);
   try {
     await redis.connect();
     await redis.ping();
-    return undefined;
   } catch (error) {
-    return `shared store ${describeRedisUrl(settings.url)} is unreachable: ${(error as Error).message}`;
+    redis.disconnect();
+    return {
+      problem: `shared store ${where} is unreachable: ${(error as Error).message}`,
+      problemAt: "hooks.store.url",
+    };
+  }
+  try {
+    const verdict = await judgeEvictionPolicy(redis, where, settings.allowEviction === true);
+    if (!verdict.ok) return { problem: `${verdict.refusal}; ${EVICTION_FIX}`, problemAt: "hooks.store" };
+    return "warning" in verdict ? { warning: verdict.warning } : {};
   } finally {
     redis.disconnect();
   }
@@ -183,6 +198,12 @@ export class RedisStore implements Store {
   /** This gateway's ids, to put back into a server that lost them; and the watch for such a loss. */
   private readonly kept: KeptDeliveries;
   private readonly refill: Refill;
+  /** The look at the server's eviction policy made at the latest connect: resolves with a refusal to start, if any. */
+  private policyLook: Promise<string | undefined> | undefined;
+  /** Set once open() is done: an evicting policy found after that is logged, the gateway already serving. */
+  private opened = false;
+  /** The last thing said about the policy, not repeated at each reconnect. */
+  private policySaid: string | undefined;
 
   constructor(private readonly settings: RedisStoreSettings) {
     this.where = describeRedisUrl(settings.url);
@@ -218,6 +239,8 @@ export class RedisStore implements Store {
       if (this.reachable === false)
         this.settings.logger.info(`shared store ${this.where} is reachable again`);
       this.reachable = true;
+      // Every connect may be to another server, or one reconfigured: its policy is looked at again.
+      this.policyLook = this.lookAtPolicy().catch(() => undefined);
       // Every connect may be to a server that restarted empty: no claim until its generation was checked.
       void this.refill.sync();
     });
@@ -242,7 +265,23 @@ export class RedisStore implements Store {
     // The first look at the server's generation too, so that the first delivery after start is not refused.
     await Promise.race([connected.then(() => this.refill.settled()), waited]);
     clearTimeout(timer);
+    // A server reached at start whose policy evicts keys stops the start; one reached later can only be logged.
+    const refusal = answered ? await this.policyLook : undefined;
+    this.opened = true;
+    if (refusal !== undefined) throw new Error(`${refusal}; ${EVICTION_FIX} to start anyway`);
     if (!this.closed) this.refill.start();
+  }
+
+  /** Judges the server's eviction policy: a refusal while opening, else a line in the log (each new finding once). */
+  private async lookAtPolicy(): Promise<string | undefined> {
+    const verdict = await judgeEvictionPolicy(this.redis, this.where, this.settings.allowEviction === true);
+    if (!verdict.ok && !this.opened) return verdict.refusal;
+    const said = verdict.ok ? ("warning" in verdict ? verdict.warning : undefined) : verdict.refusal;
+    if (said === undefined || said === this.policySaid) return undefined;
+    this.policySaid = said;
+    if (verdict.ok) this.settings.logger.warn(said);
+    else this.settings.logger.error(`${said}; this gateway was already serving: ${EVICTION_FIX}`);
+    return undefined;
   }
 
   private get redis(): Redis & StoreScripts {
@@ -306,8 +345,14 @@ export class RedisStore implements Store {
           throw error;
         });
       if (existing === null) {
-        this.kept.keep(key, CLAIMED + claim, times.holdMs);
-        return { state: "first", claim };
+        const held = this.kept.get(key);
+        if (held === undefined) {
+          this.kept.keep(key, CLAIMED + claim, times.holdMs);
+          return { state: "first", claim };
+        }
+        const answer = await this.putBack(key, claim, held);
+        if (answer !== undefined) return { state: "answered", response: answer };
+        continue;
       }
       if (existing === LOST) {
         this.refill.lost();
@@ -323,6 +368,26 @@ export class RedisStore implements Store {
       await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
       pause = Math.min(pause * 2, this.poll.max);
     }
+  }
+
+  /**
+   * The server called `key` free, yet this gateway holds it (its journal's id, an answer it gave, a claim in
+   * progress): the key was lost on its own, deleted or evicted, where the generation check cannot see it. What this
+   * gateway holds replaces the claim just made, and the request is answered from it: an answer as a duplicate; a
+   * claim in progress is waited for as any other. Only a claim the server calls first gets here: one Map lookup.
+   */
+  private async putBack(key: string, claim: string, held: KeptDelivery): Promise<StoredResponse | undefined> {
+    const written = this.redis.hooksSettle(
+      key,
+      CLAIMED + claim,
+      held.value,
+      Math.max(1, Math.round(held.leftMs)),
+    );
+    // A claim in progress must be back before the request looks again, or it would find the key free once more.
+    if (!held.value.startsWith(ANSWERED)) return void (await written);
+    // The answer is this gateway's to give either way: a failed write only leaves other gateways without it.
+    await written.catch(() => undefined);
+    return JSON.parse(held.value.slice(1)) as StoredResponse;
   }
 
   async settleDelivery(

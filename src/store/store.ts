@@ -43,11 +43,32 @@ export interface RememberedAnswer {
   keepMs: number;
 }
 
+/**
+ * What a counter is for: lets a store that must drop counters (a bounded memory) keep the ones that matter. A store
+ * with an expiry of its own for every key (Redis) may ignore it.
+ */
+export interface CounterRule {
+  /**
+   * The count at which the counter's client is refused, or one hit away from it (the limit of failures or requests
+   * per window): such a counter is dropped only after every counter below its limit, or its client would get a fresh
+   * budget.
+   */
+  limit: number;
+  /**
+   * One budget for every sender (a hook-wide rate limit) rather than one client's: there are only as many as the
+   * config has rules, and counters of clients never push one out.
+   */
+  shared?: boolean;
+}
+
 export interface Store {
   /** Connects, for a store that has something to connect to; called once, at start, before any request. */
   open?(): Promise<void>;
-  /** Counts one hit on `key`; a missing or expired counter starts a new window of `windowMs`. */
-  increment(key: string, windowMs: number): Promise<CounterWindow>;
+  /**
+   * Counts one hit on `key`; a missing or expired counter starts a new window of `windowMs`. `rule` says what it
+   * counts (absent: a client's counter with no limit).
+   */
+  increment(key: string, windowMs: number, rule?: CounterRule): Promise<CounterWindow>;
   /**
    * Reads `key`'s running window without counting a hit (undefined when none runs): lets a throttled address be
    * refused before anything is read or hashed for it.

@@ -290,7 +290,7 @@ describe("waiting for the completion, and transform isolation, in the config", (
 });
 
 describe("hooks.store", () => {
-  it("defaults to memory; a Redis store takes a URL, a key prefix and a timeout", () => {
+  it("defaults to memory; a Redis store takes a URL, a key prefix, a timeout and whether it may evict keys", () => {
     const { prepared } = prepareHooks({ hooks: { enabled: true, token: TOKEN } }, context);
     expect(prepared?.config.store).toEqual({ kind: "memory" });
     const redis = prepareHooks(
@@ -303,6 +303,7 @@ describe("hooks.store", () => {
       url: "redis://10.0.0.5:6379/2",
       keyPrefix: "hooks:",
       timeoutMs: 1000,
+      allowEviction: false,
     });
   });
 

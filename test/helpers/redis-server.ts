@@ -29,7 +29,8 @@ process.once("exit", () => {
   for (const child of live) child.kill("SIGKILL");
 });
 
-export async function startRedis(): Promise<RedisServer> {
+/** `args`: more of the server's options (`["--maxmemory-policy", "allkeys-lru"]`). */
+export async function startRedis(options: { args?: readonly string[] } = {}): Promise<RedisServer> {
   const binary = findBinary(REDIS.binary);
   if (binary === undefined) throw new Error(redisSkipReason() ?? "redis-server is not installed");
   const port = await freePort();
@@ -38,7 +39,10 @@ export async function startRedis(): Promise<RedisServer> {
 
   const start = async () => {
     output = "";
-    const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+    const args = [
+      ...["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      ...(options.args ?? []),
+    ];
     // Run from /tmp: with persistence off nothing is written, but the server's working directory must exist.
     const started = spawn(binary, [...args, "--dir", "/tmp"], { stdio: ["ignore", "pipe", "pipe"] });
     child = started;
