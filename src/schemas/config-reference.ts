@@ -55,6 +55,7 @@ const SECRETS = [
   "- The value never appears in an error, a log line or `hooks check`; the inspector hides the hook token, the",
   "  signing secrets, its own key and the metrics token wherever a sender put them, as it does when they are written",
   "  as text.",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own `${VAR}` syntax, shown to the reader
   "- Only `{ file }` keeps a secret out of every environment. A secret given as `${VAR}` or `{ env }` is in the",
   "  gateway's environment, which a program of the same user can read (on Linux, `/proc/<pid>/environ`): a",
   "  transform can, from its worker, and so can what it starts. When transforms run beside such secrets, `hooks check`",
