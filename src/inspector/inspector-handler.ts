@@ -8,8 +8,8 @@ import { send, sendError, sendJson } from "./inspector-http-io.js";
 import { login } from "./inspector-login.js";
 import { type InspectorAsset, inspectorAssets, inspectorPage } from "./inspector-page.js";
 import { createInspectorSessions, type InspectorSessions } from "./inspector-session.js";
-import { crossOriginReason } from "./same-origin.js";
 import type { InspectorSource } from "./inspector-source.js";
+import { crossOriginReason } from "./same-origin.js";
 
 export type InspectorAuth =
   /** The reference gateway: the key from the `inspector:` link's fragment, exchanged for a session cookie. */
