@@ -171,7 +171,7 @@ export function endChildrenWithWorkers(pool: Piscina, poolMark: string): PoolChi
   return {
     async close() {
       await Promise.all(sweeps);
-      // Once more for the whole pool: a notice that never arrived (a worker killed as it posted) leaves its mark.
+      // A last look over the whole pool: a process forked by one that its worker's look found as it was ending.
       if (anyStarted) await endMarkedProcesses((value) => value.startsWith(`${poolMark}:`));
     },
   };
