@@ -5,7 +5,7 @@ import { createTransformRunner } from "./mapping/create-transform-runner.js";
 import { DEFAULT_RELOAD_CHECK_MS } from "./mapping/transform-loader.js";
 import { TRANSFORM_TIMEOUT_MS } from "./mapping/transform-runner.js";
 import { NO_METRICS } from "./metrics/metrics.js";
-import { loadAllTransforms, prepareHooks } from "./prepare-hooks.js";
+import { loadAllTransforms, prepareHooks, transformsBesideSecrets } from "./prepare-hooks.js";
 import { describeStatus, type HooksStatus } from "./status.js";
 import { probeRedis } from "./store/redis.js";
 
@@ -17,8 +17,15 @@ export interface HooksCheck {
   status: HooksStatus | undefined;
 }
 
-/** Resolves the config once, compiles every mapping and loads every transform, even when some of them are broken. */
-export async function checkHooksConfig(rawConfig: unknown, context: ResolveContext): Promise<HooksCheck> {
+/**
+ * Resolves the config once, compiles every mapping and loads every transform, even when some of them are broken.
+ * `hostSecrets` are the host's own (a metrics token), named with the config's when transforms run beside them.
+ */
+export async function checkHooksConfig(
+  rawConfig: unknown,
+  context: ResolveContext,
+  hostSecrets: readonly string[] = [],
+): Promise<HooksCheck> {
   const result = prepareHooks(rawConfig, context);
   const partial = result.partial;
   if (!partial) return { issues: result.issues, warnings: result.warnings, status: undefined };
@@ -49,9 +56,10 @@ export async function checkHooksConfig(rawConfig: unknown, context: ResolveConte
       message: `mapping "${report.mappingId}": transform ${report.module} failed to load: ${report.error}`,
     });
   }
+  const exposed = transformsBesideSecrets(partial, hostSecrets, context.env ?? process.env);
   return {
     issues,
-    warnings,
+    warnings: exposed === undefined ? warnings : [...warnings, exposed],
     status: describeStatus(partial.config, partial.mappings, reports, partial.signedPaths),
   };
 }

@@ -4,6 +4,11 @@ import { type ResolveContext, type ResolvedHooksConfig, resolveHooksConfig } fro
 import { type CompiledMapping, compileMappings } from "./mapping/compile-mappings.js";
 import { type PathVerification, verifyWarnings } from "./mapping/compile-verify.js";
 import type { TransformRunner } from "./mapping/transform-runner.js";
+import {
+  transformsBesideSecretsWarning,
+  urlPassword,
+  variablesHolding,
+} from "./safety/environment-secrets.js";
 
 export interface PreparedHooks {
   config: ResolvedHooksConfig;
@@ -26,6 +31,25 @@ export function* hookSecrets({ config, signedPaths }: PreparedHooks): Generator<
     }
     if (path.settings.verifyToken !== undefined) yield path.settings.verifyToken;
   }
+}
+
+/**
+ * The warning for a config whose mappings run transforms while one of its secrets, or of the host's, is the value
+ * of an environment variable: a transform runs in the gateway's process (a worker thread is not a process of its
+ * own) and can read that process's environment. Undefined when no transform runs or no secret is there.
+ */
+export function transformsBesideSecrets(
+  prepared: PreparedHooks,
+  hostSecrets: readonly string[],
+  env: NodeJS.ProcessEnv,
+): string | undefined {
+  if (!prepared.mappings.some((mapping) => mapping.transform !== undefined)) return undefined;
+  const secrets = [...hookSecrets(prepared), ...hostSecrets];
+  const { store } = prepared.config;
+  // A Redis URL may carry a password, which `${VAR}` may have put there alone.
+  if (store.kind === "redis") secrets.push(store.url, urlPassword(store.url) ?? "");
+  const names = variablesHolding(secrets, env);
+  return names.length === 0 ? undefined : transformsBesideSecretsWarning(names);
 }
 
 export interface PrepareResult {

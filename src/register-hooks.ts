@@ -6,7 +6,12 @@ import { resolvePorts } from "./container.js";
 import type { PluginHost } from "./host/contract.js";
 import { type InspectorOnDemand, inspectorOnDemand } from "./inspector/inspector-feed.js";
 import type { HooksPluginOptions } from "./options.js";
-import { type PreparedHooks, prepareHooks, type TransformLoadReport } from "./prepare-hooks.js";
+import {
+  type PreparedHooks,
+  prepareHooks,
+  type TransformLoadReport,
+  transformsBesideSecrets,
+} from "./prepare-hooks.js";
 import { checkReload, type HooksReload, type RunningHooks } from "./prepare-reload.js";
 import { describeStatus, type HooksStatus } from "./status.js";
 
@@ -37,6 +42,8 @@ export function registerHooks(instance: HooksInstance, host: PluginHost, options
   if (!result.prepared) throw new ConfigError(result.issues);
   for (const warning of result.warnings) host.logger.warn(warning);
   const prepared = result.prepared;
+  const exposed = transformsBesideSecrets(prepared, host.secrets ?? [], host.env ?? process.env);
+  if (exposed !== undefined) host.logger.warn(exposed);
   const { config, mappings, signedPaths } = prepared;
   instance.status = describeStatus(config, mappings, [], signedPaths);
   const registered = { host, context, prepared, raw: result.read };
@@ -66,6 +73,7 @@ function serveHooks(
     // A journal the host swapped in keeps its records where only it knows.
     journalDir: options.journal === undefined ? config.journal.dir : undefined,
     logger: host.logger,
+    hostSecrets: host.secrets ?? [],
     live: () => {
       const active = instance.active;
       return active?.serving

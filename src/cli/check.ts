@@ -97,12 +97,18 @@ interface DeclaredVerify {
 async function check(options: CheckOptions, io: CliIo): Promise<void> {
   const loaded = loadGatewayConfig({ config: options.config });
   // One round: the file, the gateway's sections, the plugin's config and every transform, all problems at once.
-  const hooks = await checkHooksConfig(loaded.raw, {
-    configDir: loaded.configDir,
-    mainSessionKey: loaded.sections.session.mainKey,
-    channels: loaded.sections.channels,
-    agents: configuredAgents(loaded.raw),
-  });
+  const { server } = loaded.sections;
+  const hooks = await checkHooksConfig(
+    loaded.raw,
+    {
+      configDir: loaded.configDir,
+      mainSessionKey: loaded.sections.session.mainKey,
+      channels: loaded.sections.channels,
+      agents: configuredAgents(loaded.raw),
+    },
+    // The gateway's own secrets, named with the plugin's when they come from the environment.
+    [server.metricsToken, server.inspector.key].filter((secret) => secret !== undefined),
+  );
   const { issues, warnings, standing } = foldConfigProblems(
     [...loaded.issues, ...hooks.issues],
     hooks.warnings,

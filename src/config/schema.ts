@@ -193,7 +193,7 @@ export const TransformsSchema = v.strictObject({
       [],
     ),
     v.description(
-      "Names of the variables a worker's transforms see from the host's environment, beside `PATH`, `HOME`, `LANG` and `TZ`; a name that is not set is left out. Nothing else reaches them: not the variables behind tokens and secrets.",
+      "Names of the variables a worker's transforms see from the host's environment, beside `PATH`, `HOME`, `LANG` and `TZ`; a name that is not set is left out. Nothing else is in their `process.env`: not the variables behind tokens and secrets. This is no barrier: a transform runs in the gateway's process and can read its whole environment through `/proc` on Linux; give secrets as `{ file }` to keep them out of it.",
     ),
   ),
 });

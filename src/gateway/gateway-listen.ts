@@ -19,6 +19,7 @@ export interface ListenOptions {
   host: string | undefined;
   port: number | undefined;
   inspectorPort: number | undefined;
+  inspectorKey: string;
   /** Peers the per-address caps do not apply to. */
   exemptAddress: (address: string) => boolean;
   requestTimeoutMs: number;
@@ -76,6 +77,7 @@ async function startInspector(options: ListenOptions, port: number): Promise<Ins
   const inspector = await startInspectorServer({
     plugin: options.plugin,
     sections,
+    key: options.inspectorKey,
     port,
     clientUrl,
     logger,

@@ -1,5 +1,4 @@
 /** @module The reference gateway's inspector: the plugin's inspector page on a port of its own, logged in with a key made for each start. */
-import { randomBytes } from "node:crypto";
 import { createInspectorHandler, type HookPlugin, type HostLogger, type InspectorSource } from "../index.js";
 import type { GatewaySections } from "./gateway-config.js";
 import { listenGatewayServer } from "./http-server.js";
@@ -29,14 +28,14 @@ function inspectorOf(plugin: HookPlugin): InspectorSource | undefined {
 export async function startInspectorServer(options: {
   plugin: HookPlugin;
   sections: GatewaySections;
+  /** The key its page logs in with: `server.inspector.key`, or one made for this start. */
+  key: string;
   /** The port to bind (the config's, or 0 when the gateway took any free port). */
   port: number;
   clientUrl(host: string, port: number): string;
   logger: HostLogger;
 }): Promise<InspectorServer> {
-  const { plugin, sections } = options;
-  const configured = sections.server.inspector.key;
-  const key = configured ?? randomBytes(24).toString("base64url");
+  const { plugin, sections, key } = options;
   const handler = createInspectorHandler({
     source: () => inspectorOf(plugin),
     auth: { kind: "session", key },
@@ -78,7 +77,7 @@ export async function startInspectorServer(options: {
     url: `${options.clientUrl(server.host, server.port)}${INSPECTOR_PATH}`,
     port: server.port,
     key,
-    generatedKey: configured === undefined,
+    generatedKey: sections.server.inspector.key === undefined,
     async close() {
       await server.close(1_000);
     },

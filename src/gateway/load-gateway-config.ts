@@ -51,14 +51,15 @@ export function locateConfigFile(
 export function loadGatewayConfig(
   options: { config?: string | undefined; cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): LoadedGatewayConfig {
-  const given = options.env ?? process.env;
+  let given = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const { file, origin } = locateConfigFile(options.config, cwd);
   let generatedToken: string | undefined;
-  // The demo reads its token from the environment; a first run without one still works, with a fresh token.
+  // The demo reads its token from the environment; a first run without one still works, with a fresh token. It is
+  // read from a copy: the process's own environment, which its transforms could read, never holds it.
   if (origin === "demo" && !given[DEMO_TOKEN_ENV]) {
     generatedToken = generateToken();
-    given[DEMO_TOKEN_ENV] = generatedToken;
+    given = { ...given, [DEMO_TOKEN_ENV]: generatedToken };
   }
   // Its sender secrets too: the signed demo mappings work with `hooks replay` until the user sets real ones.
   const standIns: string[] = [];

@@ -30,6 +30,8 @@ export interface PluginSetup {
   bus: HookBus;
   sections: GatewaySections;
   stateDir: string;
+  /** The key the inspector's page logs in with (configured, or made for this start). */
+  inspectorKey: string;
   /** Where the plugin's route goes, and the metrics route after it. */
   router: Router;
   services: PluginServices;
@@ -83,6 +85,10 @@ function createPluginHost(setup: PluginSetup): GatewayHost {
     agents: configuredAgents(setup.config),
     mainSessionKey: sections.session.mainKey,
     stateDir: setup.stateDir,
+    secrets: [
+      setup.inspectorKey,
+      ...(sections.server.metricsToken === undefined ? [] : [sections.server.metricsToken]),
+    ],
     registerHttpRoute: (route) => router.add(route),
     registerService: (service) => services.register(service),
   };

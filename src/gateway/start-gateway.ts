@@ -1,4 +1,5 @@
 /** @module Starts the reference gateway: bus, subsystems, the plugin on a host it builds, and the HTTP server. */
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { EventEmitter } from "eventemitter3";
 import proxyAddr from "proxy-addr";
@@ -102,6 +103,8 @@ interface GatewaySetup {
   ownLogger: boolean;
   stateDir: string;
   stopTimeoutMs: number;
+  /** The key the inspector's page logs in with: `server.inspector.key`, else one made for this start. */
+  inspectorKey: string;
 }
 
 function resolveSetup(options: StartGatewayOptions): GatewaySetup {
@@ -118,6 +121,8 @@ function resolveSetup(options: StartGatewayOptions): GatewaySetup {
     ownLogger: options.logger === undefined,
     stateDir: path.resolve(options.stateDir ?? DEFAULT_STATE_DIR),
     stopTimeoutMs: options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS,
+    // Made before the plugin registers: it is one of the secrets the plugin's inspector hides.
+    inspectorKey: sections.server.inspector.key ?? randomBytes(24).toString("base64url"),
   };
 }
 
@@ -152,6 +157,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     host: options.host,
     port: options.port,
     inspectorPort: options.inspectorPort,
+    inspectorKey: setup.inspectorKey,
     exemptAddress: (address) => exempt?.(address) ?? false,
     requestTimeoutMs,
   }).catch(async (error: unknown) => {

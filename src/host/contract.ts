@@ -83,6 +83,12 @@ export interface PluginHost {
   mainSessionKey?: string;
   /** A directory the plugin may keep files in (the gateway's state directory). */
   stateDir?: string;
+  /**
+   * The host's own secrets that live in the plugin's process (the reference gateway's metrics token and inspector
+   * key): the inspector hides them wherever a request carries them, as it hides the hook token, and the start names
+   * the environment variables holding them when transforms run.
+   */
+  secrets?: readonly string[];
   registerHttpRoute(route: HttpRoute): void;
   registerService(service: HostService): void;
   /**

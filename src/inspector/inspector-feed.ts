@@ -17,6 +17,7 @@ export interface InspectorFeedOptions {
   journalDir: string | undefined;
   logger: HostLogger;
   live: JournalInspectorDeps["live"];
+  hostSecrets?: JournalInspectorDeps["hostSecrets"];
   /** Summaries kept in memory. */
   ringSize?: number;
 }
@@ -30,7 +31,12 @@ export interface InspectorFeed {
 
 export function createInspectorFeed(options: InspectorFeedOptions): InspectorFeed {
   const ring = new SummaryRing(options.ringSize);
-  const source = createJournalInspector({ ring, journalDir: options.journalDir, live: options.live });
+  const source = createJournalInspector({
+    ring,
+    journalDir: options.journalDir,
+    live: options.live,
+    hostSecrets: options.hostSecrets,
+  });
   const unlisten = listenForRequests(options.bus, ring, options.clock);
   const unobserve = observeJournal(options.journal, ring);
   return {

@@ -9,6 +9,7 @@ import { login } from "./inspector-login.js";
 import { type InspectorAsset, inspectorAssets, inspectorPage } from "./inspector-page.js";
 import { createInspectorSessions, type InspectorSessions } from "./inspector-session.js";
 import type { InspectorSource } from "./inspector-source.js";
+import { crossOriginReason } from "./same-origin.js";
 
 export type InspectorAuth =
   /** The reference gateway: the key from the `inspector:` link's fragment, exchanged for a session cookie. */
@@ -91,6 +92,12 @@ export function createInspectorHandler(
     if (path !== base && !path.startsWith(`${base}/`)) return false;
     // Every answer below carries them, an error's too.
     for (const [name, value] of Object.entries(guard)) res.setHeader(name, value);
+    // Before anything acts: a page of another site may not replay, log in or out with the user's browser.
+    const crossOrigin = crossOriginReason(req);
+    if (crossOrigin !== undefined) {
+      sendError(res, 403, "CROSS_ORIGIN", `Refused: ${crossOrigin}. Use the inspector's own page.`);
+      return true;
+    }
     try {
       await route(handler, req, res, url);
     } catch (error) {

@@ -21,6 +21,8 @@ export interface JournalInspectorDeps {
   journalDir: string | undefined;
   /** The config and request path new requests run on now (a reload changes them); undefined once stopped. */
   live(): LiveConfig | undefined;
+  /** The host's own secrets (its inspector key, its metrics token), hidden as the config's are. */
+  hostSecrets?: readonly string[] | undefined;
 }
 
 export interface JournalInspector extends InspectorSource {
@@ -61,10 +63,14 @@ export function createJournalInspector(deps: JournalInspectorDeps): JournalInspe
   const journal = new JournalReads(ring, journalDir);
   const dryRuns = new DryRunPipelines();
 
-  /** The hook token, every signing secret and verify token of the config in force: never shown, wherever they turn up. */
+  const hostSecrets = deps.hostSecrets ?? [];
+  /**
+   * The hook token, every signing secret and verify token of the config in force, and the host's own secrets: never
+   * shown, wherever they turn up.
+   */
   const secrets = (): string[] => {
     const prepared = deps.live()?.prepared;
-    return prepared ? [...hookSecrets(prepared)] : [];
+    return prepared ? [...hookSecrets(prepared), ...hostSecrets] : [...hostSecrets];
   };
 
   return {

@@ -11,6 +11,8 @@ export interface TransformWorkerData {
   reloadCheckMs: number;
   /** A transform's time limit, which also bounds a process it runs synchronously. */
   timeoutMs: number;
+  /** The pool's part of the mark every process a transform starts carries in its environment. */
+  childMark: string;
 }
 
 /** The context as it crosses the thread boundary: a Buffer arrives as a plain Uint8Array, so it travels as one. */
@@ -103,5 +105,5 @@ export function createTaskHandler(
 }
 
 const data = workerData as TransformWorkerData;
-guardTransformChildren(data.timeoutMs);
+guardTransformChildren(data.timeoutMs, data.childMark);
 export default createTaskHandler(data);

@@ -1,5 +1,6 @@
 /** @module The worker-pool TransformRunner: transforms run in worker threads (piscina), stopped at their time and memory limits. */
 
+import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { Piscina } from "piscina";
 import { errorMessage } from "../errors.js";
@@ -14,7 +15,7 @@ import type {
   WireContext,
   WireTransformRef,
 } from "./transform-worker.js";
-import { endChildrenWithWorkers } from "./worker-children.js";
+import { endChildrenWithWorkers, type PoolChildren } from "./worker-children.js";
 
 /**
  * How long start-up and `hooks check` give a module to load: compiling it in a fresh worker on a busy machine is
@@ -61,7 +62,13 @@ function heapFlagGiven(): boolean {
   return flags.some((flag) => /^--max[-_]old[-_]space[-_]size\b/.test(flag));
 }
 
-function createPool(settings: TransformRunnerSettings): Piscina<TransformTask, TransformReply> {
+/** A pool, and what ends the processes its transforms started. */
+interface TransformPool {
+  pool: Piscina<TransformTask, TransformReply>;
+  children: PoolChildren;
+}
+
+function createPool(settings: TransformRunnerSettings): TransformPool {
   if (heapFlagGiven()) {
     settings.logger?.warn(
       `node runs with --max-old-space-size, which overrides hooks.transforms.maxMemoryMb (${settings.maxMemoryMb} MB) in every transform worker`,
@@ -71,6 +78,8 @@ function createPool(settings: TransformRunnerSettings): Piscina<TransformTask, T
     transformsDir: settings.transformsDir,
     reloadCheckMs: settings.reloadCheckMs,
     timeoutMs: settings.timeoutMs,
+    // Told apart from another pool's or another gateway's by a random part.
+    childMark: randomUUID(),
   };
   const pool = new Piscina<TransformTask, TransformReply>({
     filename: workerEntry(),
@@ -102,8 +111,7 @@ function createPool(settings: TransformRunnerSettings): Piscina<TransformTask, T
       },
     );
   });
-  endChildrenWithWorkers(pool);
-  return pool;
+  return { pool, children: endChildrenWithWorkers(pool, workerData.childMark) };
 }
 
 function errorCode(error: unknown): unknown {
@@ -263,14 +271,14 @@ const newFlag = () => new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_
  */
 export function createWorkerTransformRunner(settings: TransformRunnerSettings): TransformRunner {
   const { timeoutMs, metrics } = settings;
-  let pool: Piscina<TransformTask, TransformReply> | undefined;
+  let pooled: TransformPool | undefined;
   let closed = false;
 
   /** The task's reply, or why it has none as an error for the log; `what` names the work in that error. */
   async function perform(task: TransformTask, what: string, limitMs: number): Promise<Performed> {
     if (closed) return { outcome: "error", error: new Error("the transform runner is closed") };
-    pool ??= createPool(settings);
-    const settled = await runLimited(pool, task, limitMs);
+    pooled ??= createPool(settings);
+    const settled = await runLimited(pooled.pool, task, limitMs);
     return interpretSettled(settled, { what, limitMs, closed, settings });
   }
 
@@ -302,7 +310,8 @@ export function createWorkerTransformRunner(settings: TransformRunnerSettings): 
     },
     async close() {
       closed = true;
-      await pool?.destroy();
+      await pooled?.pool.destroy();
+      await pooled?.children.close();
     },
   };
 }

@@ -27,6 +27,13 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
  */
 const CREDENTIAL_NAME = /auth|token|key|secret|signature|cookie|session|passw(or)?d|credential|hmac|jwt/;
 /**
+ * Words that say so only as a word of the name (between `-`, `_`, `.` or its ends): `X-Pass`, `X-Bearer`,
+ * `X-Access`, `?sig=`, `?pwd=`; inside a longer word they say nothing (`X-Signal`, `X-Passenger-Count`, `Accept`).
+ */
+const CREDENTIAL_WORD = /(?:^|[-_.])(?:pass|pwd|passphrase|bearer|access|sig)(?=$|[-_.])/;
+/** CORS preflight headers (`Access-Control-Request-Method`) name an access rule, not a credential. */
+const CORS_PREFIX = "access-control-";
+/**
  * Names the words above catch that carry no secret and that mappings read or route on: delivery ids (the
  * caller's `Idempotency-Key`, Twilio's `I-Twilio-Idempotency-Token`: recorded, so a replayed fixture keeps its id
  * and comes back a duplicate) and Bitbucket's `X-Event-Key` (the event's type, `repo:push`).
@@ -40,7 +47,9 @@ const NOT_CREDENTIALS: ReadonlySet<string> = new Set([
 /** A header (any case) that carries a credential: listed, or named like one. */
 export function isCredentialHeader(name: string, listed: ReadonlySet<string> = CREDENTIAL_HEADERS): boolean {
   const lower = name.toLowerCase();
-  return listed.has(lower) || (CREDENTIAL_NAME.test(lower) && !NOT_CREDENTIALS.has(lower));
+  if (listed.has(lower)) return true;
+  if (NOT_CREDENTIALS.has(lower)) return false;
+  return CREDENTIAL_NAME.test(lower) || (CREDENTIAL_WORD.test(lower) && !lower.startsWith(CORS_PREFIX));
 }
 
 /** What is shown for a credential's value where headers are listed (a record written before it was hidden). */
@@ -59,7 +68,8 @@ export const CREDENTIAL_QUERY: ReadonlySet<string> = new Set(["token", "hub.veri
 
 /**
  * A query parameter (any case) that carries a credential: `?token=`, or named like one by the header rule
- * (`?api_key=`, `?access_token=`, `?signature=`): a sender that puts its secret in the URL is not shown either.
+ * (`?api_key=`, `?access_token=`, `?signature=`, `?pass=`, `?sig=`, `?bearer=`): a sender that puts its secret in
+ * the URL is not shown either.
  */
 export function isCredentialQuery(name: string): boolean {
   return CREDENTIAL_QUERY.has(name) || isCredentialHeader(name.replaceAll("_", "-"), CREDENTIAL_QUERY);

@@ -129,6 +129,38 @@ describe("hooks serve reloads its config file", () => {
     expect(JSON.stringify(log.lines)).not.toContain(NEW_TOKEN);
   });
 
+  it("a short token is taken on reload as at a start: served, with the same warning, never its value", async () => {
+    const SHORT = "abcde";
+    const weak = (line: LogLine) => line.level === "warn" && line.msg.startsWith("hooks.token is shorter");
+    // What a start does with it.
+    const started = await startOnFile(baseConfig({}, { token: SHORT }), { watch: false });
+    const atStart = started.log.lines.filter(weak).map((line) => line.msg);
+    expect(atStart).toHaveLength(1);
+    expect(
+      (
+        await postJson(
+          `${started.handle.url}/hooks/wake`,
+          { text: "s" },
+          { authorization: `Bearer ${SHORT}` },
+        )
+      ).status,
+    ).toBe(200);
+    await started.handle.close();
+    handle = undefined;
+
+    // The same config reached by a reload of a gateway that started with a strong token.
+    const { file, log, handle: running } = await startOnFile(baseConfig(), { watch: false });
+    expect(log.lines.filter(weak)).toEqual([]);
+    writeConfig(path.dirname(file), baseConfig({}, { token: SHORT }));
+    expect(await running.reload("test")).toMatchObject({ applied: true });
+    expect(log.lines.filter(weak).map((line) => line.msg)).toEqual(atStart);
+    expect(
+      (await postJson(`${running.url}/hooks/wake`, { text: "r" }, { authorization: `Bearer ${SHORT}` }))
+        .status,
+    ).toBe(200);
+    expect(JSON.stringify(log.lines)).not.toContain(`"${SHORT}"`);
+  });
+
   it("a config with problems is not applied: the running one keeps serving, one error line lists them without their values, and the next good save applies", async () => {
     const { file, log, handle } = await startOnFile(baseConfig({}, { mappings: [wakeMapping("alpha")] }));
     const dir = path.dirname(file);

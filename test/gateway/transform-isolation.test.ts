@@ -391,3 +391,72 @@ describe("what a transform can reach", () => {
     await pollFor(() => (isAlive(leftPid!) ? undefined : true), `process ${leftPid} to end`);
   });
 });
+
+/**
+ * Transforms whose processes leave the process group they were started in: `setsid` puts its child in a session of
+ * its own, and a shell that starts a background job and exits leaves that job to init. Each writes the pid of the
+ * `sleep` it leaves behind. One then loops (its worker is stopped at the limit), one answers (its processes are
+ * left until the gateway stops) and gives its child an environment of its own on the way.
+ */
+const ESCAPING_MODULES: Record<string, string> = {
+  "escape-loop.ts": `import { exec, spawn } from "node:child_process";
+export default (context: { payload: { out: string } }) => {
+  spawn("setsid", ["sh", "-c", "echo $$ >> " + context.payload.out + "; exec sleep 300"], { stdio: "ignore", detached: true }).unref();
+  exec("setsid sh -c 'sleep 301 & echo $! >> " + context.payload.out + "'");
+  for (;;) {}
+};
+`,
+  "escape-return.ts": `import { exec, spawn } from "node:child_process";
+export default (context: { payload: { out: string } }) => {
+  spawn("setsid", ["sh", "-c", "echo $$ >> " + context.payload.out + "; exec sleep 302"], {
+    stdio: "ignore",
+    detached: true,
+    env: { PATH: process.env.PATH },
+  }).unref();
+  exec("setsid sh -c 'sleep 303 & echo $! >> " + context.payload.out + "'");
+  return null;
+};
+`,
+};
+
+describe("what a transform leaves running", () => {
+  it("ends processes that left their process group (setsid, a double fork) when the worker stops and when the gateway stops", async () => {
+    const dir = makeTempDir();
+    for (const [name, source] of Object.entries(ESCAPING_MODULES))
+      writeFileSync(path.join(dir, name), source);
+    handle = await startGateway({
+      config: baseConfig(
+        {},
+        {
+          transformsDir: dir,
+          mappings: Object.keys(ESCAPING_MODULES).map((name) => ({
+            id: name.replace(".ts", ""),
+            match: { path: name.replace(".ts", "") },
+            transform: { module: name },
+          })),
+        },
+      ),
+      configDir: dir,
+      port: 0,
+      stateDir: path.join(dir, "state"),
+      logger: silentGatewayLogger,
+      plugin: createHooksPlugin({ transformTimeoutMs: TRANSFORM_TIMEOUT_MS }),
+    });
+    const post = (name: string, out: string) => postJson(`${handle!.url}/hooks/${name}`, { out }, AUTH);
+
+    // Stopped at its time limit: what it started ends with its worker, in whatever session it now is.
+    const loopFile = path.join(dir, "loop.pids");
+    expect((await post("escape-loop", loopFile)).status).toBe(500);
+    const loopPids = await pidsIn(loopFile, 2);
+    await pollFor(() => (loopPids.some(isAlive) ? undefined : true), `processes ${loopPids} to end`);
+
+    // Left running by a transform that answered: they end when the gateway stops.
+    const returnFile = path.join(dir, "return.pids");
+    expect((await post("escape-return", returnFile)).status).toBe(204);
+    const returnPids = await pidsIn(returnFile, 2);
+    expect(returnPids.filter(isAlive)).toEqual(returnPids);
+    await handle.close();
+    handle = undefined;
+    await pollFor(() => (returnPids.some(isAlive) ? undefined : true), `processes ${returnPids} to end`);
+  });
+});

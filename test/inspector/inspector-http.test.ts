@@ -408,6 +408,70 @@ describe("the inspector on its own port", () => {
     expect(emitted.length).toBe(before);
   });
 
+  it("refuses an action or a login sent from another origin with 403 CROSS_ORIGIN, and does nothing", async () => {
+    const cookie = await logIn();
+    const sent = await send("wake", JSON.stringify({ text: "not from elsewhere" }));
+    const [row] = await listUntil(cookie, (rows) => rows[0]?.requestId === sent.requestId);
+    const own = new URL(base).origin;
+    const json = { "content-type": "application/json" };
+    const before = emitted.length;
+    const foreign: Array<Record<string, string>> = [
+      { origin: "http://evil.example" },
+      // Another port of the same host is another origin: the intake's own port, say.
+      { origin: gateway.url },
+      { origin: "null" },
+      { "sec-fetch-site": "cross-site" },
+      { origin: own, "sec-fetch-site": "cross-site" },
+    ];
+    for (const headers of foreign) {
+      for (const action of ["replay", "dry-run"]) {
+        const refused = await call(`/api/requests/${row.id}/${action}`, {
+          method: "POST",
+          headers: { ...json, ...headers },
+          body: "{}",
+          cookie,
+        });
+        expect({ action, headers, status: refused.status }).toEqual({ action, headers, status: 403 });
+        expect(refused.json().error.code).toBe("CROSS_ORIGIN");
+      }
+      const login = await call("/api/session", {
+        method: "POST",
+        headers: { ...json, ...headers },
+        body: JSON.stringify({ key: gateway.inspectorKey }),
+      });
+      expect(login.status).toBe(403);
+      expect(login.headers.get("set-cookie")).toBeNull();
+      const logout = await call("/api/session", { method: "DELETE", headers, cookie });
+      expect(logout.status).toBe(403);
+    }
+    expect(emitted.length).toBe(before);
+    // The session still works: the refused logout ended nothing.
+    expect((await call("/api/requests", { cookie })).status).toBe(200);
+    // From its own page (its origin, same-origin fetch metadata), and from a client that sends no Origin: served.
+    const ownPage = await call(`/api/requests/${row.id}/replay`, {
+      method: "POST",
+      headers: { ...json, origin: own, "sec-fetch-site": "same-origin" },
+      body: "{}",
+      cookie,
+    });
+    expect(ownPage.status).toBe(200);
+    const noOrigin = await call(`/api/requests/${row.id}/dry-run`, {
+      method: "POST",
+      headers: json,
+      body: "{}",
+      cookie,
+    });
+    expect(noOrigin.status).toBe(200);
+  });
+
+  it("hides the key made for this start where a sender put it", async () => {
+    const cookie = await logIn();
+    const sent = await send("wake", JSON.stringify({ text: `key ${gateway.inspectorKey}` }));
+    const [row] = await listUntil(cookie, (rows) => rows[0]?.requestId === sent.requestId);
+    const detail = await detailUntil(cookie, row.id, (detail) => detail.body !== undefined);
+    expect(detail.body.value.text).toBe("key [redacted]");
+  });
+
   it("no answer of the inspector ever held the token, the signing secret or the key", () => {
     expect(answered.length).toBeGreaterThan(20);
     for (const text of answered) {
@@ -467,6 +531,72 @@ describe("the handler under a host's own auth", () => {
       expect((await at("/hooks-intake/inspectorx")).status).toBe(418);
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe("the inspector's own secrets", () => {
+  it("shows neither its key nor the metrics token that a sender put in a body, a header or the query", async () => {
+    const dir = makeTempDir();
+    const key = "inspector-own-key-5e6f7a8b9c0d1e2f";
+    const metricsToken = "metrics-token-3a4b5c6d7e8f9a0b";
+    const own = await startGateway({
+      config: baseConfig({ server: { metricsToken, inspector: { key } } }),
+      configDir: dir,
+      port: 0,
+      stateDir: `${dir}/state`,
+      logger: silentGatewayLogger,
+    });
+    try {
+      const inspector = own.inspectorUrl!;
+      const texts: string[] = [];
+      const get = async (path: string, init: RequestInit = {}) => {
+        const response = await fetch(`${inspector}${path}`, { ...init, redirect: "manual" });
+        const text = await response.text();
+        texts.push(text);
+        return { status: response.status, headers: response.headers, text };
+      };
+      const login = await get("/api/session", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ key }),
+      });
+      expect(login.status).toBe(200);
+      const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+      const sent = await fetch(`${own.url}/hooks/wake?note=${metricsToken}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...AUTH, "x-note": `${key} ${metricsToken}` },
+        body: JSON.stringify({ text: `the key ${key} and the metrics token ${metricsToken}` }),
+      });
+      expect(sent.status).toBe(200);
+      const requestId = sent.headers.get("x-request-id");
+      const deadline = Date.now() + 5_000;
+      let row: { id: string } | undefined;
+      while (row === undefined && Date.now() < deadline) {
+        const listed = JSON.parse((await get("/api/requests", { headers: { cookie } })).text);
+        row = listed.requests.find((r: { requestId: string }) => r.requestId === requestId);
+        if (row === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(row).toBeDefined();
+      const detail = JSON.parse((await get(`/api/requests/${row!.id}`, { headers: { cookie } })).text);
+      expect(detail.body.value.text).toBe("the key [redacted] and the metrics token [redacted]");
+      expect(detail.headers["x-note"]).toBe("[redacted] [redacted]");
+      await get(`/api/requests/${row!.id}/fixture`, { headers: { cookie } });
+      await get(`/api/requests/${row!.id}/curl`, { headers: { cookie } });
+      await get(`/api/compare?a=${row!.id}&b=${row!.id}`, { headers: { cookie } });
+      const dry = await get(`/api/requests/${row!.id}/dry-run`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie, origin: new URL(inspector).origin },
+        body: "{}",
+      });
+      expect(dry.status).toBe(200);
+      expect(texts.length).toBeGreaterThan(6);
+      for (const text of texts) {
+        expect(text).not.toContain(key);
+        expect(text).not.toContain(metricsToken);
+      }
+    } finally {
+      await own.close();
     }
   });
 });

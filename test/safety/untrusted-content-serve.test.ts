@@ -31,6 +31,12 @@ const CREDENTIAL_LOOK_ALIKES = [
   "x-shopify-hmac-sha256",
   "x-webhook-password",
   "x-custom-signature",
+  // Named by a word of their own: a pass, a bearer token, an access grant, a signature.
+  "x-pass",
+  "x-bearer",
+  "x-access",
+  "x-sig",
+  "x-pwd",
   // Already on the fixed list.
   "x-api-key",
   "proxy-authorization",
@@ -44,7 +50,15 @@ const READABLE = {
   "x-slack-request-timestamp": "1700000000",
   "x-event-key": "repo:push",
   "idempotency-key": "idem-1",
+  "x-github-event": "push",
+  accept: "application/json",
+  // The words above inside a longer word say nothing.
+  "x-signal": "green",
+  "x-passenger-count": "3",
 };
+/** Query parameters a sender may put a credential in, and ones that stay readable. */
+const CREDENTIAL_QUERY_LOOK_ALIKES = ["pass", "sig", "bearer", "access", "password"];
+const READABLE_QUERY = { page: "2", signal: "green" };
 const secretOf = (name: string) => `secret-of-${name}-0f9e8d`;
 
 function filesUnder(dir: string): string[] {
@@ -66,9 +80,11 @@ function readdirSafe(file: string): boolean {
   }
 }
 
-/** The credential headers whose value shows up in `text`. */
+/** The credential headers and query parameters whose value shows up in `text`. */
 function leaked(text: string): string[] {
-  return CREDENTIAL_LOOK_ALIKES.filter((name) => text.includes(secretOf(name)));
+  return [...CREDENTIAL_LOOK_ALIKES, ...CREDENTIAL_QUERY_LOOK_ALIKES.map((name) => `?${name}`)].filter(
+    (name) => text.includes(secretOf(name)),
+  );
 }
 
 async function eventWhere(record: string, where: (line: RecordLine) => boolean, what: string) {
@@ -81,11 +97,14 @@ describe("untrusted content against a real hooks serve", () => {
     mkdirSync(path.join(dir, "hooks/transforms"), { recursive: true });
     writeFileSync(
       path.join(dir, "hooks/transforms/peek.ts"),
-      "export default (context: { headers: Record<string, string> }) => ({ text: `transform saw ${JSON.stringify(context.headers)}` });\n",
+      "export default (context: { headers: Record<string, string>; query: Record<string, string>; url: string }) => ({ text: `transform saw ${JSON.stringify({ ...context.headers, query: context.query, url: context.url })}` });\n",
     );
-    const template = [...CREDENTIAL_LOOK_ALIKES, ...Object.keys(READABLE)]
-      .map((name) => `${name}={{headers.${name}}}`)
-      .join("|");
+    const template = [
+      ...[...CREDENTIAL_LOOK_ALIKES, ...Object.keys(READABLE)].map((name) => `${name}={{headers.${name}}}`),
+      ...[...CREDENTIAL_QUERY_LOOK_ALIKES, ...Object.keys(READABLE_QUERY)].map(
+        (name) => `?${name}={{query.${name}}}`,
+      ),
+    ].join("|");
     const config = writeConfig(
       dir,
       baseConfig(
@@ -109,11 +128,13 @@ describe("untrusted content against a real hooks serve", () => {
     const gateway = await startServe([...args, "--capture", captures], { cwd: dir });
     const headers: Record<string, string> = { ...AUTH, ...READABLE };
     for (const name of CREDENTIAL_LOOK_ALIKES) headers[name] = secretOf(name);
+    const query = new URLSearchParams(READABLE_QUERY);
+    for (const name of CREDENTIAL_QUERY_LOOK_ALIKES) query.set(name, secretOf(`?${name}`));
     // The hook token itself travels in `authorization`; proxy-authorization stands for any other proxy's.
     const texts: Record<string, string> = {};
     for (const hook of ["template", "transform"]) {
       const sent = await postJson(
-        `${gateway.url}/hooks/${hook}`,
+        `${gateway.url}/hooks/${hook}?${query}`,
         { n: 1 },
         { ...headers, "idempotency-key": hook },
       );
@@ -128,13 +149,17 @@ describe("untrusted content against a real hooks serve", () => {
     expect.soft(leaked(texts.template!), "credential headers a template rendered").toEqual([]);
     expect.soft(leaked(texts.transform!), "credential headers a transform saw").toEqual([]);
     expect(texts.template).toContain("x-event-key=repo:push|idempotency-key=template");
+    expect(texts.template).toContain(
+      "x-github-event=push|accept=application/json|x-signal=green|x-passenger-count=3",
+    );
+    expect(texts.template).toContain("?page=2|?signal=green");
     const seen = JSON.parse(texts.transform!.slice("transform saw ".length));
-    expect(seen).toMatchObject({ ...READABLE, "idempotency-key": "transform" });
+    expect(seen).toMatchObject({ ...READABLE, "idempotency-key": "transform", query: READABLE_QUERY });
     for (const name of CREDENTIAL_LOOK_ALIKES) expect.soft(seen).not.toHaveProperty(name);
 
     // The duplicate check reads the Idempotency-Key from the request itself: the same key is a replay.
     const again = await postJson(
-      `${gateway.url}/hooks/template`,
+      `${gateway.url}/hooks/template?${query}`,
       { n: 1 },
       { ...headers, "idempotency-key": "template" },
     );
