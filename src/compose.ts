@@ -51,6 +51,8 @@ export interface CompositionContext {
   checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;
   /** How far the host's own state is on disk, when it syncs it now and then (see the host contract). */
   durableThrough?: (() => number | undefined) | undefined;
+  /** What holds the host's state, named when a start rebuilds it (see the host contract). */
+  stateName?: (() => string | undefined) | undefined;
   /** Told each transform's load result once the service started. */
   transformsLoaded?: ((reports: TransformLoadReport[]) => void) | undefined;
 }
@@ -189,6 +191,7 @@ function hooksService(
           clock: ports.clock,
           checkStored: context.checkStored,
           durableThrough: context.durableThrough,
+          stateName: context.stateName,
         });
         const reports = await loadAllTransforms(transformRunner, prepared.mappings);
         context.transformsLoaded?.(reports);

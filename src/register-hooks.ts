@@ -142,6 +142,7 @@ function compositionContext(
     // Read when called: a host may install it after registration.
     checkStored: (events) => host.checkStored?.(events),
     durableThrough: () => host.durableThrough?.(),
+    stateName: () => host.stateName?.(),
     transformsLoaded: (reports) => {
       loaded(reports);
       for (const report of reports) {

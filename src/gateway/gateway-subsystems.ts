@@ -89,6 +89,7 @@ function openState(
   options.host.persisted = () => state.stored();
   const mark = startSyncMark(state);
   options.host.durableThrough = () => mark.durableThrough;
+  options.host.stateName = () => state.file;
   const retention = startRetention(state, { retainDays: sections.state.retainDays, logger });
   return { state, retention, mark };
 }

@@ -16,11 +16,12 @@ export interface StoredCheckOptions {
 
 /**
  * Throws when the database lacks events of the newest requests the journal marked done. The journal writes `done`
- * only once this database committed and synced what the request caused, so a missing one means the file was
- * replaced, emptied, or lost its write-ahead log (committed rows not yet copied into the file). Serving on it would
- * answer 200 into a state that forgets: the gateway refuses to start and says what to do. Events admitted before
- * the file was created are not asked of it: someone moved the old file away to start empty, and the journal still
- * names the old file's events until enough new requests finish (at this start and at every later one).
+ * only once this database committed what the request caused, and a start delivers again what finished after the
+ * last sync, so a missing one means the file was replaced, emptied, or lost writes it had synced (garbage in its
+ * write-ahead log); the plugin then delivers everything the journal holds again and asks once more. Still missing
+ * then, serving on it would answer 200 into a state that forgets: the gateway refuses to start and says what to do.
+ * Events admitted before the file was created are not asked of it: the file was moved away, the new one rebuilt
+ * from what the journal still holds, and the journal names the old file's events until enough new requests finish.
  */
 export function checkStateHolds(
   state: StateDb,
@@ -39,9 +40,11 @@ export function checkStateHolds(
   const name = path.basename(state.file);
   throw new Error(
     `${state.file} lacks ${missing.length} of the ${checked.length} newest events the journal says it stored ` +
-      `(requests accepted up to ${newest}): it was replaced or emptied, or lost its write-ahead log ` +
-      `(${name}-wal). Not starting on it: requests would be acknowledged into a state that forgets. Restore it ` +
-      `from a backup, or move ${name} (with its -wal and -shm files) out of ${path.dirname(state.file)} to start ` +
-      `with an empty state; \`${hooksCommand()} journal list\` shows what was accepted.`,
+      `(requests accepted up to ${newest}), also once every event the journal holds in full was delivered again: ` +
+      `it was replaced, emptied or damaged (${name}-wal too), and the journal keeps only the ids of those ` +
+      `requests. Not starting on it: requests would be acknowledged into a state that forgets. Restore it from a ` +
+      `backup, or move ${name} (with its -wal and -shm files) out of ${path.dirname(state.file)} to accept the ` +
+      `loss: the next start rebuilds it from what the journal holds; \`${hooksCommand()} journal list\` shows ` +
+      `what was accepted.`,
   );
 }

@@ -91,7 +91,7 @@ function readCreatedAt(db: SqliteDatabase): number | undefined {
 
 /** What to do about a state database that cannot be used, said with every refusal. */
 function damagedAdvice(file: string): string {
-  return `restore it from a backup, or move ${path.basename(file)} (with its -wal and -shm files) out of ${path.dirname(file)} to start with an empty state`;
+  return `restore it from a backup, or move ${path.basename(file)} (with its -wal and -shm files) out of ${path.dirname(file)}: the next start rebuilds it from what the journal holds`;
 }
 
 /**

@@ -11,7 +11,8 @@ const SYNC_EVERY_MS = 1_000;
 export interface SyncMark {
   /**
    * As read at start: every commit before it is on disk; what the journal finished after it is delivered again.
-   * Undefined for a file without a mark: new, or written by a version that synced every commit.
+   * 0 for a new file (everything is delivered again); undefined for a file written by a version that synced every
+   * commit, which has no mark.
    */
   readonly durableThrough: number | undefined;
   /** Writes the mark for now (the database's close then checkpoints it to disk) and stops the timer. */
@@ -29,11 +30,13 @@ export function startSyncMark(state: StateDb, everyMs = SYNC_EVERY_MS): SyncMark
     "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
   );
   const kept = Number(read.get(SETTING.syncedThrough));
-  const durableThrough = Number.isFinite(kept) && kept > 0 ? kept : undefined;
-  if (durableThrough === undefined) {
+  // A new file holds nothing yet: everything the journal holds is stored again, and until a sync covers that, its
+  // mark says 0 (a crash meanwhile rebuilds it again).
+  const durableThrough = state.created ? 0 : Number.isFinite(kept) && kept >= 0 ? kept : undefined;
+  if (state.created || durableThrough === undefined) {
     // From now on the file has a mark, in the database file itself (checkpointed, not only in the log): a log lost
     // before the next checkpoint then leaves a mark older than what it held, and that is stored again.
-    state.transact(() => write.run(SETTING.syncedThrough, String(Date.now())));
+    state.transact(() => write.run(SETTING.syncedThrough, state.created ? "0" : String(Date.now())));
     try {
       state.db.pragma("wal_checkpoint(PASSIVE)");
     } catch (error) {

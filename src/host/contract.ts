@@ -102,14 +102,18 @@ export interface PluginHost {
    * Optional, with `persisted`: the moment (epoch ms) up to which what the host stored is on disk, for a host that
    * syncs its own state now and then rather than per request. Asked once at start: the system events of requests
    * the journal finished after it are delivered again, with their ids (a host that kept them answers `duplicate`),
-   * so the host's state is rebuilt from the journal and needs no sync of its own per request.
+   * so the host's state is rebuilt from the journal and needs no sync of its own per request. `0`: the host's state
+   * is new (its file was missing), and everything the journal holds is delivered again.
    */
   durableThrough?(): number | undefined;
+  /** Optional: what holds the host's state (the reference gateway's database file), named when a start rebuilds it. */
+  stateName?(): string;
   /**
-   * Asked once at start with the system events of the newest requests the journal marked done. Throws, with a
-   * message that names what is damaged and what to do, when the host does not hold them: its state was replaced,
-   * emptied or lost its last writes, and serving on it would acknowledge requests into a store that forgets. The
-   * plugin's start then fails with that error. Only the newest few are asked: the cost does not grow with history.
+   * Asked at start with the system events of the newest requests the journal marked done (a few hundred). Throws,
+   * with a message that names what is damaged and what to do, when the host does not hold them: its state was
+   * replaced, emptied or lost writes it had synced. The plugin then delivers again every system event the journal
+   * holds (by id) and asks once more; a second throw fails the plugin's start with that error. Only the newest are
+   * asked: the cost does not grow with history.
    */
   checkStored?(events: readonly StoredEvent[]): void;
   /**

@@ -3,15 +3,21 @@ import { OldestFirst } from "../store/oldest-first.js";
 import type { AdmittedRecord, RememberedDelivery, StoredEvent } from "./journal.js";
 import type { AdmittedLine, JournalLine } from "./records.js";
 
-/** How many of the newest finished records with system events the host is asked about at start. */
-const STORED_CHECKED = 8;
+/**
+ * How many of the newest finished records with system events the host is asked about at start: enough to span more
+ * than a second of a busy gateway (what a lost write-ahead log takes beyond its last sync), few enough that the
+ * check and the checkpoint that carries them stay small (a record's events are about 100 bytes there).
+ */
+export const STORED_CHECKED = 256;
 
-/** The newest finished records' system events, for the host's check at start. */
+/** The newest finished records' system events, for the host's check at start; a ring, so adding one is O(1). */
 export class NewestStored {
-  private records: StoredEvent[][];
+  private readonly records: StoredEvent[][] = [];
+  /** Where the next record goes once the ring is full (it is then the oldest). */
+  private next = 0;
 
   constructor(seed: readonly StoredEvent[][] = []) {
-    this.records = seed.slice(-STORED_CHECKED);
+    for (const events of seed.slice(-STORED_CHECKED)) this.records.push(events);
   }
 
   add(record: Pick<AdmittedRecord, "at" | "events">): void {
@@ -21,17 +27,25 @@ export class NewestStored {
         : [],
     );
     if (events.length === 0) return;
-    this.records.push(events);
-    if (this.records.length > STORED_CHECKED) this.records.shift();
+    if (this.records.length < STORED_CHECKED) {
+      this.records.push(events);
+      return;
+    }
+    this.records[this.next] = events;
+    this.next = (this.next + 1) % STORED_CHECKED;
   }
 
   /** One array per record, newest last (what a checkpoint keeps). */
   snapshot(): StoredEvent[][] {
-    return this.records.map((events) => [...events]);
+    return this.ordered().map((events) => [...events]);
   }
 
   events(): StoredEvent[] {
-    return this.records.flat();
+    return this.ordered().flat();
+  }
+
+  private ordered(): StoredEvent[][] {
+    return [...this.records.slice(this.next), ...this.records.slice(0, this.next)];
   }
 }
 

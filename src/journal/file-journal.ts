@@ -3,7 +3,6 @@
 import { unlink } from "node:fs/promises";
 import type { Clock } from "../clock.js";
 import { errorMessage } from "../errors.js";
-import type { PlannedEvent } from "../events.js";
 import type { HostLogger } from "../host/contract.js";
 import type { HookMetrics, JournalPending } from "../metrics/metrics.js";
 import { AnsweredLimits } from "./answered-limits.js";
@@ -23,6 +22,7 @@ import type {
   Outcomes,
   RememberedDelivery,
   RunOutcome,
+  StoredAgain,
   UnfinishedRecord,
 } from "./journal.js";
 import { encodeAdmitted, encodeDone, encodeHanded } from "./line-format.js";
@@ -186,7 +186,7 @@ export class FileJournal implements Journal {
     this.inFlight.set(record.id, { record, seq, handed: false });
   }
 
-  async storedSince(since: number): Promise<PlannedEvent[]> {
+  async storedSince(since: number): Promise<StoredAgain> {
     await this.open();
     return storedSince(this.segments.values(), since);
   }

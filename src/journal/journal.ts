@@ -40,6 +40,19 @@ export interface RememberedDelivery {
   at: number;
 }
 
+/** What the journal holds of the requests finished since a moment (`storedSince`). */
+export interface StoredAgain {
+  /** Their planned system events, oldest first, whole (with their ids and text). */
+  events: PlannedEvent[];
+  /** How many requests those events came from. */
+  requests: number;
+  /**
+   * System events of requests finished since then that the journal keeps only by id: their segment was rewritten
+   * small once all its records were finished, so they cannot be handed over again.
+   */
+  compacted: number;
+}
+
 /** What a previous run left: the records to finish, oldest first, and the delivery ids to remember. */
 export interface JournalBacklog {
   unfinished: UnfinishedRecord[];
@@ -89,10 +102,10 @@ export interface Journal {
   observe?(observer: JournalObserver): () => void;
   /**
    * The system events of the requests finished at or after `since` (epoch ms), oldest first: a host whose own state
-   * is on disk only up to a moment stores them again at start (by id, so what it kept is a duplicate). Optional: a
-   * journal that keeps nothing has none.
+   * is on disk only up to a moment stores them again at start (by id, so what it kept is a duplicate); `since` 0 asks
+   * for everything the journal holds. Optional: a journal that keeps nothing has none.
    */
-  storedSince?(since: number): Promise<PlannedEvent[]>;
+  storedSince?(since: number): Promise<StoredAgain>;
   close(): Promise<void>;
 }
 

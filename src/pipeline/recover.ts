@@ -8,6 +8,7 @@ import type { StoredEvent } from "../host/contract.js";
 import type { JournalBacklog, Outcomes, RunOutcome, UnfinishedRecord } from "../journal/journal.js";
 import { type HandOffDeps, handedMarker, isTurn, nonEmpty, startTurn, whenAllPublished } from "./hand-off.js";
 import { type DuplicateDeps, rememberDeliveries } from "./stages/dedupe.js";
+import { storeAgain } from "./store-again.js";
 
 /** The hand-off's own deps (the turns left unhanded run through its gate, as a new request's do), and the store's. */
 export interface RecoveryDeps extends HandOffDeps {
@@ -17,16 +18,17 @@ export interface RecoveryDeps extends HandOffDeps {
   checkStored?: ((events: readonly StoredEvent[]) => void) | undefined;
   /** How far the host's own state is on disk (see the host contract); undefined for a host that syncs per request. */
   durableThrough?: (() => number | undefined) | undefined;
+  /** What holds the host's state, named when a start rebuilds it. */
+  stateName?: (() => string | undefined) | undefined;
 }
 
 /** Runs before the route takes requests: a retry arriving at once must find its delivery id remembered. */
 export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
   const { journal, logger } = deps;
   const backlog = await journal.open();
-  await storeAgain(deps);
-  // Then: a host that lost what it had stored must not take more (the error names what to do), and nothing the
-  // previous run left is handed to it either.
-  if (backlog.stored !== undefined && backlog.stored.length > 0) deps.checkStored?.(backlog.stored);
+  // Before anything else: a host that lost what it had stored and cannot get it back from the journal must not take
+  // more (the error names what to do), and nothing the previous run left is handed to it either.
+  await storeAgain(deps, backlog.stored ?? []);
   const remembered = await rememberDeliveries(deps.duplicates, backlog.deliveries, deps.clock.now()).catch(
     (error: unknown) => {
       // A shared store that is down now is not a reason not to start: it holds these ids already unless it lost
@@ -48,22 +50,6 @@ export async function recoverFromJournal(deps: RecoveryDeps): Promise<void> {
     });
   }
   if (remembered > 0) logger.debug("journal: delivery ids remembered from the previous run", { remembered });
-}
-
-/**
- * A host that syncs its state now and then may have lost what it stored after its last sync: the system events of
- * the requests finished since are delivered again, by id, so its state is the journal's again before anything else.
- */
-async function storeAgain(deps: RecoveryDeps): Promise<void> {
-  const since = deps.durableThrough?.();
-  if (since === undefined || deps.journal.storedSince === undefined) return;
-  const events = await deps.journal.storedSince(since);
-  if (events.length === 0) return;
-  const outcomes = Object.values(deps.door.deliver(events));
-  const again = outcomes.filter((outcome) => outcome !== "duplicate").length;
-  const message = `journal: ${events.length} system events of requests finished after the state's last sync (${new Date(since).toISOString()}) delivered again; ${again} were missing and are stored again`;
-  if (again > 0) deps.logger.warn(message, { events: events.length, again });
-  else deps.logger.debug(message, { events: events.length, again });
 }
 
 /** What the recovery at start did, for its log line. */

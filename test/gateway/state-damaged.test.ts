@@ -1,7 +1,7 @@
 /**
- * @module A damaged or emptied state database at start: garbage inside the file and a zero-length file stop the gateway
- * with the file named and what to do, never let it answer 200 into a state that forgets; a write-ahead log deleted
- * after a kill -9 is rebuilt from the journal; a file moved away starts fresh.
+ * @module A damaged or emptied state database at start: garbage inside the file stops the gateway with the file named
+ * and what to do, never lets it answer 200 into a state that forgets; a zero-length file, a write-ahead log deleted
+ * after a kill -9 and a file moved away are rebuilt from the journal.
  */
 import { closeSync, existsSync, openSync, renameSync, rmSync, truncateSync, writeSync } from "node:fs";
 import path from "node:path";
@@ -35,6 +35,17 @@ async function servedAndStopped(config: string, stateDir: string): Promise<void>
   expect((await gateway.exited).code).toBe(0);
 }
 
+/** Every wake sent with `prefix` is queued: committed at the end of the turn that queued it, so polled for. */
+async function expectQueued(stateDir: string, prefix: string): Promise<void> {
+  const missing = () => {
+    const queued = readState(stateDir, (reader) => reader.queue().map((entry) => entry.text));
+    return [...Array(WAKES).keys()].filter((i) => !queued.some((text) => text.includes(`${prefix} ${i}`)));
+  };
+  await pollFor(() => (missing().length === 0 ? true : undefined), `all ${prefix} wakes queued`).catch(() =>
+    expect(missing()).toEqual([]),
+  );
+}
+
 /** `hooks serve` on the directory: it must exit with an error naming the file, never reach "listening". */
 async function expectRefused(config: string, stateDir: string, db: string, reason: RegExp): Promise<void> {
   const run = await runCli(["serve", "--port", "0", "--config", config, "--state-dir", stateDir]);
@@ -56,20 +67,17 @@ describe("a state database damaged while the gateway was down", () => {
     await expectRefused(config, stateDir, db, /is damaged/);
   });
 
-  it("a zero-length file: refused, since the journal says it stored requests the file does not hold", async () => {
+  it("a zero-length file: rebuilt from the journal, every wake queued again, a warning naming the file", async () => {
     const { config, stateDir, db } = gatewayDir();
     await servedAndStopped(config, stateDir);
     truncateSync(db, 0);
-    await expectRefused(
-      config,
-      stateDir,
-      db,
-      /lacks \d+ of the \d+ newest events the journal says it stored/,
-    );
-    // Moved away on purpose: the next start begins with an empty state and serves.
-    renameSync(db, `${db}.damaged`);
-    const fresh = await startServe(["--config", config, "--state-dir", stateDir]);
-    await sendWakes(fresh.url, "after");
+    const again = await startServe(["--config", config, "--state-dir", stateDir]);
+    const told = await again.waitForLog((record) => /rebuilt from the journal/.test(String(record.msg)));
+    expect(told).toMatchObject({ level: "warn", events: WAKES, again: WAKES });
+    expect(String(told.msg)).toContain(db);
+    await expectQueued(stateDir, "before");
+    again.signal("SIGTERM");
+    expect((await again.exited).code).toBe(0);
   });
 
   it("the write-ahead log deleted after a kill -9: the acknowledged wakes it held are stored again from the journal", async () => {
@@ -85,23 +93,13 @@ describe("a state database damaged while the gateway was down", () => {
     const told = await again.waitForLog((record) => /delivered again/.test(String(record.msg)));
     // The last wakes may not have had their `done` line yet: those the start finishes as unfinished, by id too.
     expect(told.again).toBeGreaterThan(WAKES / 2);
-    // Committed at the end of the turn that queued them: read once every one is there, or say which are missing.
-    const missing = () => {
-      const queued = readState(stateDir, (reader) => reader.queue().map((entry) => entry.text));
-      return [...Array(WAKES).keys()].filter(
-        (i) => !queued.some((text) => text.includes(`acknowledged ${i}`)),
-      );
-    };
-    await pollFor(
-      () => (missing().length === 0 ? true : undefined),
-      "all acknowledged wakes queued again",
-    ).catch(() => expect(missing()).toEqual([]));
+    await expectQueued(stateDir, "acknowledged");
     again.signal("SIGTERM");
     expect((await again.exited).code).toBe(0);
   });
 
   it.each([0, 1])(
-    "a file moved away starts fresh, and after %i wakes starts again: the old file's events are not asked of the new one",
+    "a file moved away is rebuilt from the journal, and after %i wakes starts again: the old file's events are not asked of the new one",
     async (wakes) => {
       const { config, stateDir, db } = gatewayDir();
       await servedAndStopped(config, stateDir);
@@ -109,6 +107,7 @@ describe("a state database damaged while the gateway was down", () => {
       rmSync(`${db}-wal`, { force: true });
       rmSync(`${db}-shm`, { force: true });
       const fresh = await startServe(["--config", config, "--state-dir", stateDir]);
+      await expectQueued(stateDir, "before");
       await sendWakes(fresh.url, "fresh", wakes);
       fresh.signal("SIGTERM");
       expect((await fresh.exited).code).toBe(0);
