@@ -36,6 +36,12 @@ import { checkTrustedProxies } from "./trusted-proxies.js";
 
 /** A token shorter than this is accepted but logged as weak. */
 export const WEAK_TOKEN_LENGTH = 24;
+/**
+ * A token shorter than this is refused, at a start and on a reload alike: a reload applies a config nobody watches
+ * start, so a guessable token must not go live there with only a log line.
+ */
+export const MIN_TOKEN_LENGTH = 16;
+const UNREAD_VARIABLE = /^\$\{\w+\}$/;
 export const DEFAULT_CHANNELS = CHANNEL_IDS.filter((id) => id !== "mattermost");
 
 /** The journal as the plugin runs it: `dir` absolute, or undefined when there is nowhere to keep it. */
@@ -154,6 +160,21 @@ function lenientView(raw: unknown): SemanticView {
   };
 }
 
+/** Too short is refused, short is a warning; a `${VAR}` still unread (a config edited, not run) is judged once read. */
+function judgeTokenLength(token: string, issues: ConfigIssue[], warnings: string[]): void {
+  if (UNREAD_VARIABLE.test(token)) return;
+  if (token.length < MIN_TOKEN_LENGTH) {
+    issues.push({
+      path: "hooks.token",
+      message: `is ${token.length} characters; a hook token needs at least ${MIN_TOKEN_LENGTH} (generate one with "hooks token")`,
+    });
+  } else if (token.length < WEAK_TOKEN_LENGTH) {
+    warnings.push(
+      `hooks.token is shorter than ${WEAK_TOKEN_LENGTH} characters; generate a strong one with "hooks token"`,
+    );
+  }
+}
+
 function checkSemantics(
   view: SemanticView,
   mainSessionKey: string,
@@ -171,11 +192,7 @@ function checkSemantics(
           message: "must differ from gateway.auth.token: the hook token is a dedicated secret",
         });
       }
-      if (token.length < WEAK_TOKEN_LENGTH) {
-        warnings.push(
-          `hooks.token is shorter than ${WEAK_TOKEN_LENGTH} characters; generate a strong one with "hooks token"`,
-        );
-      }
+      judgeTokenLength(token, issues, warnings);
     }
   }
 

@@ -263,7 +263,7 @@ export const HooksConfigSchema = v.strictObject({
   token: v.pipe(
     v.optional(secretField(v.string())),
     v.description(
-      "The bearer token callers send. Required when `enabled` is `true`; must differ from `gateway.auth.token`; under 24 characters logs a warning; never logged. `hooks token` makes one.",
+      "The bearer token callers send. Required when `enabled` is `true`; must differ from `gateway.auth.token`; under 16 characters is refused, under 24 logs a warning; never logged. `hooks token` makes one.",
     ),
   ),
   path: v.pipe(

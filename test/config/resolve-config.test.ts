@@ -149,11 +149,20 @@ describe("config rules", () => {
     expect(paths).toContain("hooks.presets[0]");
   });
 
-  it("warns about a token shorter than 24 characters", () => {
-    const { warnings, issues } = prepareHooks({ hooks: { enabled: true, token: "short-token" } }, context);
-    expect(issues).toEqual([]);
-    expect(warnings.join("\n")).toMatch(/shorter than 24 characters/);
-    expect(warnings.join("\n")).not.toContain("short-token");
+  it("refuses a token shorter than 16 characters and warns about one shorter than 24, never printing it", () => {
+    const short = prepareHooks({ hooks: { enabled: true, token: "short-token" } }, context);
+    expect(short.issues).toEqual([
+      {
+        path: "hooks.token",
+        message: 'is 11 characters; a hook token needs at least 16 (generate one with "hooks token")',
+      },
+    ]);
+    const weak = prepareHooks({ hooks: { enabled: true, token: "a-weak-token-0123456" } }, context);
+    expect(weak.issues).toEqual([]);
+    expect(weak.warnings.join("\n")).toMatch(/shorter than 24 characters/);
+    const said = [short.issues, short.warnings, weak.issues, weak.warnings];
+    expect(JSON.stringify(said)).not.toContain("short-token");
+    expect(JSON.stringify(said)).not.toContain("weak-token-0123456");
   });
 
   it("enforces the allow-list shape of agents.defaults.models", () => {
