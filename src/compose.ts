@@ -296,6 +296,7 @@ function buildPipeline(
       policy,
       mainSessionKey: config.mainSessionKey,
       maxBodyBytes: config.maxBodyBytes,
+      maxTextChars: config.maxTextChars,
       ids,
     }),
     admitAgentTurn: context.admitAgentTurn,
