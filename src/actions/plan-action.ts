@@ -4,8 +4,8 @@ import type { Ids } from "../clock.js";
 import type { EventSource, PlannedEvent } from "../events.js";
 import type { JournalRun } from "../journal/records.js";
 import { type ExternalSource, wrapExternalContent } from "../safety/wrap-external.js";
-import { capText } from "./cap-text.js";
 import type { WakeMode } from "../vocabulary.js";
+import { capText } from "./cap-text.js";
 import type { HookAction } from "./validate-action.js";
 
 export interface PlanContext {

@@ -153,7 +153,6 @@ describe("stripe: Stripe-Signature made by stripe.webhooks.generateTestHeaderStr
     expect(logs.some((line) => /timestamp is \d+ s old; tolerance \d+ s$/.test(line))).toBe(true);
     expect(logs.some((line) => /timestamp is \d+ s in the future; tolerance \d+ s$/.test(line))).toBe(true);
     for (const secret of secrets) expect(logs.join("\n")).not.toContain(secret);
-
   });
 
   it("an event without an id is known by its signed body: the same body again, as sent or signed anew, is a duplicate", async () => {
@@ -234,7 +233,6 @@ describe("slack: the documented v0 recipe, form and JSON bodies", () => {
     );
     const texts = host.eventsOf("session:system-event").map((event) => event.text);
     expect(texts.length).toBe(RUNS);
-
   });
 
   it("a form without trigger_id is known by its signed body: the same form again, as sent or signed anew, is a duplicate", async () => {
