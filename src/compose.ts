@@ -20,7 +20,7 @@ import { createPipeline, type Pipeline } from "./pipeline/run-pipeline.js";
 import { createClientAddressResolver, createSourceAddressResolver } from "./pipeline/stages/admit.js";
 import type { DuplicateDeps } from "./pipeline/stages/dedupe.js";
 import { Resolver } from "./pipeline/stages/resolve.js";
-import { type TurnCaps, TurnGate } from "./pipeline/turn-gate.js";
+import { type TurnCap, type TurnCaps, TurnGate } from "./pipeline/turn-gate.js";
 import {
   hookSecrets,
   loadAllTransforms,
@@ -147,7 +147,7 @@ function lastingParts(prepared: PreparedHooks, ports: Ports, context: Compositio
     metrics,
   );
   const capTurns = context.capTurns ?? true;
-  const gate = new TurnGate(capTurns ? turnCapsOf(prepared) : () => Number.POSITIVE_INFINITY, logger);
+  const gate = new TurnGate(capTurns ? turnCapsOf(prepared) : () => UNCAPPED, logger);
   metrics.agentTurnsQueued?.(() => gate.queued());
   const door = createBusDoor(bus);
   const handOffDeps: HandOffDeps = {
@@ -213,15 +213,29 @@ interface Shared extends Lasting {
 }
 
 /**
- * Each mapping's cap (its own `maxConcurrentTurns`, else `hooks.limits.default`'s), `/agent`'s (`hooks.limits.agent`,
+ * Each mapping's caps (its own `maxConcurrentTurns` and `maxQueuedTurns`, else `hooks.limits.default`'s), `/agent`'s (`hooks.limits.agent`,
  * else the default); a mapping a reload removed counts against the default.
  */
 function turnCapsOf({ config, mappings }: PreparedHooks): TurnCaps {
-  const byMapping = new Map(mappings.map((mapping) => [mapping.id, mapping.maxConcurrentTurns]));
-  const fallback = config.limits.default.maxConcurrentTurns;
-  const agent = config.limits.agent?.maxConcurrentTurns ?? fallback;
+  const fallback: TurnCap = {
+    running: config.limits.default.maxConcurrentTurns,
+    waiting: config.limits.default.maxQueuedTurns,
+  };
+  const byMapping = new Map(
+    mappings.map((mapping) => [
+      mapping.id,
+      { running: mapping.maxConcurrentTurns, waiting: mapping.maxQueuedTurns },
+    ]),
+  );
+  const agent: TurnCap = {
+    running: config.limits.agent?.maxConcurrentTurns ?? fallback.running,
+    waiting: config.limits.agent?.maxQueuedTurns ?? fallback.waiting,
+  };
   return (key) => (key === "" ? agent : (byMapping.get(key) ?? fallback));
 }
+
+/** A replay's gate: it runs no turn, so none ever waits or is refused there. */
+const UNCAPPED: TurnCap = { running: Number.POSITIVE_INFINITY, waiting: Number.POSITIVE_INFINITY };
 
 interface Built {
   prepared: PreparedHooks;
@@ -285,6 +299,7 @@ function buildPipeline(
       policy,
       mainSessionKey: config.mainSessionKey,
       maxBodyBytes: config.maxBodyBytes,
+      maxTextChars: config.maxTextChars,
       ids,
     }),
     admitAgentTurn: context.admitAgentTurn,

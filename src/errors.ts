@@ -25,6 +25,8 @@ export const ERROR_STATUS = {
   CLIENT_BUSY: 429,
   /** Over a hook's own `rateLimit`: the operator's choice, so the sender learns which limit and when to come back. */
   RATE_LIMITED: 429,
+  /** A hook's `maxQueuedTurns` agent turns already wait for a slot: the sender retries later, with `Retry-After`. */
+  TURNS_QUEUED_FULL: 429,
   MAPPING_FAILED: 500,
   INTERNAL: 500,
   TURN_REFUSED: 502,

@@ -5,6 +5,7 @@ import type { EventSource, PlannedEvent } from "../events.js";
 import type { JournalRun } from "../journal/records.js";
 import { type ExternalSource, wrapExternalContent } from "../safety/wrap-external.js";
 import type { WakeMode } from "../vocabulary.js";
+import { capText } from "./cap-text.js";
 import type { HookAction } from "./validate-action.js";
 
 export interface PlanContext {
@@ -15,6 +16,8 @@ export interface PlanContext {
   contentSource: ExternalSource;
   /** The mapping's `instructions`: the operator's own text, which stands before the wrapper, outside it. */
   instructions?: string | undefined;
+  /** The longest text a wake or a turn carries (`hooks.maxTextChars`): a longer one is cut and says so. */
+  maxTextChars: number;
   ids: Ids;
 }
 
@@ -42,6 +45,7 @@ export interface ActionPlan {
  */
 function guard(raw: string, context: PlanContext): { text: string; untrusted: boolean } {
   const untrusted = !context.allowUnsafe;
+  // The event's `raw` is the payload's text (cut the same way, by the caller): the wrapped text holds it whole.
   const text = untrusted ? wrapExternalContent(raw, context.contentSource, context.ids.markerId()) : raw;
   const { instructions } = context;
   return { text: instructions === undefined ? text : `${instructions}\n\n${text}`, untrusted };
@@ -51,7 +55,8 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
   const { source } = context;
   if (action.kind === "wake") {
     const eventId = context.ids.uuid();
-    const { text, untrusted } = guard(action.text, context);
+    const raw = capText(action.text, context.maxTextChars);
+    const { text, untrusted } = guard(raw, context);
     const events: PlannedEvent[] = [
       {
         event: "session:system-event",
@@ -60,7 +65,7 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
           sessionKey: context.mainSessionKey,
           agentId: action.agentId,
           text,
-          raw: action.text,
+          raw,
           untrusted,
           eventId,
         },
@@ -76,7 +81,8 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
   }
 
   const runId = context.ids.uuid();
-  const { text, untrusted } = guard(action.message, context);
+  const raw = capText(action.message, context.maxTextChars);
+  const { text, untrusted } = guard(raw, context);
   const turn: PlannedEvent = {
     event: "session:agent-turn",
     payload: {
@@ -86,7 +92,7 @@ export function planAction(action: HookAction, context: PlanContext): ActionPlan
       agentId: action.agentId,
       sessionMode: action.sessionMode,
       message: text,
-      raw: action.message,
+      raw,
       untrusted,
       name: action.name,
       timeoutSeconds: action.timeoutSeconds,

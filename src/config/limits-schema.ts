@@ -36,6 +36,9 @@ export type RateLimit = v.InferOutput<typeof RateLimitSchema>;
 const CAP_RULE =
   "that run at once; later ones are accepted (202 with `queued: true`), journaled, and start in order as running ones end ([Turns at a time](http.md#turns-at-a-time)).";
 
+const QUEUE_RULE =
+  "Agent turns of one hook accepted to wait for a slot of its `maxConcurrentTurns`; past them, 429 `TURNS_QUEUED_FULL` with `Retry-After`, listed in the journal as a refusal ([Turns at a time](http.md#turns-at-a-time)).";
+
 const RateLimitField = v.pipe(
   v.optional(RateLimitSchema),
   v.description(
@@ -69,6 +72,10 @@ export const HookLimitsSchema = v.strictObject({
     v.optional(PositiveInt),
     v.description(`This hook's agent turns ${CAP_RULE} Unset: \`hooks.limits.default.maxConcurrentTurns\`.`),
   ),
+  maxQueuedTurns: v.pipe(
+    v.optional(PositiveInt),
+    v.description(`${QUEUE_RULE} Unset: \`hooks.limits.default.maxQueuedTurns\`.`),
+  ),
   allowFrom: AllowFromField,
 });
 
@@ -77,7 +84,12 @@ export type HookLimits = v.InferOutput<typeof HookLimitsSchema>;
 /** `/wake` starts no turns: a rate and its sources are all it can limit. */
 const WakeLimitsSchema = v.strictObject({ rateLimit: RateLimitField, allowFrom: AllowFromField });
 
-/** `hooks.limits.default`: the one place the default cap (4) is declared. No rate is limited by default. */
+/**
+ * `hooks.limits.default`: the one place the default caps are declared. No rate is limited by default. 1,000 waiting
+ * turns is beyond any burst of real senders (a large organisation's pushes, a provider's retry storm are tens to
+ * hundreds), and at a few minutes a turn already hours of work: past it a queue is a backlog no one will read. Each
+ * waiting turn holds its request in memory (about 13 KB), so the default bounds a hook's queue near 13 MB.
+ */
 const DefaultLimitsSchema = v.strictObject({
   rateLimit: v.pipe(
     v.optional(RateLimitSchema),
@@ -90,6 +102,10 @@ const DefaultLimitsSchema = v.strictObject({
     v.description(
       `The agent turns of one mapping, or of \`/agent\`, ${CAP_RULE} For each that sets none of its own.`,
     ),
+  ),
+  maxQueuedTurns: v.pipe(
+    v.optional(PositiveInt, 1_000),
+    v.description(`${QUEUE_RULE} For each mapping, and \`/agent\`, that sets none of its own.`),
   ),
   allowFrom: v.pipe(
     v.optional(AllowFromList),

@@ -281,6 +281,14 @@ export const HooksConfigSchema = v.strictObject({
       "The body limit, in bytes; a larger body gets 413. A mapping may raise it for its own path (`hooks.mappings[].maxBodyBytes`).",
     ),
   ),
+  maxTextChars: v.pipe(
+    // About 250,000 tokens: more than most models take in a whole context, and beyond any text a sender means for
+    // one; a 30 MB body cut here costs the wrapper, the journal and the session what 1 MB does.
+    v.optional(PositiveInt, 1_000_000),
+    v.description(
+      "The longest text, in UTF-16 characters, that a wake or an agent turn carries to the model: a direct body's `text` or `message`, a mapping's rendered template, a transform's. A longer one is cut there and ends with a line saying how many characters were cut. The default body limit never reaches it.",
+    ),
+  ),
   bodyTimeoutMs: v.pipe(
     v.optional(PositiveInt, 30_000),
     v.description("Milliseconds a body has to arrive in full; a body not received in time gets 408."),

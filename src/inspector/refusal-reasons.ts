@@ -65,6 +65,8 @@ export const REASON_EXPLANATIONS: Readonly<Record<FineReason | ErrorCode, string
     "This address had too many requests in progress at once: the sender should retry later, or send fewer at a time.",
   RATE_LIMITED:
     "The hook's rate limit was reached (its mapping's `rateLimit`, or `hooks.limits`): the sender sends more often than the limit allows, or the limit is too low for it.",
+  TURNS_QUEUED_FULL:
+    "The hook already had its most agent turns waiting for a slot (`maxQueuedTurns`): its turns run slower than they arrive; the sender should retry later.",
   SERVER_BUSY: "The intake had too many requests in progress: the sender should retry later.",
   MAPPING_FAILED: "The mapping's transform or template failed: the gateway log has the reason.",
   INTERNAL: "The intake failed while handling it: the gateway log has the reason.",

@@ -54,6 +54,8 @@ export interface CompiledMapping {
   maxBodyBytes: number;
   /** Its agent turns that run at once: its own `maxConcurrentTurns`, else `hooks.limits.default`'s. */
   maxConcurrentTurns: number;
+  /** Its agent turns that may wait for a slot: its own `maxQueuedTurns`, else `hooks.limits.default`'s. */
+  maxQueuedTurns: number;
   allowUnsafe: boolean;
   contentSource: ExternalSource;
   /** The operator's text before the wrapped content (`instructions`), trimmed; undefined when unset or empty. */
@@ -131,6 +133,7 @@ function createCompiledMapping(
     templates: {},
     maxBodyBytes: mapping.maxBodyBytes ?? config.maxBodyBytes,
     maxConcurrentTurns: mapping.maxConcurrentTurns ?? config.limits.default.maxConcurrentTurns,
+    maxQueuedTurns: mapping.maxQueuedTurns ?? config.limits.default.maxQueuedTurns,
     allowUnsafe: mapping.allowUnsafeExternalContent,
     contentSource: "Webhook",
     // Always set, so every compiled mapping has one shape (the engine reads it per request).

@@ -9,7 +9,11 @@ import { cutToJsonBytes, jsonBytes } from "./listed-text.js";
  * Refusals a sender with accepted credentials gets again each time it repeats the request unchanged: listed as a
  * series, a few a minute, like a delivery's duplicates. Its other refusals (a bad body, a 404) are each listed.
  */
-const REPEATED_REFUSALS: ReadonlySet<string> = new Set(["RATE_LIMITED", "INVALID_HANDSHAKE"]);
+const REPEATED_REFUSALS: ReadonlySet<string> = new Set([
+  "RATE_LIMITED",
+  "TURNS_QUEUED_FULL",
+  "INVALID_HANDSHAKE",
+]);
 
 /** A listed hook name, URL, method and error are cut to these many bytes of JSON: a caller chooses them. */
 const MAX_LISTED_HOOK_BYTES = 200;

@@ -5,20 +5,21 @@
  * (EXTERNAL, UNTRUSTED, CONTENT), after compatibility decomposition has already turned fullwidth,
  * mathematical, circled, superscript and Roman-numeral forms into plain letters. Drawn from Unicode's
  * confusables list (UTS #39) for just these letters: a full skeleton is not needed to recognise three words.
- * `I`, `1` and `|` read as `l` in many fonts, and `0` as `o`: those two collect them.
+ * `I`, `1` and `|` read as `l` in many fonts, and `0` as `o`: those two collect them. Letters with a stroke (`ŧ`, `đ`,
+ * `ł`, `ø`) have no decomposition, so no folding takes the stroke off: they are listed too.
  */
 export const LOOK_ALIKES: Readonly<Record<string, string>> = {
-  a: "аАɑαΑⲁⲀꓮᎪᴀ",
-  c: "сСϲϹⲥⲤꓚᏟᴄ",
-  d: "ԁꓒꓓᎠᴅ",
-  e: "еЕҽεΕɛЄ℮ᴇᎬꓰⴹ",
-  l: "1i|іІӀǀ∣ιΙıꓡᏞʟⵏ",
+  a: "аАɑαΑⲁⲀꓮᎪᴀⱥȺ",
+  c: "сСϲϹⲥⲤꓚᏟᴄȼȻ",
+  d: "ԁꓒꓓᎠᴅđĐ",
+  e: "еЕҽεΕɛЄ℮ᴇᎬꓰⴹɇɆ",
+  l: "1i|іІӀǀ∣ιΙıꓡᏞʟⵏłŁ",
   n: "пոηɴΝⲛⲚꓠ",
-  o: "0оОοΟσօՕⲟⲞᴏꓳ০୦०൦",
-  r: "гʀꓣᏒ",
+  o: "0оОοΟσօՕⲟⲞᴏꓳ০୦०൦øØ",
+  r: "гʀꓣᏒɍɌ",
   s: "ѕЅꜱՏꓢᏚ",
-  t: "тТτΤᴛⲧⲦꓔᎢ",
-  u: "սՍυʋᴜꓴ",
+  t: "тТτΤᴛⲧⲦꓔᎢŧŦƭʈ",
+  u: "սՍυʋᴜꓴʉɄ",
   x: "хХχΧ×⨯ⲭⲬꓫ",
 };
 
@@ -53,13 +54,17 @@ export function foldCharacter(char: string): string {
 }
 
 /**
- * A pattern source that finds `words` as they read: each letter or one of its look-alikes, invisible
- * characters allowed inside a word, anything but letters and digits between words. Linear: what may stand
- * between two letters never overlaps the letters themselves, so no character is tried twice.
+ * A pattern source that finds `words` as they read: each letter or one of its look-alikes, with anything but letters
+ * and digits allowed between any two letters, so words spaced or dotted apart (`E X T`, `E.X.T`) and invisible
+ * characters inside them count. Linear: what may stand before a letter never includes that letter's own look-alikes
+ * (`|` before an `l`), so there is one way to match any text and no character is tried twice for one start.
  */
 export function lookAlikePattern(words: readonly string[]): string {
-  const inside = `[${INVISIBLE}]*`;
-  const between = `(?:[^\\p{L}\\p{N}]|[${INVISIBLE_LETTERS}])*`;
+  const letters = [...words.join("")];
   const letter = (char: string) => `[${char}${LOOK_ALIKES[char] ?? ""}]`;
-  return words.map((word) => [...word].map(letter).join(inside)).join(between);
+  const gapBefore = (char: string) => {
+    const symbols = [...(LOOK_ALIKES[char] ?? "")].filter((look) => !/[\p{L}\p{N}]/u.test(look)).join("");
+    return `(?:[^\\p{L}\\p{N}${symbols}]|[${INVISIBLE_LETTERS}])*`;
+  };
+  return letters.map((char, at) => (at === 0 ? letter(char) : gapBefore(char) + letter(char))).join("");
 }

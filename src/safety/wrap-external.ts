@@ -79,13 +79,30 @@ export function endMarker(markerId: string): string {
   return `${END} id="${markerId}">>>`;
 }
 
+/** The words every marker needs. */
+const WORDS = ["external", "untrusted", "content"] as const;
 /**
  * The keyword every marker needs, as it reads. It is looked for in the text itself when that is ASCII, in its
  * compatibility decomposition (NFKD) otherwise, so fullwidth, mathematical and accented letters count.
  */
-const KEYWORD = new RegExp(lookAlikePattern(["external", "untrusted", "content"]), "giu");
-/** A keyword match on folded text (runs of spaces and punctuation made one space) is at most this long. */
-const MAX_MATCH = "external  untrusted  content".length;
+const KEYWORD = new RegExp(lookAlikePattern(WORDS), "giu");
+/**
+ * The right-to-left override (U+202E): the one character that shows the Latin letters after it in reverse, so that
+ * the keyword written backwards reads as the keyword. Other bidi controls and right-to-left scripts leave a run of
+ * Latin letters in its order.
+ */
+const RIGHT_TO_LEFT_OVERRIDE = "\u202e";
+/** Text with an override: the keyword forwards, or backwards. */
+const EITHER_WAY = new RegExp(
+  `${KEYWORD.source}|${lookAlikePattern([[...WORDS.join("")].reverse().join("")])}`,
+  "giu",
+);
+/**
+ * A keyword match on folded text (runs of spaces made one space, invisible characters dropped) is its 24 letters
+ * with one space or symbol between any two; a wider gap of look-alike symbols (`|∣|∣…`) exactly across a chunk's end
+ * is the one way a match outgrows what is carried to the next chunk, so the carry is generous.
+ */
+const MAX_MATCH = 1_024;
 const NON_ASCII = /[^\x00-\x7f]/;
 const SPACE = 0x20;
 /** ASCII letters, digits and `|` stand for themselves (the keyword is matched without case); the rest separates. */
@@ -106,8 +123,9 @@ const CHUNK = 65_536;
  */
 export function neutraliseMarkers(content: string): string {
   if (!NON_ASCII.test(content)) return content.replace(KEYWORD, NEUTRALISED);
-  if (content.normalize("NFKD").search(KEYWORD) === -1) return content;
-  return neutraliseFolded(content);
+  const keyword = content.includes(RIGHT_TO_LEFT_OVERRIDE) ? EITHER_WAY : KEYWORD;
+  if (content.normalize("NFKD").search(keyword) === -1) return content;
+  return neutraliseFolded(content, keyword);
 }
 
 /**
@@ -115,7 +133,7 @@ export function neutraliseMarkers(content: string): string {
  * cuts each match out. Typed arrays, not strings built a character at a time: this runs over every character
  * of a large body that holds look-alikes.
  */
-function neutraliseFolded(content: string): string {
+function neutraliseFolded(content: string, keyword: RegExp): string {
   const folds = new Map<string, string>();
   const decoder = new TextDecoder("utf-16le");
   let codes = new Uint16Array(CHUNK * 2);
@@ -155,10 +173,12 @@ function neutraliseFolded(content: string): string {
       i += width;
     }
     const folded = decoder.decode(codes.subarray(0, length));
-    for (const match of folded.matchAll(KEYWORD)) {
+    for (const match of folded.matchAll(keyword)) {
       const last = match.index + match[0].length - 1;
-      const start = origin[match.index]!;
+      let start = origin[match.index]!;
       if (last < carried || start < cursor) continue; // found with the previous chunk
+      // The override that turns a backwards keyword around goes with it.
+      if (start > cursor && content[start - 1] === RIGHT_TO_LEFT_OVERRIDE) start--;
       const lastAt = origin[last]!;
       pieces.push(content.slice(cursor, start), NEUTRALISED);
       cursor = lastAt + (content.codePointAt(lastAt)! > 0xffff ? 2 : 1);

@@ -35,7 +35,9 @@ function signedTimestampWithoutId(
 }
 
 /**
- * The sender's id where the signature covers it. Where it does not (GitHub's and Twilio's id headers, an `hmac`
+ * The sender's id where the signature covers it. A sender that signs its id but sent none (a Stripe event without
+ * `id`, a Slack form without `trigger_id`) is known by its body's digest, as the senders below are: its retries, signed
+ * anew, repeat that body. Where the signature does not cover the id (GitHub's and Twilio's id headers, an `hmac`
  * mapping's unsigned `idHeader`), anyone holding one signed delivery could send it again under a new id: the delivery
  * is known by the digest of its body instead, which the signature vouches for. Each of those senders signs the body
  * itself (Twilio its parameters, or its JSON through `bodySHA256`) and sends a retry with the same body, so a retry is
@@ -46,7 +48,11 @@ export function signedDeliveryId(
   settings: SignatureSettings,
   delivery: SignedDelivery,
 ): string | undefined {
-  if (signsDeliveryId(scheme, settings)) return scheme.deliveryId(delivery.headers, delivery.body, settings);
+  if (signsDeliveryId(scheme, settings)) {
+    const id = scheme.deliveryId(delivery.headers, delivery.body, settings);
+    if (id !== undefined && id !== "") return id;
+    return bodyDigest(delivery.rawBody);
+  }
   const timestamp = signedTimestampWithoutId(settings, delivery.headers);
   if (timestamp !== undefined) {
     // Nothing names the delivery but its signed timestamp and body: two events with one body are two deliveries,
@@ -54,5 +60,9 @@ export function signedDeliveryId(
     const digest = createHash("sha256").update(`${timestamp}\n`).update(delivery.rawBody).digest("base64url");
     return `signed-sha256:${digest}`;
   }
-  return `body-sha256:${createHash("sha256").update(delivery.rawBody).digest("base64url")}`;
+  return bodyDigest(delivery.rawBody);
+}
+
+function bodyDigest(rawBody: Buffer): string {
+  return `body-sha256:${createHash("sha256").update(rawBody).digest("base64url")}`;
 }

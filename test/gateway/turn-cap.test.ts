@@ -10,6 +10,7 @@ import type { AgentTurn, AgentTurnFinished } from "../../src/events.js";
 import { loadGatewayConfig } from "../../src/gateway/load-gateway-config.js";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
 import { type GatewayHandle, startGateway } from "../../src/gateway/start-gateway.js";
+import { readJournal } from "../../src/journal/read-journal.js";
 import { cleanupCli, makeTempDir, pollFor, startServeProcess } from "../helpers/cli.js";
 import { AUTH, baseConfig, postJson, readRecord, serveArgs, writeConfig } from "./support.js";
 
@@ -186,6 +187,63 @@ describe("maxConcurrentTurns", () => {
     } finally {
       writeFileSync(path.join(dir, "go-all"), "");
       await gateway.close();
+    }
+  });
+
+  it("accepts at most maxQueuedTurns waiting turns: past them, 429 TURNS_QUEUED_FULL with Retry-After, listed in the journal", async () => {
+    const dir = makeTempDir("turn-cap-");
+    const queueCap = 3;
+    const over = 2;
+    const gateway = await startIn(dir, {
+      mappings: [
+        {
+          id: "builds",
+          match: { path: "builds" },
+          messageTemplate: "build {{n}}",
+          deliver: false,
+          maxConcurrentTurns: 1,
+          maxQueuedTurns: queueCap,
+        },
+      ],
+    });
+    let closed = false;
+    try {
+      const turns = watchTurns(gateway);
+      // All at once: places in the queue are counted from the request's admission, not from its hand-off.
+      const answers = await Promise.all(
+        Array.from({ length: 1 + queueCap + over }, (_, n) => postJson(`${gateway.url}/hooks/builds`, { n })),
+      );
+      const accepted = answers.filter((answer) => answer.status === 202);
+      const refused = answers.filter((answer) => answer.status === 429);
+      expect(accepted).toHaveLength(1 + queueCap);
+      expect(accepted.filter((answer) => answer.body.queued === true)).toHaveLength(queueCap);
+      expect(refused).toHaveLength(over);
+      for (const answer of refused) {
+        expect(answer.body).toMatchObject({ ok: false, code: "TURNS_QUEUED_FULL" });
+        expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      }
+      await turns.startedCount(1);
+
+      // A turn that ends makes room: the next request waits again.
+      release(dir, turns.started[0]!);
+      await turns.ended(turns.started[0]!);
+      const later = await postJson(`${gateway.url}/hooks/builds`, { n: "later" });
+      expect(later.status).toBe(202);
+      expect(later.body.queued).toBe(true);
+
+      writeFileSync(path.join(dir, "go-all"), "");
+      await gateway.close();
+      closed = true;
+      const listed = (await readJournal(path.join(dir, "state", "hooks-journal"))).filter(
+        (entry) => entry.code === "TURNS_QUEUED_FULL",
+      );
+      expect(listed).toHaveLength(over);
+      expect(listed.map((entry) => [entry.status, entry.mappingId])).toEqual(
+        Array(over).fill([429, "builds"]),
+      );
+    } finally {
+      writeFileSync(path.join(dir, "go-all"), "");
+      if (!closed) await gateway.close();
     }
   });
 

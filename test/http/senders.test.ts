@@ -154,6 +154,40 @@ describe("stripe: Stripe-Signature made by stripe.webhooks.generateTestHeaderStr
     expect(logs.some((line) => /timestamp is \d+ s in the future; tolerance \d+ s$/.test(line))).toBe(true);
     for (const secret of secrets) expect(logs.join("\n")).not.toContain(secret);
   });
+
+  it("an event without an id is known by its signed body: the same body again, as sent or signed anew, is a duplicate", async () => {
+    const secret = `whsec_${randomBytes(12).toString("hex")}`;
+    await start([
+      {
+        id: "stripe",
+        match: { path: "stripe" },
+        action: "wake",
+        textTemplate: "a Stripe event {{type}}",
+        verify: { scheme: "stripe", secret },
+      },
+    ]);
+    const body = Buffer.from(JSON.stringify({ object: "event", type: "invoice.paid", data: { n: 1 } }));
+    const now = Math.floor(Date.now() / 1000);
+    const signed = (payload: Buffer, timestamp: number) => ({
+      "content-type": "application/json",
+      "stripe-signature": stripe.webhooks.generateTestHeaderString({
+        payload: payload.toString("utf8"),
+        secret,
+        timestamp,
+      }),
+    });
+    const first = await send("stripe", body, signed(body, now));
+    const again = await send("stripe", body, signed(body, now));
+    const resigned = await send("stripe", body, signed(body, now + 5));
+    const other = Buffer.from(JSON.stringify({ object: "event", type: "invoice.paid", data: { n: 2 } }));
+    const another = await send("stripe", other, signed(other, now));
+    expect([first.status, again.status, resigned.status, another.status]).toEqual([200, 200, 200, 200]);
+    expect(first.headers.get("idempotent-replay")).toBeNull();
+    expect(again.headers.get("idempotent-replay")).toBe("true");
+    expect(resigned.headers.get("idempotent-replay")).toBe("true");
+    expect(another.headers.get("idempotent-replay")).toBeNull();
+    expect(host.eventsOf("session:system-event")).toHaveLength(2);
+  });
 });
 
 describe("slack: the documented v0 recipe, form and JSON bodies", () => {
@@ -174,7 +208,14 @@ describe("slack: the documented v0 recipe, form and JSON bodies", () => {
     ]);
     await fc.assert(
       fc.asyncProperty(fc.string({ maxLength: 80 }), fc.nat(), async (text, at) => {
-        const form = new URLSearchParams({ command: "/ask", text, user_name: "ada", team_id: "T1" });
+        // Each command has its own trigger_id, as Slack sends: the same text twice is two commands.
+        const form = new URLSearchParams({
+          command: "/ask",
+          text,
+          user_name: "ada",
+          team_id: "T1",
+          trigger_id: randomBytes(8).toString("hex"),
+        });
         const body = Buffer.from(form.toString());
         const timestamp = Math.floor(Date.now() / 1000);
         const headers = {
@@ -192,6 +233,42 @@ describe("slack: the documented v0 recipe, form and JSON bodies", () => {
     );
     const texts = host.eventsOf("session:system-event").map((event) => event.text);
     expect(texts.length).toBe(RUNS);
+  });
+
+  it("a form without trigger_id is known by its signed body: the same form again, as sent or signed anew, is a duplicate", async () => {
+    const secret = randomBytes(16).toString("hex");
+    await start([
+      {
+        id: "slash",
+        match: { path: "slack/command" },
+        action: "wake",
+        textTemplate: "{{user_name}} asked: {{text}}",
+        verify: { scheme: "slack", secret },
+      },
+    ]);
+    const form = (text: string) =>
+      Buffer.from(new URLSearchParams({ command: "/ask", text, user_name: "ada", team_id: "T1" }).toString());
+    const signed = (body: Buffer, timestamp: number) => ({
+      "content-type": "application/x-www-form-urlencoded",
+      "x-slack-request-timestamp": String(timestamp),
+      "x-slack-signature": slackSign(secret, timestamp, body),
+    });
+    const now = Math.floor(Date.now() / 1000);
+    const body = form("deploy");
+    const first = await send("slack/command", body, signed(body, now));
+    const again = await send("slack/command", body, signed(body, now));
+    const resigned = await send("slack/command", body, signed(body, now + 5));
+    const other = form("rollback");
+    const another = await send("slack/command", other, signed(other, now));
+    expect([first.status, again.status, resigned.status, another.status]).toEqual([200, 200, 200, 200]);
+    expect(first.headers.get("idempotent-replay")).toBeNull();
+    expect(again.headers.get("idempotent-replay")).toBe("true");
+    expect(resigned.headers.get("idempotent-replay")).toBe("true");
+    expect(another.headers.get("idempotent-replay")).toBeNull();
+    expect(host.eventsOf("session:system-event").map((event) => event.raw)).toEqual([
+      "ada asked: deploy",
+      "ada asked: rollback",
+    ]);
   });
 });
 

@@ -333,6 +333,7 @@ describe("the checkpoint", () => {
         mainSessionKey: "main",
         allowUnsafe: false,
         contentSource: "Webhook",
+        maxTextChars: 1_000_000,
         ids: randomIds,
       },
     );

@@ -20,6 +20,7 @@ function plan(
     allowUnsafe: extra.allowUnsafe ?? false,
     contentSource: "Webhook",
     instructions: extra.instructions,
+    maxTextChars: 1_000_000,
     ids,
   });
 }

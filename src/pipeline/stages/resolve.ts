@@ -82,6 +82,8 @@ export interface ResolverDeps {
   policy: ActionPolicy;
   mainSessionKey: string;
   maxBodyBytes: number;
+  /** The longest text a wake or a turn carries (`hooks.maxTextChars`). */
+  maxTextChars: number;
   ids: Ids;
 }
 
@@ -186,6 +188,7 @@ export class Resolver {
       allowUnsafe,
       contentSource,
       instructions,
+      maxTextChars: this.deps.maxTextChars,
       ids: this.deps.ids,
     };
   }

@@ -239,6 +239,7 @@ export function resolverOf(
     policy,
     mainSessionKey: config.mainSessionKey,
     maxBodyBytes: config.maxBodyBytes,
+    maxTextChars: config.maxTextChars,
     ids,
   });
 }

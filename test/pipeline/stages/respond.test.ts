@@ -181,7 +181,9 @@ describe("the respond stage, an agent turn", () => {
   it("answers 202 first, remembered for duplicates, and hands the turn over only after, with its slot", async () => {
     const { respond, handed } = respondWith({});
     const admitted = await admittedFor(TURN, { url: "/hooks/agent" }, true);
-    const pass = new TurnGate(() => 1, quiet).claim(admitted.resolution!.plans);
+    const pass = new TurnGate(() => ({ running: 1, waiting: Number.POSITIVE_INFINITY }), quiet).claim(
+      admitted.resolution!.plans,
+    );
     const ctx = Object.freeze({ ...admitted, pass });
     const outcome = await outcomeOf(respond, ctx);
     expect(outcome.response).toBe(ctx.admitted);

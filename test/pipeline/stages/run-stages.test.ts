@@ -138,7 +138,7 @@ describe("runStages", () => {
     const duplicates = { store, keepMs: 60_000, logger: quiet };
     const verdict = await checkDuplicate(duplicates, "agent", "d-1");
     if (verdict.kind !== "first") throw new Error("expected a first delivery");
-    const gate = new TurnGate(() => 1, quiet);
+    const gate = new TurnGate(() => ({ running: 1, waiting: Number.POSITIVE_INFINITY }), quiet);
     const resolver = resolverOf(prepare());
     const turn = { message: "Summarise", name: "Ops" };
     const ctx = await resolvedContext(resolver, turn, { url: "/hooks/agent", ticket: verdict.ticket });

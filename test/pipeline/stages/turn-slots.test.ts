@@ -14,7 +14,7 @@ const agentRequest = (requestId: string) =>
   resolvedContext(resolver, TURN, { url: "/hooks/agent", requestId });
 
 function slots(cap: number, admitAgentTurn?: AdmitAgentTurn) {
-  const gate = new TurnGate(() => cap, quiet);
+  const gate = new TurnGate(() => ({ running: cap, waiting: Number.POSITIVE_INFINITY }), quiet);
   return { gate, turnSlots: createTurnSlotStage({ gate, admitAgentTurn, turnAdmissionTimeoutMs: 15_000 }) };
 }
 
