@@ -1,7 +1,6 @@
 /** @module `done` lines held back until the host has stored what their records caused, so a crash in between repeats the effects rather than losing them. */
 import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
-import type { Outcomes, RunOutcome } from "./journal.js";
 
 /**
  * How long a stop waits for the host to confirm what it stored. A host that cannot write (a full disk) may keep its

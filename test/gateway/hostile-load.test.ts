@@ -565,7 +565,11 @@ describe("a sender refused before its body is read", () => {
     for (let i = 0; i < 3; i++) {
       const client = await open(gateway.url, ATTACKER, true);
       client.socket.write(wakeRequest("keep-alive"));
-      while (!client.received().includes('"ok":true')) await once(client.socket, "data");
+      const gone = client.closed.then(() => {
+        throw new Error(`closed before its answer: ${client.received().slice(0, 200)}`);
+      });
+      while (!client.received().includes('"ok":true'))
+        await Promise.race([once(client.socket, "data"), gone]);
       kept.push(client);
     }
     for (let i = 0; i < 2; i++) {

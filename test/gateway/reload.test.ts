@@ -133,7 +133,9 @@ describe("hooks serve reloads its config file", () => {
     const SHORT = "abcde";
     // What a start does with it.
     const refusedStart = startOnFile(baseConfig({}, { token: SHORT }), { watch: false });
-    await expect(refusedStart).rejects.toThrow(/hooks\.token: is 5 characters; a hook token needs at least 16/);
+    await expect(refusedStart).rejects.toThrow(
+      /hooks\.token: is 5 characters; a hook token needs at least 16/,
+    );
     await expect(refusedStart).rejects.not.toThrow(SHORT);
 
     // The same config reached by a reload of a gateway that started with a strong token.

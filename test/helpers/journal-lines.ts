@@ -4,7 +4,6 @@ import path from "node:path";
 import { type JournalLine, parseJournalLine } from "../../src/journal/records.js";
 
 /** Every line of every segment, oldest segment first; a line the reader cannot read fails the test. */
-// biome-ignore lint/suspicious/noExplicitAny: tests read whichever fields a kind of line has
 export function readJournalLines(dir: string): Array<JournalLine & Record<string, any>> {
   return readdirSync(dir)
     .filter((name) => name.endsWith(".jsonl"))

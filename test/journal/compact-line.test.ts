@@ -42,18 +42,16 @@ describe("a journal line keeps a large payload once", () => {
     expect(compactBody("form=b", changed)).toEqual({ body: "form=b" });
   });
 
-  it("through hooks serve: a 2 MiB wake adds about its size to the journal, and the record reads back whole", async () => {
+  it("through hooks serve: a 900 KB wake adds about its size to the journal, and the record reads back whole", async () => {
     const dir = makeTempDir();
     const config = writeConfig(dir, baseConfig({}, { maxBodyBytes: 4 * 1024 * 1024 }));
     const stateDir = path.join(dir, "state");
     const gateway = await startServe(["--config", config, "--state-dir", stateDir]);
-    const text = "x".repeat(2 * 1024 * 1024);
+    // Under hooks.maxTextChars (1,000,000): the text the session gets is the sender's whole text.
+    const text = "x".repeat(900_000);
     const answer = await postJson(`${gateway.url}/hooks/wake`, { text, mode: "next-heartbeat" }, AUTH);
     expect(answer.status).toBe(200);
-    const journalDir = path.join(stateDir, "hooks-journal");
-    const lines = readdirSync(journalDir)
-      .flatMap((file) => readFileSync(path.join(journalDir, file), "utf8").split("\n"))
-      .filter((line) => line.startsWith('{"t":"a",'));
+    const lines = admittedLines(path.join(stateDir, "hooks-journal"));
     expect(lines).toHaveLength(1);
     // Before: body, raw text and wrapped text made 3x the body.
     expect(lines[0]!.length).toBeLessThan(text.length * 1.1);
@@ -65,5 +63,26 @@ describe("a journal line keeps a large payload once", () => {
     expect(event.event).toBe("session:system-event");
     expect((event.payload as { text: string }).text).toContain(text);
     expect((event.payload as { raw: string }).raw).toBe(text);
+
+    // Over it: the body is kept whole and the cut text beside it, so the line is bounded by the body and the cap.
+    const long = "y".repeat(2 * 1024 * 1024);
+    expect((await postJson(`${gateway.url}/hooks/wake`, { text: long }, AUTH)).status).toBe(200);
+    const both = admittedLines(path.join(stateDir, "hooks-journal"));
+    expect(both).toHaveLength(2);
+    expect(both[1]!.length).toBeLessThan((long.length + 1_000_000) * 1.05);
+    const cut = parseJournalLine(both[1]!);
+    if (cut?.t !== "admitted") throw new Error("not an admitted line");
+    expect(JSON.parse(cut.request!.body!)).toEqual({ text: long });
+    expect((cut.events[0]!.payload as { raw: string }).raw).toMatch(
+      /^y{1000000}\n\[1097152 more characters cut/,
+    );
   }, 20_000);
 });
+
+/** The admitted lines of a journal directory, oldest first. */
+function admittedLines(journalDir: string): string[] {
+  return readdirSync(journalDir)
+    .sort()
+    .flatMap((file) => readFileSync(path.join(journalDir, file), "utf8").split("\n"))
+    .filter((line) => line.startsWith('{"t":"a",'));
+}

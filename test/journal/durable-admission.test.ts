@@ -1,6 +1,6 @@
 /** @module The journal through the plugin over real HTTP: records on disk, restarts that finish what was left, remembered duplicates, 503 on a failed write. */
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";

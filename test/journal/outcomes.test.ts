@@ -1,6 +1,5 @@
 /** @module What became of each planned event, on the record: a wake queued, coalesced or a duplicate; a turn's reply kind; a delivery's result; kept when the segment is compacted. */
 
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentGatewayLogger } from "../../src/gateway/logger.js";
