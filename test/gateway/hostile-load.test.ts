@@ -253,15 +253,7 @@ describe("the per-address caps", () => {
     while (!kept.received().includes('"ok":true')) await once(kept.socket, "data");
     expect(statusOf(kept.received())).toBe(200);
 
-    // Two connections of the same address stall mid-headers: its two pending slots are taken.
-    for (let i = 0; i < 2; i++) {
-      const stalled = await open(gateway.url, ATTACKER);
-      stalled.socket.write("POST /hooks/wake HTTP/1.1\r\nHost: x\r\n");
-    }
-    // A third is refused as it arrives; accepted in order, so by its answer the two before it are counted.
-    const arriving = await open(gateway.url, ATTACKER);
-    await arriving.closed;
-    expect(statusOf(arriving.received())).toBe(429);
+    await takePendingSlots(gateway.url);
 
     const before = kept.received().length;
     kept.socket.write(wakeRequest("keep-alive"));
@@ -522,6 +514,20 @@ function wholeAnswer(received: string): { status: number; code: string | undefin
 }
 
 /**
+ * Two connections of the attacker stall mid-headers, taking its two pending slots. A third is refused as it
+ * arrives; connections are accepted in order, so by its answer the two before it are counted.
+ */
+async function takePendingSlots(url: string): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    const stalled = await open(url, ATTACKER);
+    stalled.socket.write("POST /hooks/wake HTTP/1.1\r\nHost: x\r\n");
+  }
+  const arriving = await open(url, ATTACKER);
+  await arriving.closed;
+  expect(statusOf(arriving.received())).toBe(429);
+}
+
+/**
  * Sends `head` and keeps sending a 64 MiB body, as an uploader does that does not look for an early answer: the
  * client's socket is open with `allowHalfOpen`, so the gateway's end does not stop it either.
  */
@@ -572,14 +578,7 @@ describe("a sender refused before its body is read", () => {
         await Promise.race([once(client.socket, "data"), gone]);
       kept.push(client);
     }
-    for (let i = 0; i < 2; i++) {
-      const stalled = await open(gateway.url, ATTACKER);
-      stalled.socket.write("POST /hooks/wake HTTP/1.1\r\nHost: x\r\n");
-    }
-    // Accepted in order: by the refusal of one more, the two stalled ones are counted.
-    const arriving = await open(gateway.url, ATTACKER);
-    await arriving.closed;
-    expect(statusOf(arriving.received())).toBe(429);
+    await takePendingSlots(gateway.url);
     const busy = [];
     for (const client of kept) {
       const before = client.received().length;

@@ -339,11 +339,7 @@ describe("what a transform can reach", () => {
           {
             transformsDir: dir,
             transforms: { env: ["TRANSFORM_SETTING"] },
-            mappings: Object.keys(CHILD_MODULES).map((name) => ({
-              id: name.replace(".ts", ""),
-              match: { path: name.replace(".ts", "") },
-              transform: { module: name },
-            })),
+            mappings: mappingsFor(CHILD_MODULES),
           },
         ),
         configDir: dir,
@@ -429,11 +425,7 @@ describe("what a transform leaves running", () => {
         {},
         {
           transformsDir: dir,
-          mappings: Object.keys(ESCAPING_MODULES).map((name) => ({
-            id: name.replace(".ts", ""),
-            match: { path: name.replace(".ts", "") },
-            transform: { module: name },
-          })),
+          mappings: mappingsFor(ESCAPING_MODULES),
         },
       ),
       configDir: dir,
@@ -460,3 +452,12 @@ describe("what a transform leaves running", () => {
     await pollFor(() => (returnPids.some(isAlive) ? undefined : true), `processes ${returnPids} to end`);
   });
 });
+
+/** One mapping per transform module, on the path of its name without `.ts`. */
+function mappingsFor(modules: Record<string, string>) {
+  return Object.keys(modules).map((name) => ({
+    id: name.replace(".ts", ""),
+    match: { path: name.replace(".ts", "") },
+    transform: { module: name },
+  }));
+}
