@@ -220,7 +220,7 @@ export const CommandRunnerSchema = v.pipe(
     ),
   }),
   v.description(
-    "Spawns `command` with `args` per turn. The (wrapped) message goes to stdin; stdout, trimmed, is the reply; a non-zero exit is an error with the last stderr line. Output past 1 MiB is cut. On timeout: SIGTERM, then SIGKILL 2 s later. Environment: only `PATH`, `HOME`, `LANG` and `TZ` (each when set), the variables named in `env`, and the turn's own `HOOKS_RUN_ID`, `HOOKS_SESSION_KEY`, `HOOKS_SESSION_FILE` (a temporary file with the session's last 40 messages as JSON lines, removed when the turn ends), `HOOKS_MODEL` and `HOOKS_THINKING` (when set). Nothing else of the gateway's environment reaches the program, so the variables behind `hooks.token`, `gateway.auth.token`, an `apiKeyEnv` or the mailbox password stay out unless you name them.",
+    "Spawns `command` with `args` per turn. The (wrapped) message goes to stdin; stdout, trimmed, is the reply; a non-zero exit is an error with the last stderr line. Output past 1 MiB is cut. On timeout: SIGTERM, then SIGKILL 2 s later. Environment: only `PATH`, `HOME`, `LANG` and `TZ` (each when set), the variables named in `env`, and the turn's own `HOOKS_RUN_ID`, `HOOKS_SESSION_KEY`, `HOOKS_SESSION_FILE` (a temporary file with the session's last 40 messages as JSON lines, removed when the turn ends), `HOOKS_MODEL` and `HOOKS_THINKING` (when set). Nothing else of the gateway's environment reaches the program, so the variables behind `hooks.token`, `gateway.auth.token`, an `apiKeyEnv` or the mailbox password stay out of its environment unless you name them (on Linux a program of the same user can still read the gateway's own through `/proc`: a secret given as `{ file }` is in no environment).",
   ),
 );
 
