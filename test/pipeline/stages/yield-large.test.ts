@@ -1,7 +1,8 @@
 /** @module The pause for a large body: a body over 1 MiB waits a turn of the event loop (other work runs first); a small one passes at once. */
 import net from "node:net";
 import { describe, expect, it } from "vitest";
-import { YIELD_ABOVE_BYTES, yieldLarge } from "../../../src/pipeline/stages/yield-large.js";
+import { parse } from "../../../src/pipeline/stages/parse.js";
+import { decodeLarge, YIELD_ABOVE_BYTES, yieldLarge } from "../../../src/pipeline/stages/yield-large.js";
 import { admittedContext } from "./context.js";
 
 describe("the pause for a large body", () => {
@@ -36,5 +37,17 @@ describe("the pause for a large body", () => {
       const ctx = admittedContext({ route: { kind: "wake" }, raw });
       expect(yieldLarge(ctx)).toBe(ctx);
     }
+  });
+
+  it("decodes a large body in a step of its own, which the parse stage then reads; a small one is left to the parse", async () => {
+    const text = JSON.stringify({ text: "é".repeat(YIELD_ABOVE_BYTES / 2) });
+    const large = admittedContext({ route: { kind: "wake" }, bodyKind: "json", raw: Buffer.from(text) });
+    // Compared field by field: a deep comparison of a megabyte Buffer runs byte by byte in JavaScript.
+    const decoded = (await decodeLarge(large)) as typeof large;
+    expect([decoded.text, decoded.raw, decoded.route]).toEqual([text, large.raw, large.route]);
+    const parsed = (await parse(decoded)) as typeof large;
+    expect([parsed.text, parsed.body]).toEqual([text, JSON.parse(text)]);
+    const small = admittedContext({ route: { kind: "wake" }, bodyKind: "json", raw: Buffer.from('{"a":1}') });
+    expect(decodeLarge(small)).toBe(small);
   });
 });
