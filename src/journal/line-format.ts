@@ -127,6 +127,8 @@ export function encodeAdmittedLine(record: AdmittedFields): string | LinePieces 
   const line = encodeAdmitted(record, sentinel);
   const marker = JSON.stringify(sentinel);
   const at = line.indexOf(marker);
+  // No text body took the sentinel's place (a request stored as base64): the line as it is.
+  if (at === -1) return encodeAdmitted(record);
   return [line.slice(0, at), ...pieces, line.slice(at + marker.length)];
 }
 

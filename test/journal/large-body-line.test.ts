@@ -110,6 +110,9 @@ describe("a large body in its journal line", () => {
     );
     expect(Buffer.concat(bytes).toString()).toBe(encodeAdmitted(record));
     expect(bytes.some((piece) => piece.length > MiB && piece.buffer === raw.buffer)).toBe(true);
+    const base64 = { method: "POST", url: "/hooks/wake", headers: {}, bodyBase64: "AAE=", bodyBytes: raw };
+    const without = { ...record, request: base64 } as unknown as AdmittedRecord;
+    expect(encodeAdmittedLine(without)).toBe(encodeAdmitted(without));
   });
 });
 
