@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type JournalIo, nodeIo } from "../../src/journal/append-log.js";
 import { FileJournal } from "../../src/journal/file-journal.js";
 import type { AdmittedRecord, Journal } from "../../src/journal/journal.js";
 import { jsonStringPieces, MAX_ESCAPED_BYTES } from "../../src/journal/json-bytes.js";
@@ -25,8 +26,9 @@ afterEach(async () => {
 });
 
 /** A file journal in `dir`, and beside it the lines the text path (`encodeAdmitted`) makes of the same records. */
-function journalWithExpected(): { journal: Journal; expected: string[] } {
+function journalWithExpected(io?: JournalIo): { journal: Journal; expected: string[] } {
   const file = new FileJournal({
+    ...(io ? { io } : {}),
     dir,
     fsync: "batch",
     retainHours: 72,
@@ -113,6 +115,46 @@ describe("a large body in its journal line", () => {
     const base64 = { method: "POST", url: "/hooks/wake", headers: {}, bodyBase64: "AAE=", bodyBytes: raw };
     const without = { ...record, request: base64 } as unknown as AdmittedRecord;
     expect(encodeAdmittedLine(without)).toBe(encodeAdmitted(without));
+  });
+});
+
+describe("a large line whose write fails part way", () => {
+  it("is refused and cut off whole, pieces written before the failure too; the next line is written whole", async () => {
+    let writes = 0;
+    let failSecond = false;
+    const io: JournalIo = {
+      ...nodeIo,
+      writeSync(fd, data) {
+        writes++;
+        if (failSecond && writes === 2) {
+          nodeIo.writeSync(fd, data.subarray(0, Math.floor(data.length / 2)));
+          throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+        }
+        return nodeIo.writeSync(fd, data);
+      },
+    };
+    const { journal } = journalWithExpected(io);
+    await (journal as FileJournal).open();
+    const raw = Buffer.from(JSON.stringify({ text: "c".repeat(2 * MiB) }));
+    const large = (id: string) =>
+      ({
+        id,
+        at: 1,
+        hook: "wake",
+        response: { status: 200 },
+        events: [],
+        runs: [],
+        request: { method: "POST", url: "/hooks/wake", headers: {}, body: raw.toString(), bodyBytes: raw },
+      }) as unknown as AdmittedRecord;
+    writes = 0;
+    failSecond = true;
+    await expect(journal.admit(large("lost"))).rejects.toThrow("ENOSPC");
+    expect(writes).toBeGreaterThanOrEqual(2); // the first piece reached the file before the failure
+    failSecond = false;
+    await journal.admit(large("kept"));
+    const read = readJournalLines(dir).filter((line) => line.t === "admitted");
+    expect(read.map((line) => line.id)).toEqual(["kept"]);
+    expect(admittedOnDisk()).toEqual([encodeAdmitted(large("kept"))]);
   });
 });
 
