@@ -1,5 +1,6 @@
-/** @module Item "one large body": a 30 MB wake, agent or mapped body while a prober sends /wake every 10 ms (its worst latency), and the journal's growth. PROF=<dir> adds --cpu-prof. Usage: node bigbody.mjs [root] [wake|agent|mapped] [MB] */
+/** @module Item "one large body": a 30 MB wake, agent or mapped body while a prober sends /wake every 10 ms (its worst latency) and another GETs /metrics (no journal: its worst latency is the longest the event loop was held), and the journal's growth. PROF=<dir> adds --cpu-prof. Usage: node bigbody.mjs [root] [wake|agent|mapped] [MB] */
 import { execSync } from "node:child_process";
+import http from "node:http";
 import path from "node:path";
 import { post, startServer, TOKEN, wakeFromOther } from "./lib.mjs";
 
@@ -50,11 +51,30 @@ const prober = (async () => {
     await new Promise((res) => setTimeout(res, 10));
   }
 })();
+/** GET /metrics: answered on the loop without the journal, so its latency is how long the loop could not answer. */
+const getMetrics = () =>
+  new Promise((resolve) => {
+    const started = performance.now();
+    http
+      .get(`${server.url}/metrics`, { agent: false }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(performance.now() - started));
+      })
+      .on("error", () => resolve(performance.now() - started));
+  });
+const loop = [];
+const looper = (async () => {
+  while (probing) {
+    loop.push(await getMetrics());
+    await new Promise((res) => setTimeout(res, 10));
+  }
+})();
 await new Promise((r) => setTimeout(r, 200));
 const big = await post(`${server.url}/hooks/${hookPath}`, payload, { authorization: `Bearer ${TOKEN}` });
 await new Promise((r) => setTimeout(r, 1500));
 probing = false;
 await prober;
+await looper;
 const after = du();
 console.log(
   JSON.stringify({
@@ -64,6 +84,7 @@ console.log(
     bigMs: Math.round(big.ms),
     probeMaxMs: Math.round(Math.max(...lat)),
     probes: lat.length,
+    loopMaxMs: Math.round(Math.max(...loop)),
     journalGrowthMb: ((after - before) / 1048576).toFixed(1),
   }),
 );

@@ -2,6 +2,7 @@
 import { closeSync, fdatasync, ftruncateSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { syncDirectory } from "./durable-fs.js";
+import type { LinePieces } from "./line-format.js";
 
 /** `batch`: lines that arrive together share one fsync; `always`: one fsync per line; `off`: written, never synced. */
 export type FsyncPolicy = "batch" | "always" | "off";
@@ -36,6 +37,8 @@ interface Waiter {
 
 interface Entry {
   text: string;
+  /** A line given in pieces (a large body's bytes among them), written after the lines before it; `text` is empty. */
+  pieces?: LinePieces;
   /** Present for a line whose caller waits until it is durable. */
   waiter?: Waiter;
 }
@@ -111,9 +114,14 @@ export class AppendLog {
   }
 
   /** Resolves with the file the line went into once it is as durable as the policy says; rejects when it could not be written. */
-  append(line: string, durable?: (seq: number) => void): Promise<number> {
+  append(line: string | LinePieces, durable?: (seq: number) => void): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ text: `${line}\n`, waiter: { resolve, reject, durable } });
+      const waiter = { resolve, reject, durable };
+      this.queue.push(
+        typeof line === "string"
+          ? { text: `${line}\n`, waiter }
+          : { text: "", pieces: [...line, "\n"], waiter },
+      );
       this.schedule();
     });
   }
@@ -194,7 +202,7 @@ export class AppendLog {
     const start = this.goodSize;
     const seq = this.seq;
     try {
-      this.writeBytes(Buffer.from(batch.map((entry) => entry.text).join("")));
+      for (const bytes of batchBytes(batch)) this.writeBytes(bytes);
     } catch (error) {
       this.cutBack(start);
       for (const waiter of waiters) waiter.reject(error as Error);
@@ -283,4 +291,39 @@ export class AppendLog {
 function settle(waiters: readonly Waiter[], seq: number): void {
   for (const waiter of waiters) waiter.durable?.(seq);
   for (const waiter of waiters) waiter.resolve(seq);
+}
+
+/** A piece of a line at least this large is written on its own; smaller ones are copied together into one write. */
+const WRITE_ALONE_BYTES = 64 * 1024;
+
+/**
+ * A batch's bytes in order: its lines joined and encoded in one go, as before, unless a line comes in pieces; then
+ * its large pieces are written as they are (a 30 MB body is not copied again) and the small ones together.
+ */
+function batchBytes(batch: readonly Entry[]): Buffer[] {
+  if (!batch.some((entry) => entry.pieces !== undefined)) {
+    return [Buffer.from(batch.map((entry) => entry.text).join(""))];
+  }
+  const out: Buffer[] = [];
+  let small: Buffer[] = [];
+  let text = "";
+  const add = (bytes: Buffer) => {
+    if (bytes.length < WRITE_ALONE_BYTES) return void small.push(bytes);
+    if (small.length > 0) out.push(Buffer.concat(small));
+    small = [];
+    out.push(bytes);
+  };
+  for (const entry of batch) {
+    for (const piece of entry.pieces ?? [entry.text]) {
+      if (typeof piece === "string") text += piece;
+      else {
+        if (text !== "") add(Buffer.from(text));
+        text = "";
+        add(piece);
+      }
+    }
+  }
+  if (text !== "") add(Buffer.from(text));
+  if (small.length > 0) out.push(Buffer.concat(small));
+  return out;
 }

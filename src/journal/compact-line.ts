@@ -89,3 +89,24 @@ export function expandLine(line: unknown): void {
 function isPair(value: unknown): value is [string, string, ...unknown[]] {
   return Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string";
 }
+
+/** From this many bytes of body on, the line takes the stored body's bytes as they are (`jsonStringPieces`). */
+export const BODY_BYTES_FROM = 1024 * 1024;
+
+/**
+ * The bytes of the stored body's last part as `compactBody` kept it: all of `body`, or what follows the event's raw
+ * text in `bodyAroundRaw`. `raw` is valid UTF-8 and `text` its decoding. Undefined for a smaller body, or when the cut
+ * falls inside a surrogate pair (its bytes cannot be split there).
+ */
+export function bodyBytes(
+  raw: Buffer,
+  text: string,
+  kept: ReturnType<typeof compactBody>,
+): Buffer | undefined {
+  if (raw.length < BODY_BYTES_FROM) return undefined;
+  if ("body" in kept) return raw;
+  const cut = text.length - kept.bodyAroundRaw[1].length;
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) return undefined;
+  return raw.subarray(Buffer.byteLength(text.slice(0, cut)));
+}

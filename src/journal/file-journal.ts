@@ -25,7 +25,7 @@ import type {
   StoredAgain,
   UnfinishedRecord,
 } from "./journal.js";
-import { encodeAdmitted, encodeDone, encodeHanded } from "./line-format.js";
+import { encodeAdmitted, encodeAdmittedLine, encodeDone, encodeHanded } from "./line-format.js";
 import { loadJournal } from "./load-journal.js";
 import { type SegmentState, segmentFile } from "./segments.js";
 import { storedSince } from "./stored-since.js";
@@ -160,7 +160,7 @@ export class FileJournal implements Journal {
   }
 
   private write(record: AdmittedRecord): Promise<void> {
-    const line = encodeAdmitted(record);
+    const line = encodeAdmittedLine(record);
     // What stays in memory until the record is done is the record without its stored request (which can be
     // megabytes); the caller hands the record over and does not read it again. Unset, not deleted: a delete makes
     // the object a slow dictionary.

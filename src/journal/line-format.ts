@@ -2,7 +2,9 @@
  * @module The journal's line format 3 on disk: short keys, the wrapped text left out (rebuilt from the raw text),
  * what a line can derive left out; read back into the lines' full shape, so nothing but this file knows the format.
  */
+import { randomUUID } from "node:crypto";
 import { rewrap, type Wrapping, wrappingOf } from "../safety/wrap-external.js";
+import { jsonStringPieces } from "./json-bytes.js";
 
 /** The kinds of line format 3 writes (format 2 spelled them out; other kinds are written as before). */
 const KIND = { admitted: "a", handed: "h", done: "d" } as const;
@@ -85,7 +87,7 @@ export interface AdmittedFields {
  * instead), an event's `source` when it is the line's own request, the answer's body and type unless a duplicate
  * delivery will need them again (the status stays), an empty list of runs.
  */
-export function encodeAdmitted(record: AdmittedFields): string {
+export function encodeAdmitted(record: AdmittedFields, bodySentinel?: string): string {
   const own = ownSource(record);
   const { response, delivery, runs, request } = record;
   // One literal, every key in this order: JSON.stringify leaves the undefined ones out.
@@ -101,11 +103,33 @@ export function encodeAdmitted(record: AdmittedFields): string {
     dl: delivery,
     e: record.events.map((planned) => encodeEvent(planned.event, planned.payload as Json, own)),
     ru: runs === undefined || runs.length === 0 ? undefined : runs,
-    q: request === undefined ? undefined : storedRequest(request as StoredRequestFields),
+    q: request === undefined ? undefined : storedRequest(request as StoredRequestFields, bodySentinel),
     ro: record.replayOf,
     hd: record.handed,
     hr: record.handedRuns,
   });
+}
+
+/** A line given in pieces: text (written as UTF-8) and bytes written as they are. */
+export type LinePieces = readonly (string | Buffer)[];
+
+/**
+ * The admitted line, the same bytes as `encodeAdmitted`'s, in pieces when the stored request carries its large
+ * body's bytes (`bodyBytes`): those go in as they are, between the text before and after them. Escaping 30 MB as
+ * text and encoding it again held the event loop half a second (bench/PROFILE.md, "Hostile load").
+ */
+export function encodeAdmittedLine(record: AdmittedFields): string | LinePieces {
+  const bytes = (record.request as StoredRequestFields | undefined)?.bodyBytes;
+  const pieces = bytes === undefined ? undefined : jsonStringPieces(bytes);
+  if (pieces === undefined) return encodeAdmitted(record);
+  // Unguessable, so no sender's text can hold it: the line is cut where it stands.
+  const sentinel = `\u0000${randomUUID()}`;
+  const line = encodeAdmitted(record, sentinel);
+  const marker = JSON.stringify(sentinel);
+  const at = line.indexOf(marker);
+  // No text body took the sentinel's place (a request stored as base64): the line as it is.
+  if (at === -1) return encodeAdmitted(record);
+  return [line.slice(0, at), ...pieces, line.slice(at + marker.length)];
 }
 
 /** A `handed` line of format 3. */
@@ -237,10 +261,15 @@ interface StoredRequestFields {
   body?: string;
   bodyBase64?: string;
   bodyAroundRaw?: unknown;
+  /** The UTF-8 bytes of `body`, or of `bodyAroundRaw`'s second part, when the body is large (never written itself). */
+  bodyBytes?: Buffer | undefined;
 }
 
-function storedRequest(request: StoredRequestFields): Json {
+/** The stored request's keys; with a sentinel, the part its `bodyBytes` hold is written as the sentinel, to cut at. */
+function storedRequest(request: StoredRequestFields, bodySentinel?: string): Json {
   const { headers } = request;
+  const sentinel = request.bodyBytes === undefined ? undefined : bodySentinel;
+  const around = Array.isArray(request.bodyAroundRaw) ? request.bodyAroundRaw : undefined;
   let kept = headers;
   for (const name of TRANSPORT_HEADERS) {
     if (!(name in headers)) continue;
@@ -253,9 +282,12 @@ function storedRequest(request: StoredRequestFields): Json {
     m: request.method,
     u: request.url,
     h: kept,
-    b: request.body,
+    b: sentinel !== undefined && request.body !== undefined ? sentinel : request.body,
     b64: request.bodyBase64,
-    ba: request.bodyAroundRaw,
+    ba:
+      sentinel !== undefined && around !== undefined
+        ? [around[0], sentinel, around[2]]
+        : request.bodyAroundRaw,
   };
 }
 

@@ -31,6 +31,7 @@ import type { Resolver } from "./stages/resolve.js";
 import { createResolveStage } from "./stages/resolve.js";
 import { createRespondStage } from "./stages/respond.js";
 import { createTurnSlotStage } from "./stages/turn-slots.js";
+import { decodeLarge, yieldLarge } from "./stages/yield-large.js";
 import type { TurnGate } from "./turn-gate.js";
 
 /** What the stages of one config run on: its settings and the instance's ports. */
@@ -95,10 +96,15 @@ export function pipelineStages(deps: StageDeps): readonly Stage[] {
     createContentTypeStage(deps.resolver),
     createReadBodyStage(deps.bodyTimeoutMs),
     ...(capture ? [createCaptureStage(capture)] : []),
+    yieldLarge,
+    decodeLarge,
+    yieldLarge,
     parse,
+    yieldLarge,
     createDedupeStage(deps.duplicates, deps.metrics),
     ...(limited ? [createLimitStage(deps, false)] : []),
     createResolveStage(deps),
+    yieldLarge,
     createTurnSlotStage(deps),
     createJournalStage(deps),
     createRespondStage(deps),

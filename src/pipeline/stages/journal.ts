@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { ActionPlan } from "../../actions/plan-action.js";
 import type { Clock, Ids } from "../../clock.js";
 import { HookError } from "../../errors.js";
-import { compactBody, compactEvents } from "../../journal/compact-line.js";
+import { bodyBytes, compactBody, compactEvents } from "../../journal/compact-line.js";
 import type { AdmittedRecord, Journal } from "../../journal/journal.js";
 import { headersWithoutCredentials, urlWithoutCredentials } from "../../safety/credentials.js";
 import type { PipelineResponse } from "../request.js";
@@ -156,7 +156,10 @@ function storedRequest(
   const headers = input.view ?? headersWithoutCredentials(input.headers, input.credentialHeaders);
   const { method, url, raw } = input;
   // The compacted form is a shape only the journal's reader knows; the type describes the line as read back.
-  return isUtf8(raw)
-    ? ({ method, url, headers, ...compactBody(input.text, events) } as NonNullable<AdmittedRecord["request"]>)
-    : { method, url, headers, bodyBase64: raw.toString("base64") };
+  if (!isUtf8(raw)) return { method, url, headers, bodyBase64: raw.toString("base64") };
+  const kept = compactBody(input.text, events);
+  // A large body's bytes go with it: the line copies them as they are instead of escaping and encoding the text.
+  const bytes = bodyBytes(raw, input.text, kept);
+  const stored = { method, url, headers, ...kept, bodyBytes: bytes };
+  return stored as NonNullable<AdmittedRecord["request"]>;
 }

@@ -7,7 +7,8 @@ import { answer, type BodyKind, need, type Stage } from "../stage.js";
 export const parse: Stage = (ctx) => {
   const raw = need(ctx.raw, "the body");
   const kind = need(ctx.bodyKind, "the content type");
-  const text = raw.toString("utf8");
+  // Decoded already when the body is large (`decodeLarge`, a turn before).
+  const text = ctx.text ?? raw.toString("utf8");
   // Signed bytes are read as their sender sends them, whatever the unsigned Content-Type says.
   if (ctx.verifier.signsBody) refuseRelabelledJson(kind, text);
   const body = parseBody(kind, raw, text);

@@ -21,6 +21,25 @@ describe("the read-body stage", () => {
     expect(ctx.raw).toBeUndefined();
   });
 
+  it("reads a large declared body into one buffer of its length; more bytes than declared are still all read", async () => {
+    const chunks = Array.from({ length: 40 }, (_, i) => Buffer.alloc(4096, 97 + (i % 26)));
+    const sent = Buffer.concat(chunks);
+    const declared = (length: number, body: Buffer[]) =>
+      admittedContext({
+        route: { kind: "wake" },
+        bodyKind: "json",
+        maxBytes: 1024 * 1024,
+        sent: Readable.from(body),
+        headers: { "content-length": String(length) },
+      });
+    const whole = (await nextOf(readBody, declared(sent.length, chunks))).raw!;
+    expect(whole.equals(sent)).toBe(true);
+    const short = (await nextOf(readBody, declared(100_000, chunks))).raw!;
+    expect(short.equals(sent)).toBe(true);
+    const refused = await refusalOf(readBody, { ...declared(100_000, chunks), maxBytes: 150_000 });
+    expect([refused.code, refused.status]).toEqual(["PAYLOAD_TOO_LARGE", 413]);
+  });
+
   it("reads an empty body as no bytes", async () => {
     expect((await nextOf(readBody, limited(""))).raw).toEqual(Buffer.alloc(0));
   });
