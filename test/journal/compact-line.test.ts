@@ -44,12 +44,11 @@ describe("a journal line keeps a large payload once", () => {
 
   it("through hooks serve: a 900 KB wake adds about its size to the journal, and the record reads back whole", async () => {
     const dir = makeTempDir();
-    // The text kept whole (under hooks.maxTextChars), so the line can refer to it instead of repeating it.
-    const hooks = { maxBodyBytes: 4 * 1024 * 1024, maxTextChars: 4 * 1024 * 1024 };
+    const hooks = { maxBodyBytes: 4 * 1024 * 1024 };
     const config = writeConfig(dir, baseConfig({}, hooks));
     const stateDir = path.join(dir, "state");
     const gateway = await startServe(["--config", config, "--state-dir", stateDir]);
-    // Under hooks.maxTextChars (1,000,000): the text the session gets is the sender's whole text.
+    // Under hooks.maxTextChars (1,000,000): the text is kept whole, so the line refers to it instead of repeating it.
     const text = "x".repeat(900_000);
     const answer = await postJson(`${gateway.url}/hooks/wake`, { text, mode: "next-heartbeat" }, AUTH);
     expect(answer.status).toBe(200);
