@@ -307,6 +307,7 @@ function buildPipeline(
     gate,
     journal,
     storePayloads: config.journal.storePayloads,
+    largestBodyBytes: Math.max(config.maxBodyBytes, ...mappings.map((mapping) => mapping.maxBodyBytes)),
     clock,
     tracker,
     metrics,

@@ -31,7 +31,7 @@ import type { Resolver } from "./stages/resolve.js";
 import { createResolveStage } from "./stages/resolve.js";
 import { createRespondStage } from "./stages/respond.js";
 import { createTurnSlotStage } from "./stages/turn-slots.js";
-import { decodeLarge, yieldLarge } from "./stages/yield-large.js";
+import { decodeLarge, YIELD_ABOVE_BYTES, yieldLarge } from "./stages/yield-large.js";
 import type { TurnGate } from "./turn-gate.js";
 
 /** What the stages of one config run on: its settings and the instance's ports. */
@@ -64,6 +64,8 @@ export interface StageDeps {
   journal: Journal;
   /** Whether a journal record keeps the request's body and headers (`hooks.journal.storePayloads`). */
   storePayloads: boolean;
+  /** The largest body any path of this config takes (`hooks.maxBodyBytes`, a mapping's own). */
+  largestBodyBytes: number;
   /** The one door an admitted request's events leave by. */
   handOff: HandOff;
   clock: Clock;
@@ -79,12 +81,15 @@ export interface StageDeps {
 /**
  * The order of checks, cheap refusals first, so that no body is read for a request that cannot succeed. A capability
  * is an entry here, not a flag read in several stages; one a config does not use (an allow-list, a rate limit of
- * `/wake` or `/agent`, the capture) is left out of its list, and costs its requests nothing.
+ * `/wake` or `/agent`, the capture, pauses for bodies over 1 MiB) is left out of its list, and costs its requests nothing.
  */
 export function pipelineStages(deps: StageDeps): readonly Stage[] {
   const capture = deps.capture && { ...deps, capture: deps.capture };
   const { allowFor } = deps;
   const limited = deps.directRateLimits.wake !== undefined || deps.directRateLimits.agent !== undefined;
+  // A config whose bodies can pass 1 MiB gives a large one turns of its own; the default limit never needs them.
+  const large = deps.largestBodyBytes > YIELD_ABOVE_BYTES;
+  const pause = large ? [yieldLarge] : [];
   return [
     method,
     createAdmitStage(deps.sourceAddress),
@@ -96,15 +101,13 @@ export function pipelineStages(deps: StageDeps): readonly Stage[] {
     createContentTypeStage(deps.resolver),
     createReadBodyStage(deps.bodyTimeoutMs),
     ...(capture ? [createCaptureStage(capture)] : []),
-    yieldLarge,
-    decodeLarge,
-    yieldLarge,
+    ...(large ? [yieldLarge, decodeLarge, yieldLarge] : []),
     parse,
-    yieldLarge,
+    ...pause,
     createDedupeStage(deps.duplicates, deps.metrics),
     ...(limited ? [createLimitStage(deps, false)] : []),
     createResolveStage(deps),
-    yieldLarge,
+    ...pause,
     createTurnSlotStage(deps),
     createJournalStage(deps),
     createRespondStage(deps),
