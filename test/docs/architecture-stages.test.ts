@@ -44,7 +44,16 @@ describe("the stage list", () => {
     expect(names).not.toContain("yieldLarge");
     expect(names).toEqual(
       documented().filter(
-        (name) => !["allowFrom", "captureUnclaimed", "limitBeforeBody", "capture", "limit", "yieldLarge", "decodeLarge"].includes(name),
+        (name) =>
+          ![
+            "allowFrom",
+            "captureUnclaimed",
+            "limitBeforeBody",
+            "capture",
+            "limit",
+            "yieldLarge",
+            "decodeLarge",
+          ].includes(name),
       ),
     );
   });
