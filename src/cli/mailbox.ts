@@ -130,7 +130,7 @@ async function runSetup(options: SetupOptions, command: Command, io: CliIo): Pro
     throw error;
   }
 
-  const settings = resolveMailboxSettings(result.config, configDir);
+  const settings = resolveMailboxSettings(result.config, configDir, true);
   if (!settings.ok) {
     return fail(
       `the resulting config would not work:\n${settings.issues.map((i) => `  - ${formatIssue(i)}`).join("\n")}`,

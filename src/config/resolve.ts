@@ -41,6 +41,7 @@ export const WEAK_TOKEN_LENGTH = 24;
  * start, so a guessable token must not go live there with only a log line.
  */
 export const MIN_TOKEN_LENGTH = 16;
+/** A token that is a whole `${VAR}`, in a config whose variables are not read yet. */
 const UNREAD_VARIABLE = /^\$\{\w+\}$/;
 export const DEFAULT_CHANNELS = CHANNEL_IDS.filter((id) => id !== "mattermost");
 
@@ -95,6 +96,11 @@ export interface ResolveContext {
   channels?: readonly string[] | undefined;
   /** The host's agents; default: one, `main`. */
   agents?: HostAgents | undefined;
+  /**
+   * The config as edited, not as run (`hooks mailbox setup`): its `${VAR}` are not read yet, so a token that is one
+   * is judged when the config runs. Never set for a config that serves.
+   */
+  variablesUnread?: boolean | undefined;
 }
 
 /** `config` is present whenever the shape was valid, so later checks (mappings) can still add their issues. */
@@ -160,9 +166,8 @@ function lenientView(raw: unknown): SemanticView {
   };
 }
 
-/** Too short is refused, short is a warning; a `${VAR}` still unread (a config edited, not run) is judged once read. */
+/** Too short is refused, short is a warning. */
 function judgeTokenLength(token: string, issues: ConfigIssue[], warnings: string[]): void {
-  if (UNREAD_VARIABLE.test(token)) return;
   if (token.length < MIN_TOKEN_LENGTH) {
     issues.push({
       path: "hooks.token",
@@ -178,6 +183,7 @@ function judgeTokenLength(token: string, issues: ConfigIssue[], warnings: string
 function checkSemantics(
   view: SemanticView,
   mainSessionKey: string,
+  variablesUnread = false,
 ): { issues: ConfigIssue[]; warnings: string[] } {
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
@@ -192,7 +198,7 @@ function checkSemantics(
           message: "must differ from gateway.auth.token: the hook token is a dedicated secret",
         });
       }
-      judgeTokenLength(token, issues, warnings);
+      if (!(variablesUnread && UNREAD_VARIABLE.test(token))) judgeTokenLength(token, issues, warnings);
     }
   }
 
@@ -246,7 +252,7 @@ export function resolveHooksConfig(given: unknown, context: ResolveContext): Res
   });
   const raw = secrets.value;
   const parsed = v.safeParse(PluginGatewayConfigSchema, raw);
-  const semantic = checkSemantics(lenientView(raw), mainSessionKey);
+  const semantic = checkSemantics(lenientView(raw), mainSessionKey, context.variablesUnread);
   let output: PluginGatewayConfig;
   let issues = semantic.issues;
   if (parsed.success) {

@@ -36,10 +36,10 @@ export class WaitingConnections<Owner extends Waiting> {
     return owner.waiting.values().next().value;
   }
 
+  /** An emptied bucket is kept for the next owner at that count (at most one per count): no Set made per request. */
   private move(owner: Owner, from: number, to: number): void {
     const bucket = this.byCount.get(from);
     bucket?.delete(owner);
-    if (bucket?.size === 0) this.byCount.delete(from);
     if (to > 0) {
       let next = this.byCount.get(to);
       if (next === undefined) {
@@ -50,6 +50,6 @@ export class WaitingConnections<Owner extends Waiting> {
     }
     // Counts move by one: when the largest bucket empties, the one below holds the owner that just left it.
     if (to > this.most) this.most = to;
-    else if (from === this.most && !this.byCount.has(from)) this.most = to;
+    else if (from === this.most && (bucket === undefined || bucket.size === 0)) this.most = to;
   }
 }

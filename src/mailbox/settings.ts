@@ -42,8 +42,13 @@ export function describeAccount(account: ImapAccount): string {
   return `${account.user}@${account.host}:${account.port}/${account.mailbox}`;
 }
 
-export function resolveMailboxSettings(config: Record<string, unknown>, configDir: string): SettingsResult {
-  const resolved = resolveHooksConfig(config, { configDir });
+/** `edited`: the config as `hooks mailbox setup` writes it, its `${VAR}` not read yet. */
+export function resolveMailboxSettings(
+  config: Record<string, unknown>,
+  configDir: string,
+  edited = false,
+): SettingsResult {
+  const resolved = resolveHooksConfig(config, { configDir, variablesUnread: edited });
   const hooks = resolved.config;
   if (hooks === undefined || resolved.issues.length > 0) return { ok: false, issues: resolved.issues };
   const mailbox = hooks.mailbox;

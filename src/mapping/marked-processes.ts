@@ -24,16 +24,20 @@ async function environOf(pid: string): Promise<string | undefined> {
   }
 }
 
-/** The pids whose environment holds a variable `CHILD_MARK_VARIABLE` whose value `matches`. */
-async function markedPids(matches: (value: string) => boolean): Promise<number[]> {
+/**
+ * Ends (SIGKILL) each process whose environment holds a variable `CHILD_MARK_VARIABLE` whose value `matches`, as
+ * soon as it is found: a pid listed and killed after the whole walk could have ended and been reused meanwhile.
+ * Returns how many it ended.
+ */
+async function killMarked(matches: (value: string) => boolean): Promise<number> {
   let entries: string[];
   try {
     entries = await readdir("/proc");
   } catch {
-    return [];
+    return 0;
   }
   const prefix = `${CHILD_MARK_VARIABLE}=`;
-  const found: number[] = [];
+  let ended = 0;
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     const environ = await environOf(entry);
@@ -41,9 +45,15 @@ async function markedPids(matches: (value: string) => boolean): Promise<number[]
     const marked = environ
       .split("\0")
       .some((pair) => pair.startsWith(prefix) && matches(pair.slice(prefix.length)));
-    if (marked) found.push(Number(entry));
+    if (!marked) continue;
+    try {
+      process.kill(Number(entry), "SIGKILL");
+      ended++;
+    } catch {
+      // Gone meanwhile.
+    }
   }
-  return found;
+  return ended;
 }
 
 /**
@@ -53,14 +63,6 @@ async function markedPids(matches: (value: string) => boolean): Promise<number[]
  */
 export async function endMarkedProcesses(matches: (value: string) => boolean): Promise<void> {
   for (let sweep = 0; sweep < MAX_SWEEPS; sweep++) {
-    const pids = await markedPids(matches);
-    if (pids.length === 0) return;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // Gone meanwhile.
-      }
-    }
+    if ((await killMarked(matches)) === 0) return;
   }
 }

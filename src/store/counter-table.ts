@@ -36,7 +36,11 @@ export class CounterTable {
       this.below.set(key, counter);
     }
     counter.count++;
-    if (counter.count >= counter.limit && this.below.delete(key)) this.reached.set(key, counter);
+    if (counter.count >= counter.limit && this.below.delete(key)) {
+      this.reached.set(key, counter);
+      // A shorter window than those swept before: the next sweep must not wait past its end.
+      if (counter.resetAt < this.sweepReachedAt) this.sweepReachedAt = counter.resetAt;
+    }
     this.trim(now);
     return { count: counter.count, resetAt: counter.resetAt };
   }
@@ -48,8 +52,10 @@ export class CounterTable {
     return { count: counter.count, resetAt: counter.resetAt };
   }
 
+  /** Every accepted credential resets its count: an empty table is not looked into. */
   delete(key: string): void {
-    if (!this.below.delete(key)) this.reached.delete(key);
+    if (this.size === 0) return;
+    if (!this.below.delete(key) && this.reached.size > 0) this.reached.delete(key);
   }
 
   clear(): void {
@@ -62,7 +68,7 @@ export class CounterTable {
   }
 
   private get(key: string): Counter | undefined {
-    return this.below.get(key) ?? this.reached.get(key);
+    return this.below.get(key) ?? (this.reached.size > 0 ? this.reached.get(key) : undefined);
   }
 
   private trim(now: number): void {

@@ -352,6 +352,9 @@ export class RedisStore implements Store {
         }
         const answer = await this.putBack(key, claim, held);
         if (answer !== undefined) return { state: "answered", response: answer };
+        // A claim in progress, put back: waited for as any other, within the same wait, so a server that keeps
+        // losing the key is not asked again past it.
+        if (Date.now() >= giveUpAt || this.closed) return { state: "in-progress" };
         continue;
       }
       if (existing === LOST) {

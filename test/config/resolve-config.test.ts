@@ -160,6 +160,11 @@ describe("config rules", () => {
     const weak = prepareHooks({ hooks: { enabled: true, token: "a-weak-token-0123456" } }, context);
     expect(weak.issues).toEqual([]);
     expect(weak.warnings.join("\n")).toMatch(/shorter than 24 characters/);
+    // A `${VAR}` nobody read, served as it stands, is a 14-character token like any other.
+    const unread = prepareHooks({ hooks: { enabled: true, token: "${HOOKS_TOKEN}" } }, context);
+    expect(unread.issues.map((issue) => issue.message)).toEqual([
+      'is 14 characters; a hook token needs at least 16 (generate one with "hooks token")',
+    ]);
     const said = [short.issues, short.warnings, weak.issues, weak.warnings];
     expect(JSON.stringify(said)).not.toContain("short-token");
     expect(JSON.stringify(said)).not.toContain("weak-token-0123456");

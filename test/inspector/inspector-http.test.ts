@@ -462,6 +462,14 @@ describe("the inspector on its own port", () => {
       cookie,
     });
     expect(noOrigin.status).toBe(200);
+    // Behind a proxy that passes its own Host on (nginx's default): the browser's same-origin says it is the page.
+    const proxied = await call(`/api/requests/${row.id}/dry-run`, {
+      method: "POST",
+      headers: { ...json, origin: "https://gateway.example.com", "sec-fetch-site": "same-origin" },
+      body: "{}",
+      cookie,
+    });
+    expect(proxied.status).toBe(200);
   });
 
   it("hides the key made for this start where a sender put it", async () => {

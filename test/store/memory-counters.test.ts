@@ -59,4 +59,25 @@ describe("counters in memory, bounded", () => {
     expect(await store.peek("young")).toBeDefined();
     expect(store.size).toBe(3);
   });
+
+  it("a throttled counter of a shorter window than those swept before is swept when it ends, not the oldest live one", async () => {
+    const time = clock();
+    const store = new MemoryStore(time, { maxCounters: 3 });
+    const throttle = async (key: string, windowMs: number) => {
+      for (let i = 0; i < 3; i++) await store.increment(key, windowMs, AUTH);
+    };
+    // An hour-long throttle fills the table; a sweep then finds nothing before the hour is out.
+    await throttle("hour-1", 3_600_000);
+    await throttle("hour-2", 3_600_000);
+    await throttle("hour-3", 3_600_000);
+    await throttle("hour-4", 3_600_000);
+    expect(await store.peek("hour-1")).toBeUndefined();
+    // A one-minute throttle takes the oldest's place, and ends.
+    await throttle("minute", WINDOW);
+    time.advance(WINDOW + 1);
+    await store.increment("newcomer", WINDOW, AUTH);
+    // The ended minute made room: every hour-long throttle still live stays.
+    for (const key of ["hour-3", "hour-4"]) expect(await store.peek(key)).toBeDefined();
+    expect((await store.peek("newcomer"))?.count).toBe(1);
+  });
 });
