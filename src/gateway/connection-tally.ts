@@ -1,10 +1,11 @@
 /** @module What each client address (an IPv6 /64) holds of the gateway's connections, kept as they open, take requests and close; the caps decide on it. */
 import type { Socket } from "node:net";
-import { type Waiting, WaitingConnections } from "./waiting-connections.js";
 
 /** One address's tally. */
-export interface Held extends Waiting {
+export interface Held {
   connections: number;
+  /** Its connections that wait for a request's headers, longest-waiting first. */
+  readonly waiting: Set<Socket>;
   /** Its connections whose current request is still arriving (headers or body). */
   pending: number;
 }
@@ -31,7 +32,6 @@ export interface ConnectionState {
 export class ConnectionTally {
   private readonly held = new Map<string, Held>();
   private readonly states = new WeakMap<Socket, ConnectionState>();
-  private readonly waiting = new WaitingConnections<Held>();
   /** Connections counted now, exempt peers' included. */
   open = 0;
 
@@ -59,7 +59,7 @@ export class ConnectionTally {
       }
       held.connections++;
       held.pending++;
-      this.waiting.enter(held, socket);
+      held.waiting.add(socket);
     }
     const state: ConnectionState = {
       socket,
@@ -75,12 +75,17 @@ export class ConnectionTally {
 
   /**
    * Cuts the connection that gives way to a newcomer of an address holding `holds`: the longest-waiting one of the
-   * address with the most waiting, if that address holds at least two more. False when there is none.
+   * address with the most waiting among those holding at least two more. False when there is none. Found by a look
+   * at every address, only when the gateway is full: a request pays two Set operations, not an index kept in order.
    */
   makeRoom(holds: number): boolean {
-    const busiest = this.waiting.busiest();
-    if (busiest === undefined || busiest.connections < holds + 2) return false;
-    const socket = WaitingConnections.oldest(busiest)!;
+    let busiest: Held | undefined;
+    for (const held of this.held.values()) {
+      if (held.connections < holds + 2 || held.waiting.size === 0) continue;
+      if (busiest === undefined || held.waiting.size > busiest.waiting.size) busiest = held;
+    }
+    if (busiest === undefined) return false;
+    const socket: Socket = busiest.waiting.values().next().value!;
     // node:http counts it gone as it is destroyed; its close comes later.
     this.release(this.states.get(socket)!);
     socket.destroy();
@@ -93,7 +98,7 @@ export class ConnectionTally {
       state.pending = true;
       held.pending++;
     }
-    if (state.requests++ === 0) this.waiting.leave(held, state.socket);
+    if (state.requests++ === 0) held.waiting.delete(state.socket);
   }
 
   /** Its request's body has arrived, or its answer has gone. */
@@ -107,7 +112,7 @@ export class ConnectionTally {
   answered(state: ConnectionState): void {
     state.requests--;
     if (state.requests === 0 && state.open && state.held && !state.socket.destroyed) {
-      this.waiting.enter(state.held, state.socket);
+      state.held.waiting.add(state.socket);
     }
   }
 
@@ -119,7 +124,7 @@ export class ConnectionTally {
     this.settle(state);
     const held = state.held;
     if (held === undefined) return;
-    this.waiting.leave(held, state.socket);
+    held.waiting.delete(state.socket);
     held.connections--;
     if (held.connections === 0) this.held.delete(state.address);
   }

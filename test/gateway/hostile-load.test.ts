@@ -535,6 +535,9 @@ async function uploadRefused(client: Awaited<ReturnType<typeof open>>, head: str
   const size = 64 * 1024 * 1024;
   client.socket.write(head.replace("{length}", String(size)));
   await sendBody(client, size);
+  // A body sent whole (the gateway may drop all of it in less than its check): the uploader ends its side then, as
+  // any does. Half-open, it would wait for a close the gateway's own, already sent and read, cannot give again.
+  if (!client.socket.destroyed) client.socket.end();
   await client.closed;
   return wholeAnswer(client.received());
 }
