@@ -52,6 +52,11 @@ export interface AddressCaps {
   connected(socket: Socket): boolean;
   /** On a request's headers: false when it was refused (answered 429, the connection closing). */
   requested(req: IncomingMessage, res: ServerResponse): boolean;
+  /**
+   * On the close of the answer to a request `requested` let through (the server's one listener per request calls
+   * it, rather than one more of the caps' own).
+   */
+  answered(req: IncomingMessage): void;
   /** Clients (an IPv4 address, an IPv6 /64) that hold something now (tests: the map is as large as what is open). */
   readonly addresses: number;
   /** Connections held now, exempt peers' included. */
@@ -131,14 +136,17 @@ export function createAddressCaps(options: AddressCapsOptions): AddressCaps {
       }
       tally.requested(state, held);
       // The body has arrived once it ended; a body nobody reads ends its phase when the answer has gone.
-      const complete = req.complete;
-      if (complete) tally.settle(state);
+      if (req.complete) tally.settle(state);
       else req.once("end", () => tally.settle(state));
-      res.once("close", () => {
-        if (!complete) tally.settle(state);
-        tally.answered(state);
-      });
       return true;
+    },
+
+    answered(req) {
+      const state = tally.stateOf(req.socket);
+      if (state?.held === undefined) return;
+      // A body nobody read ends its phase when the answer has gone (a read one ended it as it did).
+      if (!req.complete) tally.settle(state);
+      tally.answered(state);
     },
 
     get addresses() {

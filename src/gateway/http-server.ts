@@ -136,6 +136,7 @@ export async function listenGatewayServer(
   const server = createServer(timeouts, (req, res) => {
     if (!caps.requested(req, res)) return;
     requests.track(res, () => {
+      caps.answered(req);
       if (closing) server.closeIdleConnections();
     });
     // A kept-alive connection must not carry more requests into a stopping gateway.

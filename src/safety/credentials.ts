@@ -44,12 +44,28 @@ const NOT_CREDENTIALS: ReadonlySet<string> = new Set([
   "i-twilio-idempotency-token",
 ]);
 
+/**
+ * What the name patterns said of the names seen so far: a request's headers are judged one by one, and senders send
+ * the same few names again and again. Bounded: a flood of made-up names empties it, it never grows past this.
+ */
+const NAMED_VERDICTS = new Map<string, boolean>();
+const MAX_NAMED_VERDICTS = 1_024;
+
+function namedLikeCredential(lower: string): boolean {
+  let verdict = NAMED_VERDICTS.get(lower);
+  if (verdict !== undefined) return verdict;
+  verdict =
+    !NOT_CREDENTIALS.has(lower) &&
+    (CREDENTIAL_NAME.test(lower) || (CREDENTIAL_WORD.test(lower) && !lower.startsWith(CORS_PREFIX)));
+  if (NAMED_VERDICTS.size >= MAX_NAMED_VERDICTS) NAMED_VERDICTS.clear();
+  NAMED_VERDICTS.set(lower, verdict);
+  return verdict;
+}
+
 /** A header (any case) that carries a credential: listed, or named like one. */
 export function isCredentialHeader(name: string, listed: ReadonlySet<string> = CREDENTIAL_HEADERS): boolean {
   const lower = name.toLowerCase();
-  if (listed.has(lower)) return true;
-  if (NOT_CREDENTIALS.has(lower)) return false;
-  return CREDENTIAL_NAME.test(lower) || (CREDENTIAL_WORD.test(lower) && !lower.startsWith(CORS_PREFIX));
+  return listed.has(lower) || namedLikeCredential(lower);
 }
 
 /** What is shown for a credential's value where headers are listed (a record written before it was hidden). */

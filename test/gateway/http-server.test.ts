@@ -120,7 +120,8 @@ describe("per-address connection caps", () => {
       const res = new EventEmitter();
       const req = { socket, complete: true, once: () => undefined };
       expect(caps.requested(req as unknown as IncomingMessage, res as unknown as ServerResponse)).toBe(true);
-      return () => res.emit("close");
+      // What the server's one listener on the answer's close does.
+      return () => caps.answered(req as unknown as IncomingMessage);
     };
     return { caps, connect, request };
   }
