@@ -20,7 +20,8 @@ import { createPipeline, type Pipeline } from "./pipeline/run-pipeline.js";
 import { createClientAddressResolver, createSourceAddressResolver } from "./pipeline/stages/admit.js";
 import type { DuplicateDeps } from "./pipeline/stages/dedupe.js";
 import { Resolver } from "./pipeline/stages/resolve.js";
-import { type TurnCap, type TurnCaps, TurnGate } from "./pipeline/turn-gate.js";
+import { TurnGate } from "./pipeline/turn-gate.js";
+import type { TurnCap, TurnCaps } from "./pipeline/turn-key.js";
 import {
   hookSecrets,
   loadAllTransforms,

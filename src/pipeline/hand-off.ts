@@ -8,7 +8,8 @@ import type { Journal, Outcomes, RunOutcome } from "../journal/journal.js";
 import type { AdmitAgentTurn } from "./admit-turns.js";
 import { admitWaitingTurn } from "./admit-waiting-turn.js";
 import type { EventDoor } from "./event-door.js";
-import type { Start, TurnGate, TurnPass } from "./turn-gate.js";
+import type { Start, TurnGate } from "./turn-gate.js";
+import type { TurnPass } from "./turn-pass.js";
 
 export interface HandOffDeps {
   journal: Journal;

@@ -2,7 +2,7 @@
 import type { Verifier } from "../verify/verifier.js";
 import type { PipelineRequest, PipelineResponse } from "./request.js";
 import type { HookRoute, Resolution, ResolutionNotes } from "./resolution.js";
-import type { TurnPass } from "./turn-gate.js";
+import type { TurnPass } from "./turn-pass.js";
 
 /** A request target (`/hooks/wake?x=1`): its path, its parsed query, and its query as sent. */
 export interface RequestTarget {

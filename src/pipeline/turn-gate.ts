@@ -1,30 +1,9 @@
 /** @module The cap on agent turns running at once, per mapping (and for `/agent`): a turn past it waits in its mapping's queue, in order, until a turn of that mapping ends. */
 import type { ActionPlan, PendingRun } from "../actions/plan-action.js";
-import { errorMessage, HookError } from "../errors.js";
-import type { EventSource } from "../events.js";
+import { errorMessage } from "../errors.js";
 import type { HostLogger } from "../host/contract.js";
-
-/** A mapping's id, or `""` for `/agent` (its turns name no mapping): what a turn counts against. */
-export type TurnKey = string;
-
-/** How many turns of a key may run at once, and how many more may wait for a slot. */
-export interface TurnCap {
-  running: number;
-  waiting: number;
-}
-
-/** A key's caps; asked at every decision, so a reload applies to turns already waiting. */
-export type TurnCaps = (key: TurnKey) => TurnCap;
-
-/**
- * Seconds a sender refused for a full queue is told to wait: a turn takes minutes, and the queue empties one turn at a
- * time, so an earlier retry would mostly be refused again.
- */
-export const QUEUE_FULL_RETRY_SECONDS = 60;
-
-export function turnKey(source: EventSource): TurnKey {
-  return source.mappingId ?? "";
-}
+import { type TurnCaps, type TurnKey, turnKey } from "./turn-key.js";
+import { type QueuePlaces, queueFull, TurnPass } from "./turn-pass.js";
 
 /** A started turn's hold on its slot. */
 export interface Slot {
@@ -37,57 +16,7 @@ export interface Slot {
 /** Starts a turn on a slot it holds. */
 export type Start = (slot: Slot) => void;
 
-/**
- * The slots a request holds from before its admission until its hand-off, so a turn the host admitted (in OpenClaw:
- * started) is never queued after all, and turns that will wait are not admitted at request time.
- */
-export class TurnPass {
-  /** Some turn of the request had no slot: it waits, and the answer says so. */
-  queued = false;
-  private readonly held = new Map<string, TurnKey>();
-  /** Runs that will wait: their places in their key's queue, kept from the claim to the hand-off. */
-  private readonly places = new Map<string, TurnKey>();
-
-  constructor(private readonly gate: TurnGate) {}
-
-  /** The run holds a slot: it starts at hand-off, and was admitted with its request. */
-  holds(runId: string): boolean {
-    return this.held.has(runId);
-  }
-
-  /** @internal */
-  hold(runId: string, key: TurnKey): void {
-    this.held.set(runId, key);
-  }
-
-  /** @internal */
-  place(runId: string, key: TurnKey): void {
-    this.places.set(runId, key);
-  }
-
-  /**
-   * Hands the run's slot to its start; false when this pass holds none for it. A place in the queue it held is given
-   * up: the run enters the gate right after (it takes the queue place itself, or a slot freed meanwhile).
-   */
-  take(runId: string): boolean {
-    const key = this.places.get(runId);
-    if (key !== undefined) {
-      this.places.delete(runId);
-      this.gate.unplace(key);
-    }
-    return this.held.delete(runId);
-  }
-
-  /** Gives back the slots and places not handed to a start: the request was refused after its claim. Safe to call twice. */
-  cancel(): void {
-    for (const key of this.held.values()) this.gate.release(key);
-    this.held.clear();
-    for (const key of this.places.values()) this.gate.unplace(key);
-    this.places.clear();
-  }
-}
-
-export class TurnGate {
+export class TurnGate implements QueuePlaces {
   private readonly running = new Map<TurnKey, number>();
   private readonly waiting = new Map<TurnKey, Start[]>();
   /** Queue places held by requests between their claim and their hand-off (the journal's write is between). */
@@ -239,13 +168,4 @@ export class TurnGate {
     if (queue !== undefined && queue.length === 0 && this.waiting.get(key) === queue)
       this.waiting.delete(key);
   }
-}
-
-function queueFull(most: number): HookError {
-  const turns = most === 1 ? "1 agent turn" : `${most} agent turns`;
-  return new HookError(
-    "TURNS_QUEUED_FULL",
-    `This hook has ${turns} waiting for a slot, its most; retry in ${QUEUE_FULL_RETRY_SECONDS} s.`,
-    { headers: { "Retry-After": String(QUEUE_FULL_RETRY_SECONDS) } },
-  );
 }

@@ -1,7 +1,8 @@
 /** @module The turn gate alone: slots per key, FIFO waits, a bounded queue, a turn that ends inside its own start, a pause, a new cap. */
 import { describe, expect, it } from "vitest";
 import type { PendingRun } from "../../src/actions/plan-action.js";
-import { type Slot, TurnGate, turnKey } from "../../src/pipeline/turn-gate.js";
+import { type Slot, TurnGate } from "../../src/pipeline/turn-gate.js";
+import { turnKey } from "../../src/pipeline/turn-key.js";
 
 const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
 

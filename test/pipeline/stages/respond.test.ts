@@ -9,7 +9,8 @@ import { CALLER_GONE } from "../../../src/pipeline/request.js";
 import type { RequestContext } from "../../../src/pipeline/stage.js";
 import { checkDuplicate, type DuplicateDeps } from "../../../src/pipeline/stages/dedupe.js";
 import { createRespondStage, jsonResponse } from "../../../src/pipeline/stages/respond.js";
-import { TurnGate, type TurnPass } from "../../../src/pipeline/turn-gate.js";
+import { TurnGate } from "../../../src/pipeline/turn-gate.js";
+import type { TurnPass } from "../../../src/pipeline/turn-pass.js";
 import { MemoryStore } from "../../../src/store/memory.js";
 import {
   type ContextInit,
